@@ -1,0 +1,110 @@
+import { resolve } from "node:path";
+
+/** Every environment variable svc reads, parsed and validated once at boot. */
+export interface Config {
+  readonly host: string;
+  readonly port: number;
+  readonly dataDir: string;
+  /** Origin the browser sees, without a trailing slash; decides cookie names and CSRF origin checks. */
+  readonly publicUrl: string;
+  readonly secureCookies: boolean;
+  readonly databaseUrl: string | undefined;
+  /** Base64 or hex encoding of the 32-byte master key; undefined means "generate into the data dir". */
+  readonly secretKey: string | undefined;
+  readonly logLevel: LogLevel;
+  readonly smtpUrl: string | undefined;
+  readonly mailFrom: string;
+  readonly trustProxy: boolean;
+  readonly shutdownTimeoutMs: number;
+  readonly rateLimits: RateLimitConfig;
+}
+
+export interface RateLimitConfig {
+  /** Attempts allowed per window on sign-in and sign-up, per client address. */
+  readonly authPerWindow: number;
+  /** Attempts allowed per window on device-login routes, per client address. */
+  readonly devicePerWindow: number;
+  readonly windowSeconds: number;
+}
+
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export class ConfigError extends Error {}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = intVar(env, "PORT", 8080, 0, 65535);
+  const publicUrl = originVar(env, "SVC_PUBLIC_URL", `http://localhost:${port}`);
+  const databaseUrl = nonEmpty(env["DATABASE_URL"]);
+  const secretKey = nonEmpty(env["SVC_SECRET_KEY"]);
+  if (databaseUrl && !secretKey) {
+    throw new ConfigError("SVC_SECRET_KEY is required when DATABASE_URL is set (see docs/configuration.md)");
+  }
+  return Object.freeze({
+    host: nonEmpty(env["HOST"]) ?? "0.0.0.0",
+    port,
+    dataDir: resolve(nonEmpty(env["SVC_DATA_DIR"]) ?? "./.svc"),
+    publicUrl,
+    secureCookies: publicUrl.startsWith("https://"),
+    databaseUrl,
+    secretKey,
+    logLevel: enumVar(env, "SVC_LOG_LEVEL", LOG_LEVELS, "info"),
+    smtpUrl: nonEmpty(env["SVC_SMTP_URL"]),
+    mailFrom: nonEmpty(env["SVC_MAIL_FROM"]) ?? "svc <no-reply@localhost>",
+    trustProxy: boolVar(env, "SVC_TRUST_PROXY", false),
+    shutdownTimeoutMs: intVar(env, "SVC_SHUTDOWN_TIMEOUT_MS", 10_000, 0, 600_000),
+    rateLimits: Object.freeze({
+      authPerWindow: intVar(env, "SVC_RATE_LIMIT_AUTH", 20, 1, 1_000_000),
+      devicePerWindow: intVar(env, "SVC_RATE_LIMIT_DEVICE", 30, 1, 1_000_000),
+      windowSeconds: intVar(env, "SVC_RATE_LIMIT_WINDOW_SECONDS", 60, 1, 86_400),
+    }),
+  });
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  const trimmed = value?.trim();
+  return trimmed ? trimmed : undefined;
+}
+
+function intVar(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = nonEmpty(env[name]);
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+function boolVar(env: Env, name: string, fallback: boolean): boolean {
+  const raw = nonEmpty(env[name])?.toLowerCase();
+  if (raw === undefined) return fallback;
+  if (raw === "true" || raw === "1") return true;
+  if (raw === "false" || raw === "0") return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function enumVar<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
+  const raw = nonEmpty(env[name])?.toLowerCase();
+  if (raw === undefined) return fallback;
+  if (!(values as readonly string[]).includes(raw)) {
+    throw new ConfigError(`${name} must be one of ${values.join(", ")}, got "${raw}"`);
+  }
+  return raw as T;
+}
+
+function originVar(env: Env, name: string, fallback: string): string {
+  const raw = nonEmpty(env[name]) ?? fallback;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be an absolute http(s) URL, got "${raw}"`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new ConfigError(`${name} must use http or https, got "${raw}"`);
+  }
+  return url.origin;
+}

@@ -1,0 +1,4 @@
+export * from "./identity.js";
+export * from "./orgs.js";
+export * from "./secrets.js";
+export * from "./platform.js";

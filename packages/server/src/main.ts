@@ -1,0 +1,109 @@
+#!/usr/bin/env node
+import pino from "pino";
+import { buildApp, type Services } from "./app.js";
+import { ConfigError, loadConfig, type Config } from "./config.js";
+import { openDatabase, type Database } from "./platform/db/index.js";
+import { startMaintenance, type MaintenanceTask } from "./maintenance.js";
+
+const USAGE = `usage: svc <command>
+
+commands:
+  serve        API and maintenance in one process (migrates first)
+  api          the HTTP API only
+  maintenance  housekeeping only (expired sessions, rate-limit windows, device flows)
+  migrate      apply database migrations and exit
+
+Configuration comes from the environment; see docs/configuration.md.`;
+
+type Command = "serve" | "api" | "maintenance" | "migrate";
+
+async function main(argv: string[]): Promise<number> {
+  const command = argv[0];
+  if (command === undefined || command === "help" || command === "--help" || command === "-h") {
+    console.log(USAGE);
+    return command === undefined ? 2 : 0;
+  }
+  if (!["serve", "api", "maintenance", "migrate"].includes(command)) {
+    console.error(`svc: unknown command "${command}"\n\n${USAGE}`);
+    return 2;
+  }
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(`svc: ${err.message}`);
+      return 2;
+    }
+    throw err;
+  }
+  const log = pino({ level: config.logLevel });
+  return run(command as Command, config, log);
+}
+
+async function run(command: Command, config: Config, log: pino.Logger): Promise<number> {
+  const db = await openDatabase(config, { migrate: command === "serve" || command === "migrate" });
+  if (command === "migrate") {
+    await db.close();
+    log.info("migrations applied");
+    return 0;
+  }
+  const stops: Array<() => Promise<void>> = [];
+  const services = await startServices(command, config, db, log, stops);
+  log.info({ command, database: db.kind, services }, "svc started");
+  await waitForSignal(log);
+  const deadline = setTimeout(() => {
+    log.error("shutdown timed out; exiting");
+    process.exit(1);
+  }, config.shutdownTimeoutMs);
+  deadline.unref();
+  // Stop in reverse start order: stop taking requests, finish background work, then close the database.
+  for (const stop of stops.reverse()) await stop().catch((err: unknown) => log.error({ err }, "shutdown step failed"));
+  await db.close();
+  log.info("svc stopped");
+  return 0;
+}
+
+async function startServices(command: Command, config: Config, db: Database, log: pino.Logger, stops: Array<() => Promise<void>>) {
+  const started: string[] = [];
+  const app = await buildApp({ config, db, logger: log });
+  if (command === "serve" || command === "maintenance") {
+    const maintenance = startMaintenance(maintenanceTasks(app.services), log);
+    stops.push(() => maintenance.stop());
+    started.push("maintenance");
+  }
+  if (command === "serve" || command === "api") {
+    await app.http.listen({ host: config.host, port: config.port });
+    stops.push(() => app.http.close());
+    started.push(`api on ${config.host}:${config.port} (public URL ${config.publicUrl})`);
+  }
+  return started;
+}
+
+export function maintenanceTasks(services: Services): MaintenanceTask[] {
+  return [
+    { name: "expired-sessions", run: () => services.identity.sweepExpired() },
+    { name: "rate-limit-windows", run: () => services.rateLimiter.sweep() },
+  ];
+}
+
+function waitForSignal(log: pino.Logger): Promise<void> {
+  return new Promise((resolve) => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      log.info({ signal }, "shutting down");
+      process.off("SIGTERM", onSignal);
+      process.off("SIGINT", onSignal);
+      resolve();
+    };
+    process.on("SIGTERM", onSignal);
+    process.on("SIGINT", onSignal);
+  });
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error("svc: fatal:", err);
+    process.exit(1);
+  },
+);

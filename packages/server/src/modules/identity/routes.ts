@@ -1,0 +1,153 @@
+import type { FastifyReply } from "fastify";
+import { Type } from "typebox";
+import type { Config } from "../../config.js";
+import { pathId } from "../../platform/http/params.js";
+import { cookieNames, type UserPrincipal } from "../../platform/http/auth.js";
+import type { HttpApp } from "../../platform/http/app.js";
+import { toPage } from "../../platform/http/lists.js";
+import { errorResponses, iso, OkResponse, Page } from "../../platform/http/schemas.js";
+import { pageQuery } from "../../platform/http/lists.js";
+import * as s from "./schemas.js";
+import { SESSION_IDLE_SECONDS } from "./store.js";
+import type { IdentityService, NewSession } from "./service.js";
+import { patView, userView } from "./views.js";
+
+const TAG = "Users and API keys";
+
+export function sessionCookies(config: Config) {
+  const names = cookieNames(config);
+  const base = { path: "/", sameSite: "lax" as const, secure: config.secureCookies, maxAge: SESSION_IDLE_SECONDS };
+  return {
+    set(reply: FastifyReply, session: NewSession) {
+      void reply.setCookie(names.session, session.token, { ...base, httpOnly: true });
+      void reply.setCookie(names.csrf, session.csrf, { ...base, httpOnly: false });
+    },
+    clear(reply: FastifyReply) {
+      void reply.clearCookie(names.session, { path: "/", secure: config.secureCookies });
+      void reply.clearCookie(names.csrf, { path: "/", secure: config.secureCookies });
+    },
+  };
+}
+
+/** Sign-up, sign-in and sign-out under /api/auth (unversioned, beside device login). */
+export function authRoutes(app: HttpApp, deps: { identity: IdentityService; config: Config }) {
+  const { identity } = deps;
+  const cookies = sessionCookies(deps.config);
+
+  app.post(
+    "/api/auth/signup",
+    {
+      config: { auth: "public" },
+      schema: { body: s.SignupRequest, response: { 201: s.AuthResponse, ...errorResponses(409, 429) } },
+    },
+    async (request, reply) => {
+      const body = request.body;
+      const { user, session } = await identity.signup(
+        { email: body.email, password: body.password, displayName: body.display_name },
+        request.ip,
+      );
+      if (session) cookies.set(reply, session);
+      return reply.status(201).send({
+        user: userView(user),
+        ...(session ? { csrf_token: session.csrf } : {}),
+        email_verification_required: session === null,
+      });
+    },
+  );
+
+  app.post(
+    "/api/auth/login",
+    {
+      config: { auth: "public" },
+      schema: { body: s.LoginRequest, response: { 200: s.AuthResponse, ...errorResponses(429) } },
+    },
+    async (request, reply) => {
+      const { user, session } = await identity.login(request.body, request.ip);
+      cookies.set(reply, session);
+      return { user: userView(user), csrf_token: session.csrf, email_verification_required: false };
+    },
+  );
+
+  app.post(
+    "/api/auth/logout",
+    { config: { auth: "session" }, schema: { response: { 200: OkResponse, ...errorResponses() } } },
+    async (request, reply) => {
+      const principal = request.principal as Extract<UserPrincipal, { via: "session" }>;
+      await identity.logout(principal.sessionId);
+      cookies.clear(reply);
+      return { ok: true as const };
+    },
+  );
+}
+
+/** /me and personal access tokens under /api/v1. */
+export function identityRoutes(app: HttpApp, deps: { identity: IdentityService }) {
+  const { identity } = deps;
+
+  app.get(
+    "/me",
+    { config: { auth: "user" }, schema: { tags: [TAG], operationId: "getCurrentUser", response: { 200: s.CurrentUser, ...errorResponses() } } },
+    async (request) => {
+      const { user, orgs } = await identity.me(userOf(request.principal));
+      return {
+        user: userView(user),
+        orgs: orgs.map((o) => ({ id: o.id, name: o.name, role: o.role, created_at: iso(o.createdAt) })),
+      };
+    },
+  );
+
+  app.get(
+    "/personal-access-tokens",
+    {
+      config: { auth: "user" },
+      schema: {
+        tags: [TAG],
+        operationId: "listPersonalAccessTokens",
+        querystring: Type.Object(pageQuery, { additionalProperties: false }),
+        response: { 200: Page(s.PersonalAccessToken), ...errorResponses() },
+      },
+    },
+    async (request) => {
+      const limit = request.query.limit ?? 50;
+      const rows = await identity.listPats(userOf(request.principal), { limit, cursor: request.query.cursor });
+      return toPage(rows, limit, "-created_at", (r) => ({ value: r.createdAt, id: r.id }), patView);
+    },
+  );
+
+  app.post(
+    "/personal-access-tokens",
+    {
+      config: { auth: "session" },
+      schema: {
+        tags: [TAG],
+        operationId: "createPersonalAccessToken",
+        body: s.CreatePatRequest,
+        response: { 201: s.CreatePatResponse, ...errorResponses(409) },
+      },
+    },
+    async (request, reply) => {
+      const { token, record } = await identity.createPat(userOf(request.principal), request.body.name);
+      return reply.status(201).send({ token, token_record: patView(record) });
+    },
+  );
+
+  app.post(
+    "/personal-access-tokens/:tokenID/revoke",
+    {
+      config: { auth: "user" },
+      schema: {
+        tags: [TAG],
+        operationId: "revokePersonalAccessToken",
+        params: s.PatParams,
+        response: { 200: s.PersonalAccessToken, ...errorResponses() },
+      },
+    },
+    async (request) => {
+      return patView(await identity.revokePat(userOf(request.principal), pathId("pat", request.params.tokenID)));
+    },
+  );
+}
+
+function userOf(principal: unknown): string {
+  return (principal as UserPrincipal).userId;
+}

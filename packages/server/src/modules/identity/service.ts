@@ -1,0 +1,181 @@
+import { sql } from "drizzle-orm";
+import type { Config } from "../../config.js";
+import { dbNow } from "../../db/schema/columns.js";
+import { AppError, conflict, notFound } from "../../platform/errors.js";
+import type { Database, Tx } from "../../platform/db/index.js";
+import { isUniqueViolation } from "../../platform/db/index.js";
+import { newUuid } from "../../platform/ids.js";
+import { DECOY_PASSWORD_HASH, hashPassword, verifyPassword } from "../../platform/crypto/passwords.js";
+import { mintToken, randomHex, sha256Hex } from "../../platform/crypto/tokens.js";
+import type { Principal, UserPrincipal } from "../../platform/http/auth.js";
+import type { RateLimiter } from "../../platform/rate-limit.js";
+import type { Mailer } from "./mail.js";
+import * as store from "./store.js";
+
+export const MAX_ACTIVE_PATS = 1000;
+const VERIFICATION_TTL_SECONDS = 24 * 3600;
+
+export interface MembershipDirectory {
+  /** The organizations a user belongs to, for /me. */
+  orgsOfUser(tx: Tx, userId: string): Promise<Array<{ id: string; name: string; role: string; createdAt: Date }>>;
+}
+
+export interface IdentityDeps {
+  db: Database;
+  config: Config;
+  rateLimiter: RateLimiter;
+  mailer: Mailer | null;
+  directory: MembershipDirectory;
+}
+
+export interface NewSession {
+  id: string;
+  token: string;
+  csrf: string;
+}
+
+export function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+export function createIdentityService(deps: IdentityDeps) {
+  const { db, config, rateLimiter, mailer } = deps;
+  const limits = config.rateLimits;
+
+  async function openSession(tx: Tx, userId: string): Promise<NewSession> {
+    const session = { id: newUuid(), token: randomHex(32), csrf: randomHex(32) };
+    await store.insertSession(tx, {
+      id: session.id,
+      userId,
+      tokenHash: sha256Hex(session.token),
+      csrfHash: sha256Hex(session.csrf),
+    });
+    return session;
+  }
+
+  async function sendVerification(tx: Tx, user: store.UserRow): Promise<() => Promise<void>> {
+    const token = randomHex(32);
+    await store.insertVerificationToken(tx, {
+      id: newUuid(),
+      userId: user.id,
+      tokenHash: sha256Hex(token),
+      expiresAt: sql`${dbNow} + make_interval(secs => ${VERIFICATION_TTL_SECONDS})`,
+    });
+    const link = `${config.publicUrl}/api/auth/verify-email?token=${token}`;
+    return async () => mailer?.sendVerification({ to: user.email, displayName: user.displayName, link });
+  }
+
+  return {
+    /** Signs a new user up; without a mail transport the user is verified and signed in at once. */
+    async signup(input: { email: string; password: string; displayName: string }, client: string) {
+      await rateLimiter.hit(`signup:${client}`, limits.authPerWindow, limits.windowSeconds);
+      const passwordHash = await hashPassword(input.password);
+      const verificationRequired = mailer !== null;
+      try {
+        let deliver: (() => Promise<void>) | undefined;
+        const result = await db.tx(async (tx) => {
+          const user = await store.insertUser(tx, {
+            id: newUuid(),
+            email: input.email.trim(),
+            normalizedEmail: normalizeEmail(input.email),
+            displayName: input.displayName,
+            passwordHash,
+            emailVerifiedAt: verificationRequired ? null : dbNow,
+          });
+          if (!user) throw conflict("an account with this email already exists");
+          if (verificationRequired) {
+            deliver = await sendVerification(tx, user);
+            return { user, session: null };
+          }
+          return { user, session: await openSession(tx, user.id) };
+        });
+        await deliver?.();
+        return result;
+      } catch (err) {
+        if (isUniqueViolation(err)) throw conflict("an account with this email already exists");
+        throw err;
+      }
+    },
+
+    async login(input: { email: string; password: string }, client: string) {
+      await rateLimiter.hit(`login:${client}`, limits.authPerWindow, limits.windowSeconds);
+      const user = await store.findUserByEmail(db.read, normalizeEmail(input.email));
+      const ok = await verifyPassword(input.password, user?.passwordHash ?? DECOY_PASSWORD_HASH);
+      if (!user || !ok) throw new AppError("unauthorized", "email or password is incorrect");
+      if (!user.emailVerifiedAt) throw new AppError("forbidden", "verify your email address before signing in");
+      const session = await db.tx((tx) => openSession(tx, user.id));
+      return { user, session };
+    },
+
+    async logout(sessionId: string): Promise<void> {
+      await db.tx((tx) => store.revokeSession(tx, sessionId));
+    },
+
+    async verifyEmail(token: string): Promise<void> {
+      await db.tx(async (tx) => {
+        const userId = await store.consumeVerificationToken(tx, sha256Hex(token));
+        if (!userId) throw new AppError("invalid_request", "this verification link is invalid or has expired");
+        await store.markEmailVerified(tx, userId);
+      });
+    },
+
+    async me(userId: string) {
+      return db.tx(async (tx) => {
+        const user = await store.findUser(tx, userId);
+        if (!user) throw notFound("user");
+        return { user, orgs: await deps.directory.orgsOfUser(tx, userId) };
+      });
+    },
+
+    /** Mints a personal token; the plaintext is returned once and only its hash is kept. */
+    async createPat(userId: string, name: string, tx?: Tx) {
+      const token = mintToken("personal");
+      const work = async (t: Tx) => {
+        if ((await store.countActivePats(t, userId)) >= MAX_ACTIVE_PATS) {
+          throw conflict(`a user can hold at most ${MAX_ACTIVE_PATS} active personal access tokens; revoke some first`);
+        }
+        const record = await store.insertPat(t, {
+          id: newUuid(),
+          userId,
+          name,
+          tokenId: randomHex(10),
+          tokenHash: sha256Hex(token),
+        });
+        return { token, record };
+      };
+      return tx ? work(tx) : db.tx(work);
+    },
+
+    listPats(userId: string, page: { limit: number; cursor?: string }) {
+      return store.listPats(db.read, userId, { ...page, sort: "-created_at" });
+    },
+
+    async revokePat(userId: string, patId: string) {
+      const record = await db.tx((tx) => store.revokePat(tx, userId, patId));
+      if (!record) throw notFound("personal access token");
+      return record;
+    },
+
+    async authenticatePat(tokenHash: string): Promise<Principal | null> {
+      const pat = await store.findActivePatByHash(db.read, tokenHash);
+      if (!pat) return null;
+      await store.touchPat(db.read, pat.id);
+      return { kind: "user", userId: pat.userId, via: "pat", patId: pat.id };
+    },
+
+    async authenticateSession(tokenHash: string): Promise<{ principal: UserPrincipal; csrfHash: string } | null> {
+      const session = await store.findLiveSession(db.read, tokenHash);
+      if (!session) return null;
+      await store.touchSession(db.read, session.id);
+      return { principal: { kind: "user", userId: session.userId, via: "session", sessionId: session.id }, csrfHash: session.csrfHash };
+    },
+
+    openSession: (tx: Tx, userId: string) => openSession(tx, userId),
+
+    async sweepExpired(): Promise<number> {
+      return db.tx((tx) => store.deleteExpiredSessions(tx));
+    },
+  };
+}
+
+export type IdentityService = ReturnType<typeof createIdentityService>;

@@ -1,0 +1,147 @@
+import { Type } from "typebox";
+import type { UserPrincipal } from "../../platform/http/auth.js";
+import type { HttpApp } from "../../platform/http/app.js";
+import { namedPageQuery, ResourceSort, sortValue, toPage, type Sort } from "../../platform/http/lists.js";
+import { pathId } from "../../platform/http/params.js";
+import { errorResponses, IdempotencyKeyHeader, Page } from "../../platform/http/schemas.js";
+import * as s from "./schemas.js";
+import type { OrgService } from "./service.js";
+import { membershipView, orgView, projectView, visibleProjectView } from "./views.js";
+
+const TAG = "Organizations and projects";
+
+export function orgRoutes(app: HttpApp, deps: { orgs: OrgService }) {
+  const { orgs } = deps;
+
+  app.post(
+    "/orgs",
+    {
+      config: { auth: "user" },
+      schema: {
+        tags: [TAG],
+        operationId: "createOrganization",
+        headers: IdempotencyKeyHeader,
+        body: s.CreateOrganizationRequest,
+        response: { 200: s.CreateOrganizationResponse, 201: s.CreateOrganizationResponse, ...errorResponses(409) },
+      },
+    },
+    async (request, reply) => {
+      const result = await orgs.createOrg(request.principal as UserPrincipal, request.body.name, request.headers["idempotency-key"]);
+      return reply.status(result.created ? 201 : 200).send({
+        org: orgView(result.org),
+        project: projectView(result.project),
+        membership: membershipView(result.membership),
+      });
+    },
+  );
+
+  app.get(
+    "/orgs/:orgID",
+    {
+      schema: { tags: [TAG], operationId: "getOrganization", params: s.OrgParams, response: { 200: s.Organization, ...errorResponses() } },
+    },
+    async (request) => orgView((await orgs.getOrg(request.principal!, pathId("org", request.params.orgID))).org),
+  );
+
+  app.delete(
+    "/orgs/:orgID",
+    { schema: { tags: [TAG], operationId: "deleteOrganization", params: s.OrgParams, response: { 204: Type.Null(), ...errorResponses(409) } } },
+    async (request, reply) => {
+      await orgs.deleteOrg(request.principal!, pathId("org", request.params.orgID));
+      return reply.status(204).send(null);
+    },
+  );
+
+  app.get(
+    "/orgs/:orgID/projects",
+    {
+      schema: {
+        tags: [TAG],
+        operationId: "listVisibleProjects",
+        params: s.OrgParams,
+        querystring: Type.Object({ ...namedPageQuery, sort: Type.Optional(ResourceSort) }, { additionalProperties: false }),
+        response: { 200: Page(s.VisibleProject), ...errorResponses() },
+      },
+    },
+    async (request) => {
+      const limit = request.query.limit ?? 50;
+      const sort = (request.query.sort ?? "-created_at") as Sort;
+      const orgId = pathId("org", request.params.orgID);
+      const rows = await orgs.listProjects(request.principal!, orgId, { limit, sort, cursor: request.query.cursor, name: request.query.name });
+      return toPage(
+        rows,
+        limit,
+        sort,
+        (r) => ({ value: sortValue(sort, r.project), id: r.project.id }),
+        (r) => visibleProjectView(r.project, r.role),
+      );
+    },
+  );
+
+  app.post(
+    "/orgs/:orgID/projects",
+    {
+      schema: {
+        tags: [TAG],
+        operationId: "createProject",
+        params: s.OrgParams,
+        headers: IdempotencyKeyHeader,
+        body: s.CreateProjectRequest,
+        response: { 200: s.Project, 201: s.Project, ...errorResponses(409) },
+      },
+    },
+    async (request, reply) => {
+      const orgId = pathId("org", request.params.orgID);
+      const result = await orgs.createProject(request.principal!, orgId, request.body.name, request.headers["idempotency-key"]);
+      return reply.status(result.created ? 201 : 200).send(projectView(result.project));
+    },
+  );
+
+  app.get(
+    "/orgs/:orgID/projects/:projectID",
+    {
+      schema: {
+        tags: [TAG],
+        operationId: "getProject",
+        params: s.ProjectParams,
+        response: { 200: s.VisibleProject, ...errorResponses() },
+      },
+    },
+    async (request) => {
+      const { project, role } = await orgs.getProject(request.principal!, ...projectPath(request.params));
+      return visibleProjectView(project, role);
+    },
+  );
+
+  app.patch(
+    "/orgs/:orgID/projects/:projectID",
+    {
+      schema: {
+        tags: [TAG],
+        operationId: "renameProject",
+        params: s.ProjectParams,
+        body: s.UpdateProjectRequest,
+        response: { 200: s.VisibleProject, ...errorResponses(409) },
+      },
+    },
+    async (request) => {
+      const { project, role } = await orgs.renameProject(request.principal!, ...projectPath(request.params), request.body.name);
+      return visibleProjectView(project, role);
+    },
+  );
+
+  app.delete(
+    "/orgs/:orgID/projects/:projectID",
+    {
+      schema: { tags: [TAG], operationId: "deleteProject", params: s.ProjectParams, response: { 204: Type.Null(), ...errorResponses(409) } },
+    },
+    async (request, reply) => {
+      await orgs.deleteProject(request.principal!, ...projectPath(request.params));
+      return reply.status(204).send(null);
+    },
+  );
+}
+
+export function projectPath(params: { orgID: string; projectID: string }): [string, string] {
+  return [pathId("org", params.orgID), pathId("project", params.projectID)];
+}

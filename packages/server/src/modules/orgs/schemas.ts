@@ -1,0 +1,46 @@
+import { Type } from "typebox";
+import { Id, ResourceName, Timestamp } from "../../platform/http/schemas.js";
+
+export const Organization = Type.Object(
+  { id: Id("org"), name: Type.String(), created_at: Timestamp, updated_at: Timestamp },
+  { additionalProperties: false },
+);
+
+export const Project = Type.Object(
+  { id: Id("project"), org_id: Id("org"), name: Type.String(), created_at: Timestamp, updated_at: Timestamp },
+  { additionalProperties: false },
+);
+
+export const ProjectAccessFlags = Type.Object(
+  { can_read: Type.Boolean(), can_manage: Type.Boolean(), can_manage_access: Type.Boolean(), can_operate: Type.Boolean() },
+  { additionalProperties: false },
+);
+
+export const VisibleProject = Type.Object(
+  {
+    id: Id("project"),
+    org_id: Id("org"),
+    name: Type.String(),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    access: ProjectAccessFlags,
+  },
+  { additionalProperties: false },
+);
+
+export const OrganizationMembership = Type.Object(
+  { org_id: Id("org"), user_id: Id("user"), role: Type.String(), created_at: Timestamp },
+  { additionalProperties: false },
+);
+
+export const CreateOrganizationRequest = Type.Object({ name: ResourceName }, { additionalProperties: false });
+export const CreateOrganizationResponse = Type.Object(
+  { org: Organization, project: Project, membership: OrganizationMembership },
+  { additionalProperties: false },
+);
+
+export const CreateProjectRequest = Type.Object({ name: ResourceName }, { additionalProperties: false });
+export const UpdateProjectRequest = Type.Object({ name: ResourceName }, { additionalProperties: false });
+
+export const OrgParams = Type.Object({ orgID: Id("org") });
+export const ProjectParams = Type.Object({ orgID: Id("org"), projectID: Id("project") });

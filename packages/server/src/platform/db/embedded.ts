@@ -1,0 +1,26 @@
+import { mkdirSync } from "node:fs";
+import { PGlite } from "@electric-sql/pglite";
+import { sql } from "drizzle-orm";
+import { drizzle } from "drizzle-orm/pglite";
+import * as schema from "../../db/schema/index.js";
+import { runTransaction } from "./transaction.js";
+import type { AppDb, Database } from "./types.js";
+
+/** Opens the embedded PostgreSQL (PGlite) stored in `dataDir`, or an existing PGlite instance in tests. */
+export async function openEmbedded(source: { dataDir: string } | { client: PGlite }): Promise<Database> {
+  let client: PGlite;
+  if ("client" in source) {
+    client = source.client;
+  } else {
+    mkdirSync(source.dataDir, { recursive: true });
+    client = await PGlite.create({ dataDir: source.dataDir });
+  }
+  const db = drizzle({ client, schema }) as unknown as AppDb;
+  return {
+    kind: "embedded",
+    read: db,
+    tx: (work) => runTransaction(db, work),
+    ping: async () => void (await db.execute(sql`select 1`)),
+    close: () => client.close(),
+  };
+}

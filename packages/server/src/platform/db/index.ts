@@ -1,0 +1,7 @@
+export type { AppDb, Database, Tx } from "./types.js";
+export { openDatabase } from "./open.js";
+export { openEmbedded } from "./embedded.js";
+export { openPostgres } from "./postgres.js";
+export { migrateEmbedded, migratePostgres } from "./migrate.js";
+export { isUniqueViolation } from "./pg-errors.js";
+export { rawRows, rawCount } from "./raw.js";

@@ -1,0 +1,19 @@
+import { mkdirSync } from "node:fs";
+import { PGlite } from "@electric-sql/pglite";
+import type { Config } from "../../config.js";
+import { openEmbedded } from "./embedded.js";
+import { migrateEmbedded, migratePostgres } from "./migrate.js";
+import { openPostgres } from "./postgres.js";
+import type { Database } from "./types.js";
+
+/** Opens the configured database; with `migrate`, applies pending migrations first. */
+export async function openDatabase(config: Config, options: { migrate: boolean }): Promise<Database> {
+  if (config.databaseUrl) {
+    if (options.migrate) await migratePostgres(config.databaseUrl);
+    return openPostgres({ url: config.databaseUrl });
+  }
+  mkdirSync(config.dataDir, { recursive: true });
+  const client = await PGlite.create({ dataDir: `${config.dataDir}/pgdata` });
+  if (options.migrate) await migrateEmbedded(client);
+  return openEmbedded({ client });
+}

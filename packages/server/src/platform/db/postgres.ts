@@ -1,0 +1,29 @@
+import { sql } from "drizzle-orm";
+import { drizzle } from "drizzle-orm/node-postgres";
+import pg from "pg";
+import * as schema from "../../db/schema/index.js";
+import { runTransaction } from "./transaction.js";
+import type { AppDb, Database } from "./types.js";
+
+export interface PostgresOptions {
+  url: string;
+  maxConnections?: number;
+}
+
+export function openPostgres(options: PostgresOptions): Database {
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.maxConnections ?? 10,
+    // A lost connection surfaces as a query error on the next use; an idle client error must not crash.
+    idleTimeoutMillis: 30_000,
+  });
+  pool.on("error", () => {});
+  const db = drizzle({ client: pool, schema }) as unknown as AppDb;
+  return {
+    kind: "postgres",
+    read: db,
+    tx: (work) => runTransaction(db, work),
+    ping: async () => void (await db.execute(sql`select 1`)),
+    close: () => pool.end(),
+  };
+}

@@ -1,0 +1,64 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import cookie from "@fastify/cookie";
+import swagger from "@fastify/swagger";
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawServerDefault } from "fastify";
+import type { Config } from "../../config.js";
+import { notFound } from "../errors.js";
+import { authHook, type Authenticator } from "./auth.js";
+import { errorHandler } from "./error-handler.js";
+import { validatorCompiler } from "./validation.js";
+
+export type HttpApp = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
+
+export const API_PREFIX = "/api/v1";
+export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+export const API_VERSION = "0.1.0";
+
+export interface HttpAppOptions {
+  config: Config;
+  authenticator: Authenticator;
+  logger: FastifyBaseLogger | boolean;
+}
+
+/** The HTTP shell every module registers into: validation, errors, cookies, auth and the OpenAPI document. */
+export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
+  const { config } = options;
+  const app = Fastify({
+    loggerInstance: typeof options.logger === "object" ? options.logger : undefined,
+    logger: typeof options.logger === "boolean" ? options.logger : undefined,
+    bodyLimit: DEFAULT_BODY_LIMIT,
+    trustProxy: config.trustProxy,
+    return503OnClosing: true,
+    routerOptions: { ignoreTrailingSlash: true },
+    ajv: { customOptions: { strict: false } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+  app.setValidatorCompiler(validatorCompiler);
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler((request) => {
+    throw notFound(`route ${request.method} ${request.url.split("?")[0]}`);
+  });
+  app.decorateRequest("principal", null);
+  await app.register(cookie);
+  await app.register(swagger, {
+    openapi: {
+      openapi: "3.1.0",
+      info: {
+        title: "svc API",
+        version: API_VERSION,
+        description: "Agent orchestration service. Self-hosted deployments serve it under /api/v1.",
+      },
+      servers: [{ url: "/" }],
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: "http", scheme: "bearer", description: "svc_pat_v1_… or svc_org_v1_… token" },
+          browserSessionCookie: { type: "apiKey", in: "cookie", name: "svc_session" },
+          csrfHeader: { type: "apiKey", in: "header", name: "X-Svc-Csrf" },
+        },
+      },
+    },
+    hideUntagged: true,
+  });
+  app.addHook("onRequest", authHook(config, options.authenticator));
+  return app;
+}

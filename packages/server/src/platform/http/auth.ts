@@ -1,0 +1,117 @@
+import "@fastify/cookie";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { Config } from "../../config.js";
+import { AppError, forbidden, unauthorized } from "../errors.js";
+import { sha256Hex, tokenKind, type TokenKind } from "../crypto/tokens.js";
+
+/** Who is calling. A user acts through a browser session or a personal token; an org key acts as its org. */
+export type Principal =
+  | { kind: "user"; userId: string; via: "session"; sessionId: string }
+  | { kind: "user"; userId: string; via: "pat"; patId: string }
+  | { kind: "org_api_key"; keyId: string; orgId: string };
+
+export type UserPrincipal = Extract<Principal, { kind: "user" }>;
+
+/**
+ * What a route demands of its caller:
+ * - `public`: nothing (sign-in, device code);
+ * - `principal`: any valid credential (the default under /api/v1);
+ * - `user`: a user, through a personal token or a browser session;
+ * - `session`: a signed-in browser, so one API key can never mint or escalate another.
+ */
+export type AuthMode = "public" | "principal" | "user" | "session";
+
+/** Looks credentials up; implemented by the identity module. Inputs are already shape-checked. */
+export interface Authenticator {
+  bearer(kind: TokenKind, tokenHash: string): Promise<Principal | null>;
+  session(tokenHash: string): Promise<{ principal: UserPrincipal; csrfHash: string } | null>;
+}
+
+export const SESSION_COOKIE = { plain: "svc_session", secure: "__Host-svc_session" } as const;
+export const CSRF_COOKIE = { plain: "svc_csrf", secure: "__Host-svc_csrf" } as const;
+export const CSRF_HEADER = "x-svc-csrf";
+
+declare module "fastify" {
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+  interface FastifyContextConfig {
+    auth?: AuthMode;
+  }
+}
+
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+export function cookieNames(config: Config) {
+  return {
+    session: config.secureCookies ? SESSION_COOKIE.secure : SESSION_COOKIE.plain,
+    csrf: config.secureCookies ? CSRF_COOKIE.secure : CSRF_COOKIE.plain,
+  };
+}
+
+/** Resolves the caller for every request and enforces the route's AuthMode and the CSRF rules. */
+export function authHook(config: Config, authenticator: Authenticator) {
+  const names = cookieNames(config);
+  return async function authenticate(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
+    // Routes are authenticated unless they say otherwise; unmatched URLs answer 404 to anyone.
+    const matched = request.routeOptions.url !== undefined;
+    const mode = matched ? (request.routeOptions.config.auth ?? "principal") : "public";
+    // Public routes (sign-in, device code) never look at credentials, so a stale cookie cannot fail them.
+    if (mode === "public") return;
+    const principal = await resolvePrincipal(request);
+    request.principal = principal;
+    if (!principal) throw unauthorized();
+    if (mode === "user" && principal.kind !== "user") throw forbidden("this endpoint is for users; use a personal access token");
+    if (mode === "session" && !(principal.kind === "user" && principal.via === "session")) {
+      throw forbidden("this action needs a signed-in browser session; API keys cannot perform it");
+    }
+  };
+
+  async function resolvePrincipal(request: FastifyRequest): Promise<Principal | null> {
+    const header = request.headers.authorization;
+    if (header !== undefined) {
+      // A bearer header takes precedence over cookies; a malformed one is an error, not "anonymous".
+      const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
+      const kind = match ? tokenKind(match[1]!) : null;
+      if (!match || !kind) throw unauthorized("invalid bearer token");
+      const principal = await lookup(() => authenticator.bearer(kind, sha256Hex(match[1]!)));
+      if (!principal) throw unauthorized("invalid or revoked bearer token");
+      return principal;
+    }
+    const sessionToken = request.cookies[names.session];
+    if (!sessionToken) return null;
+    const session = await lookup(() => authenticator.session(sha256Hex(sessionToken)));
+    if (!session) return null;
+    if (!SAFE_METHODS.has(request.method)) checkCsrf(request, session.csrfHash);
+    return session.principal;
+  }
+
+  function checkCsrf(request: FastifyRequest, csrfHash: string): void {
+    const origin = request.headers.origin ?? refererOrigin(request.headers.referer);
+    if (origin !== config.publicUrl) {
+      throw new AppError("csrf_check_failed", "request origin does not match this server's public URL");
+    }
+    const header = request.headers[CSRF_HEADER];
+    const cookie = request.cookies[names.csrf];
+    if (typeof header !== "string" || !header || header !== cookie || sha256Hex(header) !== csrfHash) {
+      throw new AppError("csrf_check_failed", `missing or wrong ${CSRF_HEADER} header`);
+    }
+  }
+}
+
+async function lookup<T>(query: () => Promise<T>): Promise<T> {
+  try {
+    return await query();
+  } catch (err) {
+    throw new AppError("authentication_unavailable", "authentication is temporarily unavailable", {}, err);
+  }
+}
+
+function refererOrigin(referer: string | undefined): string | undefined {
+  if (!referer) return undefined;
+  try {
+    return new URL(referer).origin;
+  } catch {
+    return undefined;
+  }
+}

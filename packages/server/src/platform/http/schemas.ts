@@ -1,0 +1,73 @@
+import { Type, type TSchema } from "typebox";
+import { ERROR_STATUS } from "../errors.js";
+import { idPattern, type IdKind } from "../ids.js";
+
+export const Timestamp = Type.String({ format: "date-time" });
+export const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
+
+/** The spec's resource name: 1 to 64 characters, no surrounding whitespace, no control or invisible characters. */
+export const ResourceName = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  pattern: "^(?![\\s\\u200B-\\u200F\\u2060\\uFEFF])(?:(?![\\p{Cc}\\p{Cf}\\p{Zl}\\p{Zp}])[\\s\\S])*(?<![\\s\\u200B-\\u200F\\u2060\\uFEFF])$",
+  description: "1 to 64 characters; no leading or trailing whitespace, no invisible or control characters.",
+});
+
+export const Metadata = Type.Record(Type.String({ minLength: 1, maxLength: 128 }), Type.String({ maxLength: 512 }), {
+  maxProperties: 64,
+});
+
+export const Email = Type.String({ format: "email", minLength: 3, maxLength: 254 });
+
+export function Id(kind: IdKind) {
+  return Type.String({ pattern: idPattern(kind) });
+}
+
+export const IdempotencyKeyHeader = Type.Object({
+  "idempotency-key": Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+});
+
+const Issue = Type.Object(
+  {
+    path: Type.String(),
+    message: Type.String(),
+    line: Type.Optional(Type.Integer({ minimum: 1 })),
+    column: Type.Optional(Type.Integer({ minimum: 1 })),
+  },
+  { additionalProperties: false },
+);
+
+export const ErrorEnvelope = Type.Object(
+  {
+    error: Type.String(),
+    code: Type.String({ description: `Stable code; extensible. Known: ${Object.keys(ERROR_STATUS).join(", ")}` }),
+    current_digest: Type.Optional(Type.String({ pattern: "^sha256:[0-9a-f]{64}$" })),
+    issues: Type.Optional(Type.Array(Issue)),
+  },
+  { additionalProperties: false },
+);
+
+export function Page<T extends TSchema>(item: T) {
+  return Type.Object(
+    { data: Type.Array(item), next_cursor: Type.Union([Type.String(), Type.Null()]) },
+    { additionalProperties: false },
+  );
+}
+
+export const OkResponse = Type.Object({ ok: Type.Literal(true) }, { additionalProperties: false });
+
+/** Error responses every authenticated route may give, for the OpenAPI document. */
+export function errorResponses(...statuses: number[]) {
+  const out: Record<number, typeof ErrorEnvelope> = {};
+  for (const status of [400, 401, 403, 404, ...statuses]) out[status] = ErrorEnvelope;
+  return out;
+}
+
+/** A database time as the API writes it (RFC 3339, UTC, milliseconds). */
+export function iso(time: Date): string {
+  return time.toISOString();
+}
+
+export function isoOrNull(time: Date | null): string | null {
+  return time ? time.toISOString() : null;
+}

@@ -1,0 +1,90 @@
+import { randomBytes } from "node:crypto";
+
+/** Public id prefixes: the spec's where it names one, the reference's for the rest. */
+export const ID_PREFIXES = {
+  org: "org",
+  project: "proj",
+  user: "usr",
+  pat: "pat",
+  orgApiKey: "oak",
+  invitation: "oinv",
+  secret: "sec",
+  secretGrant: "sgr",
+  secretVersion: "secv",
+  session: "bss",
+  deviceFlow: "adf",
+  mcpOAuthFlow: "moaf",
+} as const;
+
+export type IdKind = keyof typeof ID_PREFIXES;
+
+const ALPHABET = "abcdefghijklmnopqrstuvwxyz234567";
+const DECODE = new Map([...ALPHABET].map((ch, i) => [ch, i]));
+
+/** A UUIDv7 (RFC 9562): 48-bit Unix milliseconds, version, variant, random bits. */
+export function newUuid(): string {
+  const bytes = randomBytes(16);
+  const ms = Date.now();
+  bytes.writeUIntBE(ms, 0, 6);
+  bytes[6] = (bytes[6]! & 0x0f) | 0x70;
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+  return formatUuid(bytes);
+}
+
+export function encodeId(kind: IdKind, uuid: string): string {
+  return `${ID_PREFIXES[kind]}_${base32(Buffer.from(uuid.replaceAll("-", ""), "hex"))}`;
+}
+
+/** The UUID behind a public id, or null when the id is malformed or of another kind. */
+export function decodeId(kind: IdKind, publicId: string): string | null {
+  const prefix = `${ID_PREFIXES[kind]}_`;
+  if (!publicId.startsWith(prefix)) return null;
+  const bytes = unbase32(publicId.slice(prefix.length));
+  if (!bytes || bytes.every((b) => b === 0)) return null;
+  return formatUuid(bytes);
+}
+
+export function idPattern(kind: IdKind): string {
+  return `^${ID_PREFIXES[kind]}_[a-z2-7]{26}$`;
+}
+
+function base32(bytes: Buffer): string {
+  let out = "";
+  let buffer = 0;
+  let bits = 0;
+  for (const byte of bytes) {
+    buffer = (buffer << 8) | byte;
+    bits += 8;
+    while (bits >= 5) {
+      out += ALPHABET[(buffer >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+  }
+  if (bits > 0) out += ALPHABET[(buffer << (5 - bits)) & 31];
+  return out;
+}
+
+function unbase32(text: string): Buffer | null {
+  if (text.length !== 26) return null;
+  const out = Buffer.alloc(16);
+  let buffer = 0;
+  let bits = 0;
+  let index = 0;
+  for (const ch of text) {
+    const value = DECODE.get(ch);
+    if (value === undefined) return null;
+    buffer = ((buffer << 5) | value) & 0xffff;
+    bits += 5;
+    if (bits >= 8) {
+      out[index++] = (buffer >>> (bits - 8)) & 0xff;
+      bits -= 8;
+    }
+  }
+  // 26 characters carry 130 bits; the last two must be zero padding for the id to be canonical.
+  return (buffer & ((1 << bits) - 1)) === 0 ? out : null;
+}
+
+function formatUuid(bytes: Buffer): string {
+  const hex = bytes.toString("hex");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}

@@ -1,0 +1,69 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { randomBytes } from "node:crypto";
+import { PGlite } from "@electric-sql/pglite";
+import { inject } from "vitest";
+import { buildApp, type App } from "../../src/app.js";
+import { loadConfig, type Config } from "../../src/config.js";
+import { openEmbedded, openPostgres, type Database } from "../../src/platform/db/index.js";
+import { adminQuery, withDatabase } from "./global-setup.js";
+import { ApiClient } from "./client.js";
+
+export const TEST_ORIGIN = "http://svc.test";
+export const TEST_SECRET_KEY = "0".repeat(63) + "1";
+
+export interface TestServer {
+  url: string;
+  config: Config;
+  db: Database;
+  app: App;
+  api: ApiClient;
+  close(): Promise<void>;
+}
+
+/**
+ * A real svc over real HTTP on a loopback port, on a fresh clone of the migrated database: PGlite by
+ * default, PostgreSQL when DATABASE_URL is set. Each call gets its own database.
+ */
+export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+  const dataDir = mkdtempSync(join(tmpdir(), "svc-data-"));
+  const config = loadConfig({
+    SVC_DATA_DIR: dataDir,
+    SVC_PUBLIC_URL: TEST_ORIGIN,
+    SVC_SECRET_KEY: TEST_SECRET_KEY,
+    SVC_RATE_LIMIT_AUTH: "100000",
+    SVC_RATE_LIMIT_DEVICE: "100000",
+    SVC_LOG_LEVEL: "silent",
+    ...env,
+  });
+  const { db, drop } = await cloneDatabase();
+  const app = await buildApp({ config, db, logger: false });
+  const address = await app.http.listen({ host: "127.0.0.1", port: 0 });
+  return {
+    url: address,
+    config,
+    db,
+    app,
+    api: new ApiClient(address, TEST_ORIGIN),
+    async close() {
+      await app.http.close();
+      await db.close();
+      await drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function cloneDatabase(): Promise<{ db: Database; drop: () => Promise<void> }> {
+  const url = process.env["DATABASE_URL"];
+  if (url) {
+    const name = `svc_t_${inject("runId")}_${randomBytes(4).toString("hex")}`;
+    await adminQuery(url, `CREATE DATABASE ${name} TEMPLATE ${inject("postgresTemplate")}`);
+    const db = openPostgres({ url: withDatabase(url, name), maxConnections: 5 });
+    return { db, drop: () => adminQuery(url, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).then(() => undefined) };
+  }
+  const dump = new Blob([readFileSync(inject("embeddedTemplate"))]);
+  const client = await PGlite.create({ loadDataDir: dump });
+  return { db: await openEmbedded({ client }), drop: async () => {} };
+}
