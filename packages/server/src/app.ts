@@ -31,6 +31,10 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
   const cipher = new EnvelopeCipher(loadMasterKey(config));
   const orgs = createOrgService({ db });
   const identity = createIdentityService({ db, config, rateLimiter, mailer: null, directory: orgs });
+  // wiring(services): org-api-keys
+  // wiring(services): invitations
+  // wiring(services): secrets
+  // wiring(services): device-login
   const services: Services = { identity, orgs, rateLimiter, cipher };
 
   const http = await createHttpApp({
@@ -44,10 +48,15 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
 
   healthRoutes(http, db);
   authRoutes(http, { identity, config });
+  // wiring(auth-routes): device-login
   await http.register(
     async (api) => {
       identityRoutes(api, { identity });
       orgRoutes(api, { orgs });
+      // wiring(api-routes): members
+      // wiring(api-routes): org-api-keys
+      // wiring(api-routes): invitations
+      // wiring(api-routes): secrets
       api.get("/openapi.json", { config: { auth: "public" } }, async () => http.swagger());
     },
     { prefix: API_PREFIX },
