@@ -2,6 +2,7 @@ import type { FastifyReply } from "fastify";
 import { Type } from "typebox";
 import type { Config } from "../../config.js";
 import { pathId } from "../../platform/http/params.js";
+import { encodeId } from "../../platform/ids.js";
 import { cookieNames, type UserPrincipal } from "../../platform/http/auth.js";
 import type { HttpApp } from "../../platform/http/app.js";
 import { toPage } from "../../platform/http/lists.js";
@@ -91,7 +92,7 @@ export function identityRoutes(app: HttpApp, deps: { identity: IdentityService }
       const { user, orgs } = await identity.me(userOf(request.principal));
       return {
         user: userView(user),
-        orgs: orgs.map((o) => ({ id: o.id, name: o.name, role: o.role, created_at: iso(o.createdAt) })),
+        orgs: orgs.map((o) => ({ id: encodeId("org", o.id), name: o.name, role: o.role, created_at: iso(o.createdAt) })),
       };
     },
   );

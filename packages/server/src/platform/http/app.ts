@@ -2,10 +2,10 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import cookie from "@fastify/cookie";
 import swagger from "@fastify/swagger";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawServerDefault } from "fastify";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawServerDefault, type RouteOptions } from "fastify";
 import type { Config } from "../../config.js";
 import { notFound } from "../errors.js";
-import { authHook, type Authenticator } from "./auth.js";
+import { authHook, type Authenticator, type AuthMode } from "./auth.js";
 import { errorHandler } from "./error-handler.js";
 import { validatorCompiler } from "./validation.js";
 
@@ -38,6 +38,8 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
   app.setNotFoundHandler((request) => {
     throw notFound(`route ${request.method} ${request.url.split("?")[0]}`);
   });
+  // svc speaks JSON only; any other body type is a 415 rather than a string reaching a route.
+  app.removeContentTypeParser("text/plain");
   app.decorateRequest("principal", null);
   await app.register(cookie);
   await app.register(swagger, {
@@ -59,6 +61,21 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
     },
     hideUntagged: true,
   });
+  app.addHook("onRoute", documentSecurity);
   app.addHook("onRequest", authHook(config, options.authenticator));
   return app;
+}
+
+const SECURITY: Record<AuthMode, Array<Record<string, string[]>>> = {
+  public: [],
+  principal: [{ bearerAuth: [] }, { browserSessionCookie: [], csrfHeader: [] }],
+  user: [{ bearerAuth: [] }, { browserSessionCookie: [], csrfHeader: [] }],
+  session: [{ browserSessionCookie: [], csrfHeader: [] }],
+};
+
+/** Writes each route's credential requirement (from its auth mode) into the OpenAPI document. */
+function documentSecurity(route: RouteOptions): void {
+  if (!route.schema) return;
+  const mode = (route.config as { auth?: AuthMode } | undefined)?.auth ?? "principal";
+  (route.schema as Record<string, unknown>)["security"] = SECURITY[mode];
 }

@@ -11,8 +11,8 @@ export const NameFilter = Type.String({ minLength: 1, maxLength: 200 });
 
 export const RESOURCE_SORTS = ["name", "-name", "-updated_at", "updated_at", "-created_at", "created_at"] as const;
 export const GRANT_SORTS = ["name", "-name", "-created_at", "created_at"] as const;
-export const ResourceSort = Type.Union(RESOURCE_SORTS.map((s) => Type.Literal(s)), { default: "-created_at" });
-export const GrantSort = Type.Union(GRANT_SORTS.map((s) => Type.Literal(s)), { default: "-created_at" });
+export const ResourceSort = Type.Enum([...RESOURCE_SORTS], { default: "-created_at" });
+export const GrantSort = Type.Enum([...GRANT_SORTS], { default: "-created_at" });
 
 /** Query parameters shared by paged lists. */
 export const pageQuery = { limit: Type.Optional(Limit), cursor: Type.Optional(Cursor) };
