@@ -11,12 +11,25 @@ import { authRoutes, identityRoutes } from "./modules/identity/routes.js";
 import { createIdentityService, type IdentityService } from "./modules/identity/service.js";
 import { createOrgService, type OrgService } from "./modules/orgs/service.js";
 import { orgRoutes } from "./modules/orgs/routes.js";
+import { createSmtpMailer } from "./modules/identity/smtp-mailer.js";
+import { createDeviceLoginService, type DeviceLoginService } from "./modules/device-login/service.js";
+import { deviceLoginRoutes } from "./modules/device-login/routes.js";
+import { createMemberService, memberships } from "./modules/orgs/members-service.js";
+import { memberRoutes } from "./modules/orgs/members-routes.js";
+import { createOrgApiKeyService } from "./modules/org-api-keys/service.js";
+import { orgApiKeyRoutes } from "./modules/org-api-keys/routes.js";
+import { createInvitationService } from "./modules/invitations/service.js";
+import { invitationRoutes } from "./modules/invitations/routes.js";
+import { createSecretsService, type SecretsService } from "./modules/secrets/service.js";
+import { secretRoutes } from "./modules/secrets/routes.js";
 
 export interface Services {
   identity: IdentityService;
   orgs: OrgService;
+  deviceLogin: DeviceLoginService;
   rateLimiter: RateLimiter;
   cipher: EnvelopeCipher;
+  secrets: SecretsService;
 }
 
 export interface App {
@@ -30,33 +43,35 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
   const rateLimiter = createRateLimiter(db);
   const cipher = new EnvelopeCipher(loadMasterKey(config));
   const orgs = createOrgService({ db });
-  const identity = createIdentityService({ db, config, rateLimiter, mailer: null, directory: orgs });
-  // wiring(services): org-api-keys
-  // wiring(services): invitations
-  // wiring(services): secrets
-  // wiring(services): device-login
-  const services: Services = { identity, orgs, rateLimiter, cipher };
+  const mailer = config.smtpUrl ? createSmtpMailer({ url: config.smtpUrl, from: config.mailFrom }) : null;
+  const identity = createIdentityService({ db, config, rateLimiter, mailer, directory: orgs });
+  const orgApiKeys = createOrgApiKeyService({ db, memberships });
+  const invitations = createInvitationService({ db, memberships });
+  const secrets = createSecretsService({ db, cipher });
+  const deviceLogin = createDeviceLoginService({ db, config, rateLimiter, tokens: identity });
+  const services: Services = { identity, orgs, deviceLogin, rateLimiter, cipher, secrets };
 
   const http = await createHttpApp({
     config,
     logger: options.logger,
     authenticator: {
-      bearer: (kind, hash) => (kind === "personal" ? identity.authenticatePat(hash) : Promise.resolve(null)),
+      bearer: (kind, hash) => (kind === "personal" ? identity.authenticatePat(hash) : orgApiKeys.authenticate(hash)),
       session: (hash) => identity.authenticateSession(hash),
     },
   });
 
   healthRoutes(http, db);
   authRoutes(http, { identity, config });
-  // wiring(auth-routes): device-login
+  deviceLoginRoutes(http, { deviceLogin, config });
+  if (mailer) http.addHook("onClose", async () => mailer.close());
   await http.register(
     async (api) => {
       identityRoutes(api, { identity });
       orgRoutes(api, { orgs });
-      // wiring(api-routes): members
-      // wiring(api-routes): org-api-keys
-      // wiring(api-routes): invitations
-      // wiring(api-routes): secrets
+      memberRoutes(api, { members: createMemberService({ db }) });
+      orgApiKeyRoutes(api, { orgApiKeys });
+      invitationRoutes(api, { invitations });
+      secretRoutes(api, { secrets });
       api.get("/openapi.json", { config: { auth: "public" } }, async () => http.swagger());
     },
     { prefix: API_PREFIX },

@@ -17,6 +17,7 @@ export interface Config {
   readonly trustProxy: boolean;
   readonly shutdownTimeoutMs: number;
   readonly rateLimits: RateLimitConfig;
+  readonly deviceLogin: DeviceLoginConfig;
 }
 
 export interface RateLimitConfig {
@@ -25,6 +26,13 @@ export interface RateLimitConfig {
   /** Attempts allowed per window on device-login routes, per client address. */
   readonly devicePerWindow: number;
   readonly windowSeconds: number;
+}
+
+export interface DeviceLoginConfig {
+  /** Lifetime of a device-login flow (`expires_in`); RFC 8628 suggests minutes, svc defaults to 15. */
+  readonly codeTtlSeconds: number;
+  /** The polling interval first advertised to a device (`interval`); slow_down raises it per flow. */
+  readonly pollIntervalSeconds: number;
 }
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -59,6 +67,10 @@ export function loadConfig(env: Env = process.env): Config {
       authPerWindow: intVar(env, "SVC_RATE_LIMIT_AUTH", 20, 1, 1_000_000),
       devicePerWindow: intVar(env, "SVC_RATE_LIMIT_DEVICE", 30, 1, 1_000_000),
       windowSeconds: intVar(env, "SVC_RATE_LIMIT_WINDOW_SECONDS", 60, 1, 86_400),
+    }),
+    deviceLogin: Object.freeze({
+      codeTtlSeconds: intVar(env, "SVC_DEVICE_CODE_TTL_SECONDS", 900, 1, 86_400),
+      pollIntervalSeconds: intVar(env, "SVC_DEVICE_POLL_INTERVAL_SECONDS", 5, 1, 300),
     }),
   });
 }

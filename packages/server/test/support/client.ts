@@ -97,6 +97,36 @@ export class ApiClient {
     if (reply.status !== 201) throw new Error(`org creation failed: ${reply.status} ${reply.text}`);
     return { session, token, org: reply.body.org, project: reply.body.project, userId: session.userId };
   }
+
+  /**
+   * A new user who joined `orgId` with `role`: invited by `manager` (a token or session of an owner or
+   * admin), accepted, and for `owner` promoted afterwards (then `manager` must be an owner).
+   */
+  async orgMember(
+    manager: { token?: string; session?: BrowserSession },
+    orgId: string,
+    role: "owner" | "admin" | "member" = "member",
+    profile: { display_name?: string; email?: string } = {},
+  ) {
+    const session = await this.signup(profile);
+    const token = await this.pat(session);
+    const invited = await this.post(`/api/v1/orgs/${orgId}/invitations`, { email: session.email, role: role === "owner" ? "admin" : role }, manager);
+    if (invited.status !== 201) throw new Error(`invitation failed: ${invited.status} ${invited.text}`);
+    const accepted = await this.post(`/api/v1/invitations/${invited.body.id}/accept`, undefined, { token });
+    if (accepted.status !== 200) throw new Error(`accepting failed: ${accepted.status} ${accepted.text}`);
+    if (role === "owner") {
+      const promoted = await this.patch(`/api/v1/orgs/${orgId}/members/${session.userId}`, { role: "owner" }, manager);
+      if (promoted.status !== 200) throw new Error(`promotion failed: ${promoted.status} ${promoted.text}`);
+    }
+    return { session, token, userId: session.userId };
+  }
+
+  /** Mints an organization API key through a browser session of an org manager. */
+  async orgKey(session: BrowserSession, orgId: string, orgRole: "admin" | "member" = "member", name = `key ${++userCounter}`) {
+    const reply = await this.post(`/api/v1/orgs/${orgId}/api-keys`, { name, org_role: orgRole }, { session });
+    if (reply.status !== 201) throw new Error(`org key creation failed: ${reply.status} ${reply.text}`);
+    return { token: reply.body.token as string, key: reply.body.api_key };
+  }
 }
 
 function sessionFrom(reply: Reply, email: string): BrowserSession {

@@ -2,7 +2,7 @@ import { sql } from "drizzle-orm";
 import { check, foreignKey, index, integer, jsonb, pgTable, text, unique, uuid } from "drizzle-orm/pg-core";
 import { createdAt, idColumn, updatedAt } from "./columns.js";
 import { users } from "./identity.js";
-import { orgs, projects } from "./orgs.js";
+import { orgMemberships, orgs, projects } from "./orgs.js";
 
 /** AES-256-GCM envelope: a fresh data key per version, wrapped by the master key `kid`. Base64 fields. */
 export interface SecretEnvelope {
@@ -37,6 +37,12 @@ export const secrets = pgTable(
     unique("secrets_org_id_id").on(t.orgId, t.id),
     unique("secrets_owner_name").on(t.orgId, t.ownerKind, t.ownerProjectId, t.ownerUserId, t.name).nullsNotDistinct(),
     foreignKey({ columns: [t.orgId, t.ownerProjectId], foreignColumns: [projects.orgId, projects.id] }).onDelete("cascade"),
+    // A user's secrets in an org live as long as their membership: leaving the org deletes them.
+    foreignKey({
+      name: "secrets_owner_membership_fk",
+      columns: [t.orgId, t.ownerUserId],
+      foreignColumns: [orgMemberships.orgId, orgMemberships.userId],
+    }).onDelete("cascade"),
     check(
       "secrets_owner_shape",
       sql`(${t.ownerKind} = 'org' AND ${t.ownerProjectId} IS NULL AND ${t.ownerUserId} IS NULL)

@@ -4,11 +4,13 @@ import type { Config } from "../../config.js";
 import { pathId } from "../../platform/http/params.js";
 import { encodeId } from "../../platform/ids.js";
 import { cookieNames, type UserPrincipal } from "../../platform/http/auth.js";
+import { cspNonce, sendHtml } from "../../platform/http/html.js";
 import type { HttpApp } from "../../platform/http/app.js";
 import { toPage } from "../../platform/http/lists.js";
 import { errorResponses, iso, OkResponse, Page } from "../../platform/http/schemas.js";
 import { pageQuery } from "../../platform/http/lists.js";
 import * as s from "./schemas.js";
+import { renderVerifyEmailPage } from "./pages.js";
 import { SESSION_IDLE_SECONDS } from "./store.js";
 import type { IdentityService, NewSession } from "./service.js";
 import { patView, userView } from "./views.js";
@@ -43,10 +45,11 @@ export function authRoutes(app: HttpApp, deps: { identity: IdentityService; conf
     },
     async (request, reply) => {
       const body = request.body;
-      const { user, session } = await identity.signup(
+      const { user, session, mailError } = await identity.signup(
         { email: body.email, password: body.password, displayName: body.display_name },
         request.ip,
       );
+      if (mailError) request.log.error({ err: mailError }, "verification mail could not be sent");
       if (session) cookies.set(reply, session);
       return reply.status(201).send({
         user: userView(user),
@@ -79,6 +82,14 @@ export function authRoutes(app: HttpApp, deps: { identity: IdentityService; conf
       return { ok: true as const };
     },
   );
+
+  // The link in the verification mail lands here, in a browser: it answers a page, never JSON.
+  app.get("/api/auth/verify-email", { config: { auth: "public" } }, async (request, reply) => {
+    const token = (request.query as Record<string, unknown>)["token"];
+    const verified = typeof token === "string" && (await identity.verifyEmail(token));
+    const nonce = cspNonce();
+    return sendHtml(reply, verified ? 200 : 400, renderVerifyEmailPage({ nonce, verified }), nonce);
+  });
 }
 
 /** /me and personal access tokens under /api/v1. */

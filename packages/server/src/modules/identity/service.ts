@@ -89,8 +89,9 @@ export function createIdentityService(deps: IdentityDeps) {
           }
           return { user, session: await openSession(tx, user.id) };
         });
-        await deliver?.();
-        return result;
+        // The account exists either way; a failed mail is reported, and signing in sends a new link.
+        const mailError = deliver ? await deliver().then(() => undefined, (err: unknown) => err ?? new Error("mail failed")) : undefined;
+        return { ...result, mailError };
       } catch (err) {
         if (isUniqueViolation(err)) throw conflict("an account with this email already exists");
         throw err;
@@ -102,7 +103,16 @@ export function createIdentityService(deps: IdentityDeps) {
       const user = await store.findUserByEmail(db.read, normalizeEmail(input.email));
       const ok = await verifyPassword(input.password, user?.passwordHash ?? DECOY_PASSWORD_HASH);
       if (!user || !ok) throw new AppError("unauthorized", "email or password is incorrect");
-      if (!user.emailVerifiedAt) throw new AppError("forbidden", "verify your email address before signing in");
+      if (!user.emailVerifiedAt) {
+        // Right password, unverified address: send a fresh link, so a lost or failed mail is never a dead end.
+        const deliver = await db.tx((tx) => sendVerification(tx, user));
+        try {
+          await deliver();
+        } catch (err) {
+          throw new AppError("service_unavailable", "could not send the verification email; try again later", {}, err);
+        }
+        throw new AppError("forbidden", "verify your email address before signing in; a new verification link was sent");
+      }
       const session = await db.tx((tx) => openSession(tx, user.id));
       return { user, session };
     },
@@ -111,11 +121,14 @@ export function createIdentityService(deps: IdentityDeps) {
       await db.tx((tx) => store.revokeSession(tx, sessionId));
     },
 
-    async verifyEmail(token: string): Promise<void> {
-      await db.tx(async (tx) => {
+    /** Consumes a verification link; false when it is unknown, spent or expired. */
+    async verifyEmail(token: string): Promise<boolean> {
+      if (!/^[0-9a-f]{64}$/.test(token)) return false;
+      return db.tx(async (tx) => {
         const userId = await store.consumeVerificationToken(tx, sha256Hex(token));
-        if (!userId) throw new AppError("invalid_request", "this verification link is invalid or has expired");
+        if (!userId) return false;
         await store.markEmailVerified(tx, userId);
+        return true;
       });
     },
 

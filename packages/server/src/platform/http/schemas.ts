@@ -13,7 +13,11 @@ export const ResourceName = Type.String({
   description: "1 to 64 characters; no leading or trailing whitespace, no invisible or control characters.",
 });
 
-export const Metadata = Type.Record(Type.String({ minLength: 1, maxLength: 128 }), Type.String({ maxLength: 512 }), {
+/** String key/value pairs: at most 64 keys of 1 to 128 characters, values up to 512 characters. */
+export const Metadata = Type.Unsafe<Record<string, string>>({
+  type: "object",
+  propertyNames: { minLength: 1, maxLength: 128 },
+  additionalProperties: { type: "string", maxLength: 512 },
   maxProperties: 64,
 });
 

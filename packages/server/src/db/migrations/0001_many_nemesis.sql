@@ -1,0 +1,1 @@
+ALTER TABLE "secrets" ADD CONSTRAINT "secrets_owner_membership_fk" FOREIGN KEY ("org_id","owner_user_id") REFERENCES "public"."org_memberships"("org_id","user_id") ON DELETE cascade ON UPDATE no action;

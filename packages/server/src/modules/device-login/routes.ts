@@ -1,0 +1,98 @@
+import type { Config } from "../../config.js";
+import type { HttpApp } from "../../platform/http/app.js";
+import { cookieNames, type UserPrincipal } from "../../platform/http/auth.js";
+import { cspNonce, sendHtml } from "../../platform/http/html.js";
+import { ErrorEnvelope, errorResponses, iso, OkResponse } from "../../platform/http/schemas.js";
+import { renderDevicePage } from "./page.js";
+import * as s from "./schemas.js";
+import type { DeviceLoginService } from "./service.js";
+
+/**
+ * Device login (RFC 8628) under /api/auth, outside the versioned API, plus the approval page at /device.
+ * The two device routes answer RFC-style `{error}` bodies; the browser routes use the usual envelope.
+ */
+export function deviceLoginRoutes(app: HttpApp, deps: { deviceLogin: DeviceLoginService; config: Config }) {
+  const { deviceLogin, config } = deps;
+  const verificationUri = `${config.publicUrl}/device`;
+  const csrfCookie = cookieNames(config).csrf;
+
+  app.post(
+    "/api/auth/device/code",
+    {
+      config: { auth: "public" },
+      schema: { body: s.CodeRequest, response: { 200: s.CodeResponse, 400: ErrorEnvelope, 429: ErrorEnvelope } },
+    },
+    async (request) => {
+      const flow = await deviceLogin.start({ clientName: request.body.client_name, tokenName: request.body.token_name }, request.ip);
+      return {
+        device_code: flow.deviceCode,
+        user_code: flow.userCode,
+        verification_uri: verificationUri,
+        verification_uri_complete: `${verificationUri}?user_code=${encodeURIComponent(flow.userCode)}`,
+        expires_in: flow.expiresIn,
+        interval: flow.interval,
+      };
+    },
+  );
+
+  app.post(
+    "/api/auth/device/token",
+    {
+      config: { auth: "public" },
+      schema: {
+        body: s.TokenRequest,
+        response: { 200: s.TokenResponse, 202: s.PendingPollResponse, 400: s.PollError, 429: ErrorEnvelope },
+      },
+    },
+    async (request, reply) => {
+      const outcome = await deviceLogin.poll(request.body.device_code, request.ip);
+      void reply.header("cache-control", "no-store");
+      switch (outcome.kind) {
+        case "token":
+          return reply.status(200).send({ access_token: outcome.accessToken, token_type: "Bearer" as const });
+        case "authorization_pending":
+        case "slow_down":
+          return reply.status(202).send({ error: outcome.kind, interval: outcome.interval });
+        default:
+          return reply.status(400).send({ error: outcome.kind });
+      }
+    },
+  );
+
+  app.get(
+    "/api/auth/device/pending",
+    {
+      config: { auth: "session" },
+      schema: { querystring: s.UserCodeQuery, response: { 200: s.PendingFlow, ...errorResponses(429) } },
+    },
+    async (request) => {
+      const flow = await deviceLogin.pending(userOf(request.principal), request.query.user_code);
+      return { user_code: flow.userCode, client_name: flow.clientName, token_name: flow.tokenName, expires_at: iso(flow.expiresAt) };
+    },
+  );
+
+  for (const decision of ["approve", "deny"] as const) {
+    app.post(
+      `/api/auth/device/${decision}`,
+      {
+        config: { auth: "session" },
+        schema: { body: s.UserCodeRequest, response: { 200: OkResponse, ...errorResponses(409, 429) } },
+      },
+      async (request) => {
+        await deviceLogin[decision](userOf(request.principal), request.body.user_code);
+        return { ok: true as const };
+      },
+    );
+  }
+
+  app.get("/device", { config: { auth: "public" } }, async (request, reply) => {
+    const query = request.query as Record<string, unknown>;
+    const prefill = typeof query["user_code"] === "string" && query["user_code"].length <= 64 ? query["user_code"] : "";
+    const nonce = cspNonce();
+    return sendHtml(reply, 200, renderDevicePage({ nonce, csrfCookie, userCode: prefill }), nonce);
+  });
+}
+
+function userOf(principal: unknown): string {
+  return (principal as UserPrincipal).userId;
+}

@@ -1,0 +1,126 @@
+import { Type } from "typebox";
+import type { UserPrincipal } from "../../platform/http/auth.js";
+import type { HttpApp } from "../../platform/http/app.js";
+import { pageQuery, toPage } from "../../platform/http/lists.js";
+import { pathId } from "../../platform/http/params.js";
+import { errorResponses, Page } from "../../platform/http/schemas.js";
+import { OrgParams } from "../orgs/schemas.js";
+import * as s from "./schemas.js";
+import type { InvitationService } from "./service.js";
+import { invitationView } from "./views.js";
+
+const ORG_TAG = "Organizations and projects";
+const USER_TAG = "Users and API keys";
+const PageQuery = Type.Object(pageQuery, { additionalProperties: false });
+
+/** Invitations: managed by an org's managers, answered by the invited user. */
+export function invitationRoutes(app: HttpApp, deps: { invitations: InvitationService }) {
+  const { invitations } = deps;
+
+  app.post(
+    "/orgs/:orgID/invitations",
+    {
+      schema: {
+        tags: [ORG_TAG],
+        operationId: "createOrgInvitation",
+        params: OrgParams,
+        body: s.CreateInvitationRequest,
+        response: { 201: s.Invitation, ...errorResponses(409) },
+      },
+    },
+    async (request, reply) => {
+      const orgId = pathId("org", request.params.orgID);
+      const invitation = await invitations.create(request.principal!, orgId, { email: request.body.email, role: request.body.role });
+      return reply.status(201).send(invitationView(invitation));
+    },
+  );
+
+  app.get(
+    "/orgs/:orgID/invitations",
+    {
+      schema: {
+        tags: [ORG_TAG],
+        operationId: "listOrgInvitations",
+        params: OrgParams,
+        querystring: PageQuery,
+        response: { 200: Page(s.Invitation), ...errorResponses() },
+      },
+    },
+    async (request) => {
+      const limit = request.query.limit ?? 50;
+      const orgId = pathId("org", request.params.orgID);
+      const rows = await invitations.listForOrg(request.principal!, orgId, { limit, cursor: request.query.cursor, sort: "-created_at" });
+      return toPage(rows, limit, "-created_at", (r) => ({ value: r.createdAt, id: r.id }), invitationView);
+    },
+  );
+
+  app.delete(
+    "/orgs/:orgID/invitations/:invitationID",
+    {
+      schema: {
+        tags: [ORG_TAG],
+        operationId: "deleteOrgInvitation",
+        params: s.OrgInvitationParams,
+        response: { 204: Type.Null(), ...errorResponses() },
+      },
+    },
+    async (request, reply) => {
+      const orgId = pathId("org", request.params.orgID);
+      await invitations.revoke(request.principal!, orgId, pathId("invitation", request.params.invitationID));
+      return reply.status(204).send(null);
+    },
+  );
+
+  app.get(
+    "/invitations",
+    {
+      config: { auth: "user" },
+      schema: {
+        tags: [USER_TAG],
+        operationId: "listPendingInvitations",
+        querystring: PageQuery,
+        response: { 200: Page(s.Invitation), ...errorResponses() },
+      },
+    },
+    async (request) => {
+      const limit = request.query.limit ?? 50;
+      const rows = await invitations.listMine(userOf(request.principal), { limit, cursor: request.query.cursor, sort: "created_at" });
+      return toPage(rows, limit, "created_at", (r) => ({ value: r.createdAt, id: r.id }), invitationView);
+    },
+  );
+
+  app.post(
+    "/invitations/:invitationID/accept",
+    {
+      config: { auth: "user" },
+      schema: {
+        tags: [USER_TAG],
+        operationId: "acceptInvitation",
+        params: s.InvitationParams,
+        response: { 200: s.Invitation, ...errorResponses(409) },
+      },
+    },
+    async (request) =>
+      invitationView(await invitations.accept(userOf(request.principal), pathId("invitation", request.params.invitationID))),
+  );
+
+  app.post(
+    "/invitations/:invitationID/decline",
+    {
+      config: { auth: "user" },
+      schema: {
+        tags: [USER_TAG],
+        operationId: "declineInvitation",
+        params: s.InvitationParams,
+        response: { 200: s.Invitation, ...errorResponses() },
+      },
+    },
+    async (request) =>
+      invitationView(await invitations.decline(userOf(request.principal), pathId("invitation", request.params.invitationID))),
+  );
+}
+
+/** Routes marked `auth: "user"` only run for a user principal. */
+function userOf(principal: unknown): UserPrincipal {
+  return principal as UserPrincipal;
+}

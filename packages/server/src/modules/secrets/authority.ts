@@ -1,0 +1,120 @@
+import type { Tx } from "../../platform/db/index.js";
+import { conflict, forbidden, notFound } from "../../platform/errors.js";
+import type { Principal } from "../../platform/http/auth.js";
+import { projectRoleOf, requireOrg, requireProject, type OrgAccess } from "../orgs/access.js";
+import { effectiveProjectRole, orgRoleAllows, projectRoleAllows } from "../orgs/policy.js";
+import type { OwnerKind } from "./schemas.js";
+import * as store from "./store.js";
+
+/**
+ * Who may see and change a secret follows its owner: org secrets need org.secrets.list/manage, project
+ * secrets project.secrets.list/manage on the owning project, and user secrets belong to their user
+ * alone (who must still be a member of the org). An org API key never owns or sees user secrets.
+ */
+export interface Authority {
+  read: boolean;
+  manage: boolean;
+}
+
+export async function authorityOver(tx: Tx, access: OrgAccess, secret: store.SecretRow): Promise<Authority> {
+  if (secret.ownerKind === "org") {
+    return { read: orgRoleAllows(access.orgRole, "org.secrets.list"), manage: orgRoleAllows(access.orgRole, "org.secrets.manage") };
+  }
+  if (secret.ownerKind === "project") {
+    const role = await projectRoleOf(tx, access, secret.ownerProjectId!);
+    return { read: projectRoleAllows(role, "project.secrets.list"), manage: projectRoleAllows(role, "project.secrets.manage") };
+  }
+  const own = access.principal.kind === "user" && access.principal.userId === secret.ownerUserId;
+  return { read: own, manage: own };
+}
+
+/**
+ * The secret as the caller may use it: `read` it, `manage` it (see its grants), or `change` it. A secret
+ * the caller cannot read is a 404 (its existence is not disclosed); one it can read but not manage is a
+ * 403. A change also needs a tenant-managed secret (operator-provisioned ones are read-only here, 409)
+ * and locks the row for the rest of the transaction.
+ */
+export async function requireSecret(
+  tx: Tx,
+  principal: Principal,
+  orgId: string,
+  secretId: string,
+  need: "read" | "manage" | "change",
+): Promise<{ access: OrgAccess; secret: store.SecretRow }> {
+  const access = await requireOrg(tx, principal, orgId);
+  const found = await store.findSecret(tx, orgId, secretId);
+  if (!found) throw notFound("secret");
+  const authority = await authorityOver(tx, access, found);
+  if (!authority.read) throw notFound("secret");
+  if (need === "read") return { access, secret: found };
+  if (!authority.manage) throw forbidden("you do not have permission to manage this secret");
+  if (need === "manage") return { access, secret: found };
+  if (found.managementKind !== "tenant") throw conflict("this secret is managed by the operator and cannot be changed");
+  const secret = await store.lockSecret(tx, orgId, secretId);
+  if (!secret) throw notFound("secret");
+  return { access, secret };
+}
+
+/** Checks that the caller may create secrets for `owner` and returns the owner as stored. */
+export async function requireOwnerManage(
+  tx: Tx,
+  principal: Principal,
+  orgId: string,
+  owner: { kind: OwnerKind; projectId?: string },
+): Promise<store.Owner> {
+  if (owner.kind === "org") {
+    await requireOrg(tx, principal, orgId, "org.secrets.manage");
+    return { kind: "org", projectId: null, userId: null };
+  }
+  if (owner.kind === "project") {
+    await requireProject(tx, principal, orgId, owner.projectId!, "project.secrets.manage");
+    return { kind: "project", projectId: owner.projectId!, userId: null };
+  }
+  await requireOrg(tx, principal, orgId);
+  if (principal.kind !== "user") throw forbidden("user-owned secrets belong to users; an organization API key cannot own one");
+  return { kind: "user", projectId: null, userId: principal.userId };
+}
+
+/**
+ * Which owners' secrets the caller lists. Without an owner filter: the org's secrets if it holds
+ * org.secrets.list, the secrets of every project where it holds project.secrets.list, and its own user
+ * secrets. With one, only that slice, and asking for a slice it may not list is an error (404 for a
+ * project it cannot read, 403 when it can read the org or project but not list its secrets).
+ */
+export async function requireListScope(
+  tx: Tx,
+  principal: Principal,
+  orgId: string,
+  filter: { ownerKind?: OwnerKind; ownerProjectId?: string },
+): Promise<store.ListScope> {
+  const none: store.ListScope = { org: false, projects: [], userId: null };
+  if (filter.ownerKind === "org") {
+    await requireOrg(tx, principal, orgId, "org.secrets.list");
+    return { ...none, org: true };
+  }
+  if (filter.ownerKind === "project") {
+    await requireProject(tx, principal, orgId, filter.ownerProjectId!, "project.secrets.list");
+    return { ...none, projects: [filter.ownerProjectId!] };
+  }
+  const access = await requireOrg(tx, principal, orgId);
+  const userId = principal.kind === "user" ? principal.userId : null;
+  if (filter.ownerKind === "user") return { ...none, userId };
+  return {
+    org: orgRoleAllows(access.orgRole, "org.secrets.list"),
+    projects: await listableProjects(tx, access, orgId),
+    userId,
+  };
+}
+
+/**
+ * Org owners and admins list every project's secrets. Anyone else is checked project by project, only
+ * over the projects that own a secret at all, through the org module's access rules.
+ */
+async function listableProjects(tx: Tx, access: OrgAccess, orgId: string): Promise<"all" | string[]> {
+  if (projectRoleAllows(effectiveProjectRole(access.orgRole, null), "project.secrets.list")) return "all";
+  const listable: string[] = [];
+  for (const projectId of await store.ownerProjectIds(tx, orgId)) {
+    if (projectRoleAllows(await projectRoleOf(tx, access, projectId), "project.secrets.list")) listable.push(projectId);
+  }
+  return listable;
+}

@@ -1,0 +1,219 @@
+import { Type, type Static, type TObject, type TSchema } from "typebox";
+import { Cursor, GrantSort, Limit, NameFilter, ResourceSort } from "../../platform/http/lists.js";
+import { Id, Metadata, ResourceName, Timestamp } from "../../platform/http/schemas.js";
+import { Project } from "../orgs/schemas.js";
+
+export const TAG = "Secrets";
+
+export const SECRET_KINDS = ["generic", "oauth_token_set", "slack_app_credentials", "aws_credentials", "github_app_credentials"] as const;
+export const OWNER_KINDS = ["org", "project", "user"] as const;
+export const AVAILABILITY_SOURCES = ["direct", "grant"] as const;
+
+export type SecretKind = (typeof SECRET_KINDS)[number];
+export type OwnerKind = (typeof OWNER_KINDS)[number];
+export type AvailabilitySource = (typeof AVAILABILITY_SOURCES)[number];
+
+/**
+ * A union told apart by one tag property. Written as `if tag = x then branch x` rather than `oneOf`, so a
+ * failing request gets the issues of the branch it named (a missing field, an unknown field) instead of
+ * every other branch's complaints; an unknown tag is reported once, on the tag itself.
+ */
+function Tagged<T extends Record<string, TObject>>(tag: string, branches: T, description: string) {
+  const values = Object.keys(branches);
+  return Type.Unsafe<Static<T[keyof T]>>({
+    type: "object",
+    description,
+    required: [tag],
+    properties: { [tag]: { type: "string", enum: values } },
+    allOf: values.map((value) => ({
+      if: { type: "object", required: [tag], properties: { [tag]: { const: value } } },
+      then: branches[value] as TSchema,
+    })),
+  });
+}
+
+const strict = { additionalProperties: false } as const;
+/** One secret value; the reference bounds each at 64 KiB before encryption. */
+const Value = Type.String({ minLength: 1, maxLength: 65536 });
+
+const GenericMaterial = Type.Object({ kind: Type.Literal("generic"), value: Value }, strict);
+
+const OAuthRefreshMaterial = Type.Object(
+  {
+    refresh_token: Value,
+    token_endpoint: Type.String({ minLength: 1, maxLength: 2048, format: "uri", description: "HTTPS, or HTTP on a loopback host." }),
+    client_id: Value,
+    client_secret: Type.Optional(Value),
+    resource: Value,
+  },
+  strict,
+);
+
+const OAuthTokenSetMaterial = Type.Object(
+  {
+    kind: Type.Literal("oauth_token_set"),
+    access_token: Value,
+    access_token_expires_in_seconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 2147483647 })),
+    refresh: Type.Optional(OAuthRefreshMaterial),
+    id_token: Type.Optional(Value),
+    mcp_url: Type.Optional(Value),
+    scopes: Type.Optional(Value),
+    token_type: Type.Optional(Value),
+  },
+  strict,
+);
+
+const SlackAppCredentialsMaterial = Type.Object(
+  { kind: Type.Literal("slack_app_credentials"), access_token: Value, client_id: Value, client_secret: Value, signing_secret: Value },
+  strict,
+);
+
+const AwsCredentialsMaterial = Type.Object(
+  {
+    kind: Type.Literal("aws_credentials"),
+    access_key_id: Value,
+    secret_access_key: Value,
+    session_token: Type.Optional(Value),
+    role_arn: Type.Optional(Value),
+    external_id: Type.Optional(Type.String({ minLength: 1, maxLength: 65536, description: "Requires role_arn." })),
+  },
+  strict,
+);
+
+const GithubAppCredentialsMaterial = Type.Object(
+  {
+    kind: Type.Literal("github_app_credentials"),
+    app_id: Type.String({ pattern: "^[0-9]{1,20}$", description: "The GitHub App's numeric id." }),
+    private_key: Type.String({
+      minLength: 1,
+      maxLength: 65536,
+      pattern: "-----BEGIN [A-Z ]*PRIVATE KEY-----",
+      description: "The App's PEM-encoded private key.",
+    }),
+    webhook_secret: Type.Optional(Value),
+    client_id: Type.Optional(Value),
+    client_secret: Type.Optional(Value),
+  },
+  strict,
+);
+
+export const SecretMaterial = Tagged(
+  "kind",
+  {
+    generic: GenericMaterial,
+    oauth_token_set: OAuthTokenSetMaterial,
+    slack_app_credentials: SlackAppCredentialsMaterial,
+    aws_credentials: AwsCredentialsMaterial,
+    github_app_credentials: GithubAppCredentialsMaterial,
+  },
+  "The secret value, by kind. Write-only: no response ever contains it.",
+);
+export type SecretMaterial = Static<typeof SecretMaterial>;
+
+export const SecretOwnerInput = Tagged(
+  "kind",
+  {
+    org: Type.Object({ kind: Type.Literal("org") }, strict),
+    project: Type.Object({ kind: Type.Literal("project"), project_id: Id("project") }, strict),
+    user: Type.Object({ kind: Type.Literal("user") }, strict),
+  },
+  "Who owns the secret; immutable. A user-owned secret belongs to the caller.",
+);
+export type SecretOwnerInput = Static<typeof SecretOwnerInput>;
+
+export const SecretOwner = Type.Union([
+  Type.Object({ kind: Type.Literal("org") }, strict),
+  Type.Object({ kind: Type.Literal("project"), project_id: Id("project") }, strict),
+  Type.Object({ kind: Type.Literal("user"), user_id: Id("user") }, strict),
+]);
+
+export const Secret = Type.Object(
+  {
+    id: Id("secret"),
+    org_id: Id("org"),
+    management_kind: Type.Enum(["tenant", "cluster"]),
+    owner: SecretOwner,
+    name: Type.String(),
+    kind: Type.Enum([...SECRET_KINDS]),
+    metadata: Metadata,
+    current_version_number: Type.Integer(),
+    payload_keys: Type.Array(Type.String()),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  strict,
+);
+
+export const SecretGrant = Type.Object(
+  { id: Id("secretGrant"), org_id: Id("org"), secret_id: Id("secret"), target_project_id: Id("project"), created_at: Timestamp },
+  strict,
+);
+export const SecretGrantListItem = Type.Object({ grant: SecretGrant, target_project: Project }, strict);
+
+export const SecretAvailability = Type.Union([
+  Type.Object({ source: Type.Literal("direct"), project_id: Id("project") }, strict),
+  Type.Object({ source: Type.Literal("grant"), project_id: Id("project"), grant_id: Id("secretGrant") }, strict),
+]);
+export const ProjectSecretAccess = Type.Object({ secret: Secret, availability: SecretAvailability }, strict);
+
+export const CreateSecretRequest = Type.Object(
+  { owner: SecretOwnerInput, name: ResourceName, metadata: Type.Optional(Metadata), material: SecretMaterial },
+  strict,
+);
+export const UpdateSecretRequest = Type.Object(
+  { name: Type.Optional(ResourceName), metadata: Type.Optional(Metadata) },
+  { additionalProperties: false, minProperties: 1, description: "metadata, when given, replaces the whole map." },
+);
+export const SecretVersionRequest = Type.Object({ material: SecretMaterial }, strict);
+export const SecretGrantCreateRequest = Type.Object({ target_project_id: Id("project") }, strict);
+
+/** `metadata[key]=value` query parameters arrive with the brackets in their names; each must match. */
+export const METADATA_PARAM = /^metadata\[(.{1,128})\]$/s;
+const metadataParams = { patternProperties: { "^metadata\\[.{1,128}\\]$": Type.String({ maxLength: 512 }) } };
+const metadataHelp = "Metadata filters are written `metadata[key]=value`; give several keys to require all of them.";
+/**
+ * Documents the filter in OpenAPI (deepObject encoding). Requests never carry a bare `metadata` key: the
+ * query-string parser keeps `metadata[key]` as the parameter's name, matched by `metadataParams`.
+ */
+const MetadataFilterDoc = Type.Optional(
+  Type.Record(Type.String(), Type.String(), { description: `${metadataHelp} Encoded as a deepObject: metadata[env]=prod.` }),
+);
+
+export const ListSecretsQuery = Type.Object(
+  {
+    name: Type.Optional(NameFilter),
+    owner_kind: Type.Optional(Type.Enum([...OWNER_KINDS])),
+    owner_project_id: Type.Optional(Id("project")),
+    kind: Type.Optional(Type.Enum([...SECRET_KINDS])),
+    mcp_oauth_flow_id: Type.Optional(Id("mcpOAuthFlow")),
+    metadata: MetadataFilterDoc,
+    sort: Type.Optional(ResourceSort),
+    limit: Type.Optional(Limit),
+    cursor: Type.Optional(Cursor),
+  },
+  { additionalProperties: false, ...metadataParams },
+);
+
+export const ListProjectSecretsQuery = Type.Object(
+  {
+    name: Type.Optional(NameFilter),
+    kind: Type.Optional(Type.Enum([...SECRET_KINDS])),
+    owner_kind: Type.Optional(Type.Enum([...OWNER_KINDS])),
+    availability_source: Type.Optional(Type.Enum([...AVAILABILITY_SOURCES])),
+    metadata: MetadataFilterDoc,
+    sort: Type.Optional(ResourceSort),
+    limit: Type.Optional(Limit),
+    cursor: Type.Optional(Cursor),
+  },
+  { additionalProperties: false, ...metadataParams },
+);
+
+export const ListGrantsQuery = Type.Object(
+  { name: Type.Optional(NameFilter), sort: Type.Optional(GrantSort), limit: Type.Optional(Limit), cursor: Type.Optional(Cursor) },
+  { additionalProperties: false },
+);
+
+export const SecretParams = Type.Object({ orgID: Id("org"), secretID: Id("secret") });
+export const GrantParams = Type.Object({ orgID: Id("org"), secretID: Id("secret"), grantID: Id("secretGrant") });
+export const ProjectSecretsParams = Type.Object({ orgID: Id("org"), projectID: Id("project") });
+export const ProjectSecretParams = Type.Object({ orgID: Id("org"), projectID: Id("project"), secretID: Id("secret") });
