@@ -4,6 +4,7 @@ import { buildApp, type Services } from "./app.js";
 import { ConfigError, loadConfig, type Config } from "./config.js";
 import { openDatabase, type Database } from "./platform/db/index.js";
 import { startMaintenance, type MaintenanceTask } from "./maintenance.js";
+import { runFakeProvider } from "./runtime/models/fake-provider/cli.js";
 
 const USAGE = `usage: svc <command>
 
@@ -12,6 +13,9 @@ commands:
   api          the HTTP API only
   maintenance  housekeeping only (expired sessions, rate-limit windows, device flows)
   migrate      apply database migrations and exit
+  fake-provider [--port 8787] [--host 127.0.0.1]
+               a deterministic model server speaking the OpenAI Chat Completions, OpenAI Responses and
+               Anthropic Messages wire formats, for tests and offline trials
 
 Configuration comes from the environment; see docs/configuration.md.`;
 
@@ -23,6 +27,7 @@ async function main(argv: string[]): Promise<number> {
     console.log(USAGE);
     return command === undefined ? 2 : 0;
   }
+  if (command === "fake-provider") return runFakeProvider(argv.slice(1));
   if (!["serve", "api", "maintenance", "migrate"].includes(command)) {
     console.error(`svc: unknown command "${command}"\n\n${USAGE}`);
     return 2;
@@ -84,6 +89,7 @@ export function maintenanceTasks(services: Services): MaintenanceTask[] {
   return [
     { name: "expired-sessions", run: () => services.identity.sweepExpired() },
     { name: "rate-limit-windows", run: () => services.rateLimiter.sweep() },
+    { name: "expired-device-flows", run: () => services.deviceLogin.sweepExpired() },
   ];
 }
 
