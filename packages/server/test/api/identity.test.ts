@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ApiClient } from "../support/client.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
 let server: TestServer;
@@ -105,5 +106,26 @@ describe("personal access tokens", () => {
     }
     const noAuth = await server.api.get("/api/v1/me");
     expect(noAuth.status).toBe(401);
+  });
+});
+
+describe("cookies on an HTTPS deployment", () => {
+  it("uses __Host- cookie names with Secure, and accepts them back", async () => {
+    const https = await startTestServer({ SVC_PUBLIC_URL: "https://svc.example" });
+    try {
+      const api = new ApiClient(https.url, "https://svc.example");
+      const reply = await api.post("/api/auth/signup", { email: "tls@example.com", password: "long enough", display_name: "T" });
+      const cookies = reply.headers.getSetCookie();
+      expect(cookies.find((c) => c.startsWith("__Host-svc_session="))).toMatch(/; Secure/);
+      expect(cookies.find((c) => c.startsWith("__Host-svc_csrf="))).toMatch(/; Path=\/;.*Secure|Secure.*Path=\//);
+      expect(cookies.some((c) => c.startsWith("svc_session="))).toBe(false);
+      const session = await api.login("tls@example.com", "long enough");
+      expect((await api.get("/api/v1/me", { session })).status).toBe(200);
+      expect((await api.post("/api/v1/personal-access-tokens", { name: "t" }, { session })).status).toBe(201);
+      const plainName = { ...session, cookie: session.cookie.replaceAll("__Host-", "") };
+      expect((await api.get("/api/v1/me", { session: plainName })).status).toBe(401);
+    } finally {
+      await https.close();
+    }
   });
 });

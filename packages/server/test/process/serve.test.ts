@@ -1,0 +1,81 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import { ApiClient } from "../support/client.js";
+
+const MAIN = join(dirname(fileURLToPath(import.meta.url)), "../../src/main.ts");
+const dataDir = mkdtempSync(join(tmpdir(), "svc-process-"));
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/** The real `svc` entry point in a child process, on the embedded database in `dataDir`. */
+function svc(args: string[], port: number): ChildProcess {
+  return spawn(process.execPath, ["--import", "tsx", MAIN, ...args], {
+    env: { ...process.env, DATABASE_URL: "", PORT: String(port), HOST: "127.0.0.1", SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: "warn" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+}
+
+function exited(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => child.once("exit", (code) => resolve(code)));
+}
+
+async function ready(url: string): Promise<void> {
+  for (let attempt = 0; attempt < 300; attempt++) {
+    try {
+      if ((await fetch(`${url}/readyz`)).status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error("svc did not become ready");
+}
+
+describe("the svc process on the embedded database", () => {
+  it("migrates on its own, serves, stops on SIGTERM and keeps every row across a restart", { timeout: 120_000 }, async () => {
+    const migrate = svc(["migrate"], 0);
+    expect(await exited(migrate)).toBe(0);
+
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const api = new ApiClient(url, `http://localhost:${port}`);
+    let server = svc(["serve"], port);
+    await ready(url);
+    const session = await api.signup({ email: "restart@example.com", password: "long enough" });
+    const token = await api.pat(session);
+    const org = await api.post("/api/v1/orgs", { name: "Durable" }, { token });
+    expect(org.status).toBe(201);
+    server.kill("SIGTERM");
+    expect(await exited(server)).toBe(0);
+
+    server = svc(["serve"], port);
+    await ready(url);
+    const me = await api.get("/api/v1/me", { token });
+    expect(me.status).toBe(200);
+    expect(me.body.orgs).toEqual([expect.objectContaining({ id: org.body.org.id, name: "Durable", role: "owner" })]);
+    expect((await api.login("restart@example.com", "long enough")).userId).toBe(session.userId);
+    server.kill("SIGTERM");
+    expect(await exited(server)).toBe(0);
+  });
+
+  it("refuses an unknown command and a bad setting with exit code 2", async () => {
+    expect(await exited(svc(["fly"], 0))).toBe(2);
+    const badPort = spawn(process.execPath, ["--import", "tsx", MAIN, "serve"], { env: { ...process.env, PORT: "http" }, stdio: "ignore" });
+    expect(await exited(badPort)).toBe(2);
+  });
+});
