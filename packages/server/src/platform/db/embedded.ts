@@ -4,7 +4,7 @@ import { sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/pglite";
 import * as schema from "../../db/schema/index.js";
 import { runTransaction } from "./transaction.js";
-import type { AppDb, Database } from "./types.js";
+import type { AppDb, Database, NotificationTransport } from "./types.js";
 
 /** Opens the embedded PostgreSQL (PGlite) stored in `dataDir`, or an existing PGlite instance in tests. */
 export async function openEmbedded(source: { dataDir: string } | { client: PGlite }): Promise<Database> {
@@ -21,6 +21,26 @@ export async function openEmbedded(source: { dataDir: string } | { client: PGlit
     read: db,
     tx: (work) => runTransaction(db, work),
     ping: async () => void (await db.execute(sql`select 1`)),
+    notifications: embeddedNotifications(client),
     close: () => client.close(),
+  };
+}
+
+/** PGlite delivers NOTIFY to its own LISTENers; it is one process, so nothing is ever lost to a reconnect. */
+function embeddedNotifications(client: PGlite): NotificationTransport {
+  const stops = new Map<string, () => Promise<void>>();
+  return {
+    async listen(channel, deliver) {
+      stops.set(channel, await client.listen(channel, deliver));
+    },
+    async unlisten(channel) {
+      const stop = stops.get(channel);
+      stops.delete(channel);
+      await stop?.();
+    },
+    async notify(channel, payload) {
+      await client.query("SELECT pg_notify($1, $2)", [channel, payload]);
+    },
+    onReconnect() {},
   };
 }

@@ -1,4 +1,4 @@
-export type { AppDb, Database, Tx } from "./types.js";
+export type { AppDb, Database, NotificationTransport, Tx } from "./types.js";
 export { openDatabase } from "./open.js";
 export { openEmbedded } from "./embedded.js";
 export { openPostgres } from "./postgres.js";

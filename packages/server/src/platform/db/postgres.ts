@@ -3,6 +3,7 @@ import { drizzle } from "drizzle-orm/node-postgres";
 import pg from "pg";
 import * as schema from "../../db/schema/index.js";
 import { runTransaction } from "./transaction.js";
+import { createListener } from "./listener.js";
 import type { AppDb, Database } from "./types.js";
 
 export interface PostgresOptions {
@@ -19,11 +20,16 @@ export function openPostgres(options: PostgresOptions): Database {
   });
   pool.on("error", () => {});
   const db = drizzle({ client: pool, schema }) as unknown as AppDb;
+  const listener = createListener(options.url, pool);
   return {
     kind: "postgres",
     read: db,
     tx: (work) => runTransaction(db, work),
     ping: async () => void (await db.execute(sql`select 1`)),
-    close: () => pool.end(),
+    notifications: listener,
+    close: async () => {
+      await listener.close();
+      await pool.end();
+    },
   };
 }

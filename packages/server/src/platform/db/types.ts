@@ -16,5 +16,19 @@ export interface Database {
   /** Reads outside an explicit transaction (a single statement is its own transaction). */
   readonly read: AppDb;
   ping(): Promise<void>;
+  /** LISTEN/NOTIFY on this database, for the bus (`platform/bus.ts`); never use it for data. */
+  readonly notifications: NotificationTransport;
   close(): Promise<void>;
+}
+
+/**
+ * PostgreSQL notifications. Channels are lowercase `[a-z0-9_]` identifiers of at most 63 characters.
+ * Delivery is a hint: a lost connection loses notifications, reported through `onReconnect`.
+ */
+export interface NotificationTransport {
+  listen(channel: string, deliver: (payload: string) => void): Promise<void>;
+  unlisten(channel: string): Promise<void>;
+  notify(channel: string, payload: string): Promise<void>;
+  /** Called after the listening connection was lost and restored; listeners should re-read state. */
+  onReconnect(handler: () => void): void;
 }
