@@ -22,6 +22,9 @@ import { createInvitationService } from "./modules/invitations/service.js";
 import { invitationRoutes } from "./modules/invitations/routes.js";
 import { createSecretsService, type SecretsService } from "./modules/secrets/service.js";
 import { secretRoutes } from "./modules/secrets/routes.js";
+import { createOrgCredentials } from "./modules/secrets/org-credentials.js";
+import { createModelsService, type ModelsService } from "./modules/models/service.js";
+import { modelRoutes } from "./modules/models/routes.js";
 
 export interface Services {
   identity: IdentityService;
@@ -30,6 +33,7 @@ export interface Services {
   rateLimiter: RateLimiter;
   cipher: EnvelopeCipher;
   secrets: SecretsService;
+  models: ModelsService;
 }
 
 export interface App {
@@ -48,8 +52,9 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
   const orgApiKeys = createOrgApiKeyService({ db, memberships });
   const invitations = createInvitationService({ db, memberships });
   const secrets = createSecretsService({ db, cipher });
+  const models = createModelsService({ db, credentials: createOrgCredentials({ cipher }), outbound: config });
   const deviceLogin = createDeviceLoginService({ db, config, rateLimiter, tokens: identity });
-  const services: Services = { identity, orgs, deviceLogin, rateLimiter, cipher, secrets };
+  const services: Services = { identity, orgs, deviceLogin, rateLimiter, cipher, secrets, models };
 
   const http = await createHttpApp({
     config,
@@ -72,6 +77,7 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
       orgApiKeyRoutes(api, { orgApiKeys });
       invitationRoutes(api, { invitations });
       secretRoutes(api, { secrets });
+      modelRoutes(api, { models });
       api.get("/openapi.json", { config: { auth: "public" } }, async () => http.swagger());
     },
     { prefix: API_PREFIX },

@@ -15,6 +15,12 @@ export interface Config {
   readonly smtpUrl: string | undefined;
   readonly mailFrom: string;
   readonly trustProxy: boolean;
+  /**
+   * Whether outbound calls (model providers, later MCP servers and webhooks) may reach loopback, private,
+   * link-local and other internal addresses. Default: true embedded (a local model server is the common
+   * case), false with DATABASE_URL (a shared server must not be a proxy into its own network).
+   */
+  readonly allowPrivateNetwork: boolean;
   readonly shutdownTimeoutMs: number;
   readonly rateLimits: RateLimitConfig;
   readonly deviceLogin: DeviceLoginConfig;
@@ -62,6 +68,7 @@ export function loadConfig(env: Env = process.env): Config {
     smtpUrl: nonEmpty(env["SVC_SMTP_URL"]),
     mailFrom: nonEmpty(env["SVC_MAIL_FROM"]) ?? "svc <no-reply@localhost>",
     trustProxy: boolVar(env, "SVC_TRUST_PROXY", false),
+    allowPrivateNetwork: boolVar(env, "SVC_ALLOW_PRIVATE_NETWORK", databaseUrl === undefined),
     shutdownTimeoutMs: intVar(env, "SVC_SHUTDOWN_TIMEOUT_MS", 10_000, 0, 600_000),
     rateLimits: Object.freeze({
       authPerWindow: intVar(env, "SVC_RATE_LIMIT_AUTH", 20, 1, 1_000_000),

@@ -14,6 +14,10 @@ export const ID_PREFIXES = {
   session: "bss",
   deviceFlow: "adf",
   mcpOAuthFlow: "moaf",
+  modelProviderConfig: "mpc",
+  configuredModel: "mdl",
+  modelRevision: "mrev",
+  modelGrant: "pmog",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -1,6 +1,6 @@
 import type { EnvelopeCipher } from "../../platform/crypto/envelope.js";
 import type { Database, Tx } from "../../platform/db/index.js";
-import { isUniqueViolation } from "../../platform/db/index.js";
+import { isForeignKeyViolation, isUniqueViolation } from "../../platform/db/index.js";
 import { sqlState } from "../../platform/db/pg-errors.js";
 import { AppError, conflict, forbidden, invalidRequest, notFound } from "../../platform/errors.js";
 import type { Principal } from "../../platform/http/auth.js";
@@ -99,11 +99,19 @@ export function createSecretsService(deps: { db: Database; cipher: EnvelopeCiphe
       );
     },
 
+    /** A secret still referenced elsewhere (a model provider config's credential) is a 409, never a 500. */
     async deleteSecret(principal: Principal, orgId: string, secretId: string): Promise<void> {
-      await db.tx(async (tx) => {
-        await requireSecret(tx, principal, orgId, secretId, "change");
-        await store.deleteSecret(tx, orgId, secretId);
-      });
+      try {
+        await db.tx(async (tx) => {
+          await requireSecret(tx, principal, orgId, secretId, "change");
+          await store.deleteSecret(tx, orgId, secretId);
+        });
+      } catch (err) {
+        if (isForeignKeyViolation(err)) {
+          throw conflict("the secret is in use (for example as a model provider config's credential); stop using it first");
+        }
+        throw err;
+      }
     },
 
     /** Adds the next version and makes it current. The material must be of the secret's kind. */

@@ -3,5 +3,5 @@ export { openDatabase } from "./open.js";
 export { openEmbedded } from "./embedded.js";
 export { openPostgres } from "./postgres.js";
 export { migrateEmbedded, migratePostgres } from "./migrate.js";
-export { isUniqueViolation } from "./pg-errors.js";
+export { isForeignKeyViolation, isUniqueViolation } from "./pg-errors.js";
 export { rawRows, rawCount } from "./raw.js";

@@ -18,3 +18,12 @@ export function isUniqueViolation(err: unknown, constraint?: string): boolean {
   }
   return false;
 }
+
+/**
+ * A foreign key refused a change: 23503, or 23001 (restrict_violation), which PostgreSQL 18 raises for
+ * ON DELETE RESTRICT where earlier versions raise 23503.
+ */
+export function isForeignKeyViolation(err: unknown): boolean {
+  const state = sqlState(err);
+  return state === "23503" || state === "23001";
+}

@@ -1,0 +1,195 @@
+import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from "node:dns";
+import { BlockList, isIP } from "node:net";
+
+/**
+ * The SSRF guard for every call svc makes to an address a tenant chose: model providers now, MCP servers
+ * and webhooks later. Unless the operator allows the private network, a destination must resolve only to
+ * public addresses. It is checked twice: `assertOutboundAllowed` before the request (clear error, and the
+ * only check for IP literals, which never reach a resolver), and `guardedLookup` as the connection's own
+ * resolver, so a name that resolves differently the second time (DNS rebinding) is refused as well.
+ */
+export interface OutboundPolicy {
+  readonly allowPrivateNetwork: boolean;
+}
+
+/** A destination the policy refuses. Its message is safe to show to the tenant who configured it. */
+export class OutboundRefusedError extends Error {
+  constructor(reason: string) {
+    super(`destination not allowed: ${reason}`);
+    this.name = "OutboundRefusedError";
+  }
+}
+
+export type Resolver = (hostname: string) => Promise<LookupAddress[]>;
+
+const INTERNAL_V4: Array<[string, number, string]> = [
+  ["0.0.0.0", 8, "this network"],
+  ["10.0.0.0", 8, "private"],
+  ["100.64.0.0", 10, "carrier-grade NAT"],
+  ["127.0.0.0", 8, "loopback"],
+  ["169.254.0.0", 16, "link-local (cloud metadata)"],
+  ["172.16.0.0", 12, "private"],
+  ["192.0.0.0", 24, "IETF protocol assignments"],
+  ["192.168.0.0", 16, "private"],
+  ["198.18.0.0", 15, "benchmarking"],
+  ["224.0.0.0", 4, "multicast"],
+  ["240.0.0.0", 4, "reserved"],
+];
+const INTERNAL_V6: Array<[string, number, string]> = [
+  ["::", 128, "unspecified"],
+  ["::1", 128, "loopback"],
+  ["fc00::", 7, "unique-local"],
+  ["fe80::", 10, "link-local"],
+  ["fec0::", 10, "site-local"],
+  ["ff00::", 8, "multicast"],
+];
+
+const blocked = new BlockList();
+for (const [network, prefix] of INTERNAL_V4) blocked.addSubnet(network, prefix, "ipv4");
+for (const [network, prefix] of INTERNAL_V6) blocked.addSubnet(network, prefix, "ipv6");
+
+/**
+ * Why an address is internal, or null for a public one. IPv4 addresses carried inside IPv6 (mapped
+ * `::ffff:a.b.c.d`, the old compatible `::a.b.c.d`, NAT64 `64:ff9b::a.b.c.d`) are judged by the IPv4
+ * address they carry. Anything that is not an IP address at all counts as internal.
+ */
+export function internalAddressReason(address: string): string | null {
+  const family = isIP(address);
+  if (family === 4) return v4Reason(address);
+  if (family !== 6) return "not an IP address";
+  const embedded = embeddedIpv4(address);
+  if (embedded !== null) return v4Reason(embedded);
+  if (!blocked.check(address, "ipv6")) return null;
+  const bytes = ipv6Bytes(address)!;
+  return INTERNAL_V6.find(([network, prefix]) => samePrefix(bytes, ipv6Bytes(network)!, prefix))?.[2] ?? "internal";
+}
+
+export function isInternalAddress(address: string): boolean {
+  return internalAddressReason(address) !== null;
+}
+
+function v4Reason(address: string): string | null {
+  if (!blocked.check(address, "ipv4")) return null;
+  const value = ipv4Number(address);
+  return INTERNAL_V4.find(([network, prefix]) => value >>> (32 - prefix) === ipv4Number(network) >>> (32 - prefix))?.[2] ?? "internal";
+}
+
+const systemResolver: Resolver = (hostname) =>
+  new Promise((resolve, reject) => {
+    dnsLookup(hostname, { all: true, verbatim: true }, (err, addresses) => (err ? reject(err) : resolve(addresses)));
+  });
+
+/** The host of a URL as a resolver takes it: IPv6 literals lose their brackets. */
+export function urlHost(url: URL): string {
+  return url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
+}
+
+/**
+ * Throws `OutboundRefusedError` unless `url` is http(s) and, when the private network is not allowed,
+ * every address its host resolves to is public. A host that does not resolve is refused too.
+ */
+export async function assertOutboundAllowed(url: string | URL, policy: OutboundPolicy, resolve: Resolver = systemResolver): Promise<void> {
+  let parsed: URL;
+  try {
+    parsed = typeof url === "string" ? new URL(url) : url;
+  } catch {
+    throw new OutboundRefusedError("not a valid URL");
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new OutboundRefusedError(`scheme ${parsed.protocol} is not http or https`);
+  if (policy.allowPrivateNetwork) return;
+  const host = urlHost(parsed);
+  let addresses: LookupAddress[];
+  try {
+    addresses = await resolve(host);
+  } catch (err) {
+    throw new OutboundRefusedError(`${host} does not resolve (${(err as NodeJS.ErrnoException).code ?? "lookup failed"})`);
+  }
+  if (addresses.length === 0) throw new OutboundRefusedError(`${host} does not resolve`);
+  refuseInternal(host, addresses);
+}
+
+function refuseInternal(host: string, addresses: readonly LookupAddress[]): void {
+  for (const { address } of addresses) {
+    const reason = internalAddressReason(address);
+    if (reason !== null) {
+      const shown = host === address ? address : `${host} resolves to ${address}`;
+      throw new OutboundRefusedError(`${shown}, a ${reason} address (set SVC_ALLOW_PRIVATE_NETWORK=true to allow)`);
+    }
+  }
+}
+
+type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+/**
+ * A `lookup` for `http.request` / `net.connect` that refuses internal addresses at connection time. It
+ * answers in both shapes Node asks for (`all: true` with happy eyeballs, a single address otherwise).
+ */
+export function guardedLookup(policy: OutboundPolicy): (hostname: string, options: LookupOptions, callback: LookupCallback) => void {
+  return (hostname, options, callback) => {
+    dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
+      if (err) return callback(err, []);
+      if (!policy.allowPrivateNetwork) {
+        try {
+          if (addresses.length === 0) throw new OutboundRefusedError(`${hostname} does not resolve`);
+          refuseInternal(hostname, addresses);
+        } catch (refused) {
+          return callback(refused as NodeJS.ErrnoException, []);
+        }
+      }
+      if (options.all) return callback(null, addresses);
+      const first = addresses[0]!;
+      return callback(null, first.address, first.family);
+    });
+  };
+}
+
+function ipv4Number(address: string): number {
+  return address.split(".").reduce((acc, part) => acc * 256 + Number(part), 0);
+}
+
+/** The 16 bytes of an IPv6 address (which `isIP` already accepted), dotted-quad tails included. */
+function ipv6Bytes(address: string): number[] | null {
+  let text = address.toLowerCase().split("%")[0]!;
+  const tail: number[] = [];
+  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
+  if (dotted) {
+    tail.push(...dotted[1]!.split(".").map(Number));
+    text = text.slice(0, -dotted[1]!.length) + "0:0";
+  }
+  const [head, rest] = text.includes("::") ? text.split("::") : [text, undefined];
+  const left = head ? head.split(":") : [];
+  const right = rest ? rest.split(":") : [];
+  const fill = rest === undefined ? 0 : 8 - left.length - right.length;
+  const groups = [...left, ...Array<string>(fill).fill("0"), ...right];
+  if (groups.length !== 8) return null;
+  const bytes = groups.flatMap((group) => {
+    const value = parseInt(group || "0", 16);
+    return [value >> 8, value & 0xff];
+  });
+  if (tail.length === 4) bytes.splice(12, 4, ...tail);
+  return bytes;
+}
+
+function samePrefix(a: number[], b: number[], prefix: number): boolean {
+  for (let bit = 0; bit < prefix; bit++) {
+    const mask = 0x80 >> bit % 8;
+    if ((a[bit >> 3]! & mask) !== (b[bit >> 3]! & mask)) return false;
+  }
+  return true;
+}
+
+const MAPPED = ipv6Bytes("::ffff:0:0")!;
+const NAT64 = ipv6Bytes("64:ff9b::")!;
+const COMPATIBLE = ipv6Bytes("::")!;
+
+/** The IPv4 address an IPv6 address carries in its last 32 bits, for the forms that carry one. */
+function embeddedIpv4(address: string): string | null {
+  const bytes = ipv6Bytes(address);
+  if (!bytes) return null;
+  const carriesV4 =
+    samePrefix(bytes, MAPPED, 96) ||
+    samePrefix(bytes, NAT64, 96) ||
+    // ::a.b.c.d (deprecated); :: and ::1 themselves are IPv6 special addresses, judged as such.
+    (samePrefix(bytes, COMPATIBLE, 96) && (bytes[12]! | bytes[13]! | bytes[14]!) !== 0);
+  return carriesV4 ? bytes.slice(12).join(".") : null;
+}

@@ -1,0 +1,217 @@
+import { request } from "node:http";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config.js";
+import {
+  assertOutboundAllowed,
+  guardedLookup,
+  internalAddressReason,
+  OutboundRefusedError,
+  type Resolver,
+} from "../../src/platform/net/outbound.js";
+import { startFakeProvider, type FakeProvider } from "../../src/runtime/models/fake-provider/index.js";
+import { createProvider, createSecret } from "../api/models-fixtures.js";
+import { startTestServer, type TestServer } from "../support/server.js";
+
+const deny = { allowPrivateNetwork: false };
+const allow = { allowPrivateNetwork: true };
+
+describe("the address table", () => {
+  const internal: Array<[string, string]> = [
+    ["0.0.0.0", "this network"],
+    ["0.1.2.3", "this network"],
+    ["10.0.0.1", "private"],
+    ["10.255.255.255", "private"],
+    ["100.64.0.1", "carrier-grade NAT"],
+    ["100.127.255.254", "carrier-grade NAT"],
+    ["127.0.0.1", "loopback"],
+    ["127.255.0.9", "loopback"],
+    ["169.254.169.254", "link-local (cloud metadata)"],
+    ["172.16.0.1", "private"],
+    ["172.31.255.255", "private"],
+    ["192.168.1.10", "private"],
+    ["198.18.0.1", "benchmarking"],
+    ["224.0.0.251", "multicast"],
+    ["255.255.255.255", "reserved"],
+    ["::", "unspecified"],
+    ["::1", "loopback"],
+    ["fc00::1", "unique-local"],
+    ["fd12:3456::1", "unique-local"],
+    ["fe80::1", "link-local"],
+    ["FE80::abcd:1", "link-local"],
+    ["ff02::1", "multicast"],
+    ["::ffff:127.0.0.1", "loopback"],
+    ["::ffff:7f00:1", "loopback"],
+    ["::ffff:10.1.2.3", "private"],
+    ["::ffff:169.254.169.254", "link-local (cloud metadata)"],
+    ["::127.0.0.1", "loopback"],
+    ["64:ff9b::10.0.0.1", "private"],
+    ["64:ff9b::a9fe:a9fe", "link-local (cloud metadata)"],
+    ["not-an-ip", "not an IP address"],
+  ];
+  it.each(internal)("refuses %s (%s)", (address, reason) => {
+    expect(internalAddressReason(address)).toBe(reason);
+  });
+
+  const external = [
+    "8.8.8.8",
+    "1.1.1.1",
+    "172.15.255.255",
+    "172.32.0.1",
+    "100.63.255.255",
+    "100.128.0.1",
+    "169.253.0.1",
+    "192.169.0.1",
+    "2606:4700:4700::1111",
+    "2001:4860:4860::8888",
+    "::ffff:8.8.8.8",
+    "64:ff9b::808:808",
+  ];
+  it.each(external)("allows %s", (address) => {
+    expect(internalAddressReason(address)).toBeNull();
+  });
+});
+
+describe("assertOutboundAllowed", () => {
+  const names: Record<string, string[]> = {
+    "metadata.example": ["169.254.169.254"],
+    "public.example": ["93.184.215.14", "2606:2800:21f:cb07:6820:80da:af6b:8b2c"],
+    "mixed.example": ["93.184.215.14", "10.0.0.7"],
+    "empty.example": [],
+  };
+  const resolver: Resolver = async (host) => {
+    const addresses = names[host];
+    if (!addresses) throw Object.assign(new Error("not found"), { code: "ENOTFOUND" });
+    return addresses.map((address) => ({ address, family: address.includes(":") ? 6 : 4 }));
+  };
+
+  it("refuses internal destinations, by literal or by name", async () => {
+    for (const url of [
+      "http://127.0.0.1:8080/v1",
+      "http://[::1]/v1",
+      "http://[::ffff:127.0.0.1]/",
+      "http://0x7f.1/",
+      "http://2130706433/",
+      "http://169.254.169.254/latest/meta-data",
+      "https://10.0.0.1/",
+      "http://localhost:1234/v1",
+    ]) {
+      await expect(assertOutboundAllowed(url, deny), url).rejects.toBeInstanceOf(OutboundRefusedError);
+    }
+    await expect(assertOutboundAllowed("https://metadata.example/", deny, resolver)).rejects.toThrow(
+      "destination not allowed: metadata.example resolves to 169.254.169.254, a link-local (cloud metadata) address",
+    );
+    await expect(assertOutboundAllowed("https://mixed.example/", deny, resolver)).rejects.toThrow("resolves to 10.0.0.7, a private address");
+    await expect(assertOutboundAllowed("https://nowhere.example/", deny, resolver)).rejects.toThrow("nowhere.example does not resolve (ENOTFOUND)");
+    await expect(assertOutboundAllowed("https://empty.example/", deny, resolver)).rejects.toThrow("empty.example does not resolve");
+  });
+
+  it("allows public destinations, and everything http(s) when the private network is allowed", async () => {
+    await expect(assertOutboundAllowed("https://public.example/v1", deny, resolver)).resolves.toBeUndefined();
+    await expect(assertOutboundAllowed("https://93.184.215.14/", deny)).resolves.toBeUndefined();
+    for (const url of ["http://127.0.0.1/", "http://169.254.169.254/", "http://[fd00::1]/", "http://unresolvable.invalid/"]) {
+      await expect(assertOutboundAllowed(url, allow, resolver)).resolves.toBeUndefined();
+    }
+  });
+
+  it("refuses anything but http and https whatever the policy", async () => {
+    for (const url of ["ftp://93.184.215.14/", "file:///etc/passwd", "gopher://public.example/", "not a url"]) {
+      await expect(assertOutboundAllowed(url, allow, resolver), url).rejects.toBeInstanceOf(OutboundRefusedError);
+    }
+  });
+});
+
+describe("guardedLookup", () => {
+  let fake: FakeProvider;
+  beforeAll(async () => {
+    fake = await startFakeProvider();
+  });
+  afterAll(async () => {
+    await fake?.close();
+  });
+  beforeEach(() => fake.reset());
+
+  /** A GET through node:http with the guard as its resolver; the status, or the error it failed with. */
+  function get(url: string, policy: { allowPrivateNetwork: boolean }): Promise<number | Error> {
+    return new Promise((resolve) => {
+      const req = request(url, { lookup: guardedLookup(policy) }, (res) => {
+        res.resume();
+        res.on("end", () => resolve(res.statusCode ?? 0));
+      });
+      req.on("error", resolve);
+      req.end();
+    });
+  }
+
+  it("refuses a name that resolves to an internal address at connection time", async () => {
+    const port = new URL(fake.url).port;
+    const refused = await get(`http://localhost:${port}/v1/models`, deny);
+    expect(refused).toBeInstanceOf(OutboundRefusedError);
+    expect(String(refused)).toContain("localhost resolves to 127.0.0.1, a loopback address");
+    expect(fake.requests).toHaveLength(0);
+
+    expect(await get(`http://localhost:${port}/v1/models`, allow)).toBe(200);
+    expect(fake.requests).toHaveLength(1);
+  });
+});
+
+describe("the catalog call under the policy", () => {
+  let fake: FakeProvider;
+  let open: TestServer;
+  let closed: TestServer;
+  beforeAll(async () => {
+    fake = await startFakeProvider();
+    open = await startTestServer({ SVC_ALLOW_PRIVATE_NETWORK: "true" });
+    closed = await startTestServer({ SVC_ALLOW_PRIVATE_NETWORK: "false" });
+  });
+  afterAll(async () => {
+    await open?.close();
+    await closed?.close();
+    await fake?.close();
+  });
+  beforeEach(() => fake.reset());
+
+  async function providerOn(server: TestServer, baseUrl: string) {
+    const owner = await server.api.userWithOrg();
+    const auth = { token: owner.token };
+    const secretId = await createSecret(server.api, auth, owner.org.id, { value: "never-sent" });
+    const created = await createProvider(server.api, auth, owner.org.id, {
+      name: "local",
+      api_format: "openai-responses",
+      base_url: baseUrl,
+      credential_secret_id: secretId,
+    });
+    return { auth, created, catalogPath: `/api/v1/orgs/${owner.org.id}/model-provider-configs/${created.body.config.id}/model-catalog` };
+  }
+
+  it("reaches a loopback provider when the private network is allowed", async () => {
+    const { auth, created, catalogPath } = await providerOn(open, fake.baseUrl);
+    expect(created.body.model_catalog.status).toBe("ok");
+    expect((await open.api.get(catalogPath, auth)).body).toEqual({ status: "ok", models: [{ slug: "fake-model" }] });
+    expect(fake.requests).toHaveLength(2);
+  });
+
+  it("stores the config but never calls a loopback provider when it is not", async () => {
+    const port = new URL(fake.url).port;
+    for (const baseUrl of [fake.baseUrl, `http://localhost:${port}/v1`, `http://[::ffff:127.0.0.1]:${port}/v1`]) {
+      const { auth, created, catalogPath } = await providerOn(closed, baseUrl);
+      expect(created.body.config.base_url).toBe(new URL(baseUrl).href);
+      expect(created.body.model_catalog).toEqual({ status: "failed", error: expect.stringMatching(/^destination not allowed: .*loopback address/) });
+      const catalog = await closed.api.get(catalogPath, auth);
+      expect(catalog.status).toBe(200);
+      expect(catalog.body).toEqual(created.body.model_catalog);
+      expect(catalog.text).not.toContain("never-sent");
+    }
+    expect(fake.requests).toHaveLength(0);
+  });
+});
+
+describe("SVC_ALLOW_PRIVATE_NETWORK", () => {
+  it("defaults to true embedded and false with DATABASE_URL; true and false override", () => {
+    const server = { DATABASE_URL: "postgres://db/svc", SVC_SECRET_KEY: "1".repeat(64) };
+    expect(loadConfig({}).allowPrivateNetwork).toBe(true);
+    expect(loadConfig(server).allowPrivateNetwork).toBe(false);
+    expect(loadConfig({ SVC_ALLOW_PRIVATE_NETWORK: "false" }).allowPrivateNetwork).toBe(false);
+    expect(loadConfig({ ...server, SVC_ALLOW_PRIVATE_NETWORK: "true" }).allowPrivateNetwork).toBe(true);
+    expect(() => loadConfig({ SVC_ALLOW_PRIVATE_NETWORK: "maybe" })).toThrow("SVC_ALLOW_PRIVATE_NETWORK must be true or false");
+  });
+});
