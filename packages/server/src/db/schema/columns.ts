@@ -1,4 +1,4 @@
-import { sql } from "drizzle-orm";
+import { isNull, lt, or, sql, type AnyColumn, type SQL } from "drizzle-orm";
 import { timestamp, uuid } from "drizzle-orm/pg-core";
 
 /**
@@ -6,6 +6,16 @@ import { timestamp, uuid } from "drizzle-orm/pg-core";
  * JavaScript Date exactly; keyset cursors compare timestamps and must not lose microseconds.
  */
 export const dbNow = sql`date_trunc('milliseconds', statement_timestamp())`;
+
+/** The database clock `seconds` ahead, for expiry times. */
+export const dbSecondsFromNow = (seconds: number): SQL => sql`${dbNow} + make_interval(secs => ${seconds})`;
+
+/** The database clock `seconds` back. */
+export const dbSecondsAgo = (seconds: number): SQL => sql`${dbNow} - make_interval(secs => ${seconds})`;
+
+/** The column is unset or older than `seconds`: throttles stamps such as last-used and last-seen times. */
+export const unsetOrOlderThan = (column: AnyColumn, seconds: number): SQL =>
+  or(isNull(column), lt(column, dbSecondsAgo(seconds)))!;
 
 /** Primary keys are UUIDv7 made by the application, so an id is known before its row is written. */
 export const idColumn = () => uuid("id").primaryKey();

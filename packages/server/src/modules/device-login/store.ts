@@ -1,6 +1,6 @@
 import { and, eq, gt, inArray, isNull, lt, sql } from "drizzle-orm";
 import { deviceFlows } from "../../db/schema/index.js";
-import { dbNow } from "../../db/schema/columns.js";
+import { dbNow, dbSecondsFromNow } from "../../db/schema/columns.js";
 import type { AppDb, Tx } from "../../platform/db/index.js";
 
 type Db = AppDb | Tx;
@@ -47,7 +47,7 @@ export async function insertFlow(
   const { ttlSeconds, ...values } = row;
   const inserted = await tx
     .insert(deviceFlows)
-    .values({ ...values, expiresAt: sql`${dbNow} + make_interval(secs => ${ttlSeconds})` })
+    .values({ ...values, expiresAt: dbSecondsFromNow(ttlSeconds) })
     .onConflictDoNothing()
     .returning({ id: deviceFlows.id });
   return inserted.length === 1;

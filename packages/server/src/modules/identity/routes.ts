@@ -6,7 +6,7 @@ import { encodeId } from "../../platform/ids.js";
 import { cookieNames, type UserPrincipal } from "../../platform/http/auth.js";
 import { cspNonce, sendHtml } from "../../platform/http/html.js";
 import type { HttpApp } from "../../platform/http/app.js";
-import { toPage } from "../../platform/http/lists.js";
+import { pageOf, toPage } from "../../platform/http/lists.js";
 import { errorResponses, iso, OkResponse, Page } from "../../platform/http/schemas.js";
 import { pageQuery } from "../../platform/http/lists.js";
 import * as s from "./schemas.js";
@@ -120,9 +120,9 @@ export function identityRoutes(app: HttpApp, deps: { identity: IdentityService }
       },
     },
     async (request) => {
-      const limit = request.query.limit ?? 50;
-      const rows = await identity.listPats(userOf(request.principal), { limit, cursor: request.query.cursor });
-      return toPage(rows, limit, "-created_at", (r) => ({ value: r.createdAt, id: r.id }), patView);
+      const page = pageOf(request.query);
+      const rows = await identity.listPats(userOf(request.principal), page);
+      return toPage(rows, page.limit, page.sort, (r) => ({ value: r.createdAt, id: r.id }), patView);
     },
   );
 

@@ -1,6 +1,5 @@
-import { sql } from "drizzle-orm";
 import type { Config } from "../../config.js";
-import { dbNow } from "../../db/schema/columns.js";
+import { dbNow, dbSecondsFromNow } from "../../db/schema/columns.js";
 import { AppError, conflict, notFound } from "../../platform/errors.js";
 import type { Database, Tx } from "../../platform/db/index.js";
 import { isUniqueViolation } from "../../platform/db/index.js";
@@ -59,7 +58,7 @@ export function createIdentityService(deps: IdentityDeps) {
       id: newUuid(),
       userId: user.id,
       tokenHash: sha256Hex(token),
-      expiresAt: sql`${dbNow} + make_interval(secs => ${VERIFICATION_TTL_SECONDS})`,
+      expiresAt: dbSecondsFromNow(VERIFICATION_TTL_SECONDS),
     });
     const link = `${config.publicUrl}/api/auth/verify-email?token=${token}`;
     return async () => mailer?.sendVerification({ to: user.email, displayName: user.displayName, link });

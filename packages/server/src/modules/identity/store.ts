@@ -1,7 +1,8 @@
 import { and, eq, gt, isNull, lt, or, sql } from "drizzle-orm";
 import type { PgInsertValue } from "drizzle-orm/pg-core";
 import { browserSessions, emailVerificationTokens, personalAccessTokens, users } from "../../db/schema/index.js";
-import { dbNow } from "../../db/schema/columns.js";
+import { dbNow, dbSecondsAgo, dbSecondsFromNow, unsetOrOlderThan } from "../../db/schema/columns.js";
+import { TOKEN_TOUCH_SECONDS } from "../../platform/crypto/tokens.js";
 import type { AppDb, Tx } from "../../platform/db/index.js";
 import { allOf, keyset, type Sort } from "../../platform/http/lists.js";
 
@@ -13,7 +14,6 @@ export type PatRow = typeof personalAccessTokens.$inferSelect;
 export const SESSION_IDLE_SECONDS = 7 * 24 * 3600;
 /** Touch writes are throttled: sessions every 5 minutes, token last-use once a minute. */
 const SESSION_TOUCH_SECONDS = 300;
-const TOKEN_TOUCH_SECONDS = 60;
 
 export async function insertUser(tx: Db, row: PgInsertValue<typeof users>): Promise<UserRow | undefined> {
   const [user] = await tx.insert(users).values(row).onConflictDoNothing({ target: users.normalizedEmail }).returning();
@@ -58,7 +58,7 @@ export async function insertSession(tx: Db, row: { id: string; userId: string; t
   await tx.insert(browserSessions).values({
     ...row,
     lastSeenAt: dbNow,
-    expiresAt: sql`${dbNow} + make_interval(secs => ${SESSION_IDLE_SECONDS})`,
+    expiresAt: dbSecondsFromNow(SESSION_IDLE_SECONDS),
   });
 }
 
@@ -74,11 +74,11 @@ export async function findLiveSession(tx: Db, tokenHash: string) {
 export async function touchSession(tx: Db, sessionId: string): Promise<void> {
   await tx
     .update(browserSessions)
-    .set({ lastSeenAt: dbNow, expiresAt: sql`${dbNow} + make_interval(secs => ${SESSION_IDLE_SECONDS})` })
+    .set({ lastSeenAt: dbNow, expiresAt: dbSecondsFromNow(SESSION_IDLE_SECONDS) })
     .where(
       and(
         eq(browserSessions.id, sessionId),
-        lt(browserSessions.lastSeenAt, sql`${dbNow} - make_interval(secs => ${SESSION_TOUCH_SECONDS})`),
+        lt(browserSessions.lastSeenAt, dbSecondsAgo(SESSION_TOUCH_SECONDS)),
       ),
     );
 }
@@ -150,7 +150,7 @@ export async function touchPat(tx: Db, patId: string): Promise<void> {
     .where(
       and(
         eq(personalAccessTokens.id, patId),
-        or(isNull(personalAccessTokens.lastUsedAt), lt(personalAccessTokens.lastUsedAt, sql`${dbNow} - make_interval(secs => ${TOKEN_TOUCH_SECONDS})`)),
+        unsetOrOlderThan(personalAccessTokens.lastUsedAt, TOKEN_TOUCH_SECONDS),
       ),
     );
 }

@@ -1,7 +1,7 @@
 import { Type } from "typebox";
 import type { UserPrincipal } from "../../platform/http/auth.js";
 import type { HttpApp } from "../../platform/http/app.js";
-import { pageQuery, toPage } from "../../platform/http/lists.js";
+import { pageOf, pageQuery, toPage } from "../../platform/http/lists.js";
 import { pathId } from "../../platform/http/params.js";
 import { errorResponses, Page } from "../../platform/http/schemas.js";
 import { OrgParams } from "../orgs/schemas.js";
@@ -47,10 +47,9 @@ export function invitationRoutes(app: HttpApp, deps: { invitations: InvitationSe
       },
     },
     async (request) => {
-      const limit = request.query.limit ?? 50;
-      const orgId = pathId("org", request.params.orgID);
-      const rows = await invitations.listForOrg(request.principal!, orgId, { limit, cursor: request.query.cursor, sort: "-created_at" });
-      return toPage(rows, limit, "-created_at", (r) => ({ value: r.createdAt, id: r.id }), invitationView);
+      const page = pageOf(request.query);
+      const rows = await invitations.listForOrg(request.principal!, pathId("org", request.params.orgID), page);
+      return toPage(rows, page.limit, page.sort, (r) => ({ value: r.createdAt, id: r.id }), invitationView);
     },
   );
 
@@ -83,9 +82,10 @@ export function invitationRoutes(app: HttpApp, deps: { invitations: InvitationSe
       },
     },
     async (request) => {
-      const limit = request.query.limit ?? 50;
-      const rows = await invitations.listMine(userOf(request.principal), { limit, cursor: request.query.cursor, sort: "created_at" });
-      return toPage(rows, limit, "created_at", (r) => ({ value: r.createdAt, id: r.id }), invitationView);
+      // The invitee's own list is oldest first, as the spec orders it.
+      const page = pageOf(request.query, "created_at");
+      const rows = await invitations.listMine(userOf(request.principal), page);
+      return toPage(rows, page.limit, page.sort, (r) => ({ value: r.createdAt, id: r.id }), invitationView);
     },
   );
 

@@ -1,9 +1,9 @@
 import { Type } from "typebox";
 import type { HttpApp } from "../../platform/http/app.js";
-import { toPage } from "../../platform/http/lists.js";
+import { pageOf, toPage } from "../../platform/http/lists.js";
 import { errorResponses, Page } from "../../platform/http/schemas.js";
 import * as s from "./configured-schemas.js";
-import { modelPath, pageOf, providerPath } from "./decode.js";
+import { modelPath, providerPath } from "./decode.js";
 import { ProviderParams, TAG } from "./providers-schemas.js";
 import type { ModelsService } from "./service.js";
 import { configuredModelView } from "./views.js";

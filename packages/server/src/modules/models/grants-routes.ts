@@ -1,9 +1,8 @@
 import { Type } from "typebox";
 import type { HttpApp } from "../../platform/http/app.js";
-import { sortValue, toPage } from "../../platform/http/lists.js";
-import { pathId } from "../../platform/http/params.js";
+import { pageOf, sortValue, toPage } from "../../platform/http/lists.js";
+import { pathId, projectPath } from "../../platform/http/params.js";
 import { errorResponses, Page } from "../../platform/http/schemas.js";
-import { pageOf, projectPath } from "./decode.js";
 import * as s from "./grants-schemas.js";
 import { TAG } from "./providers-schemas.js";
 import type { ModelsService } from "./service.js";

@@ -1,10 +1,10 @@
 import { Type } from "typebox";
 import type { HttpApp } from "../../platform/http/app.js";
-import { sortValue, toPage } from "../../platform/http/lists.js";
+import { pageOf, sortValue, toPage } from "../../platform/http/lists.js";
 import { pathId } from "../../platform/http/params.js";
 import { errorResponses, Page } from "../../platform/http/schemas.js";
 import { OrgParams } from "../orgs/schemas.js";
-import { pageOf, providerPath } from "./decode.js";
+import { providerPath } from "./decode.js";
 import * as s from "./providers-schemas.js";
 import type { ModelsService } from "./service.js";
 import { providerView } from "./views.js";

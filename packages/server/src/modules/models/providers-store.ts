@@ -3,16 +3,12 @@ import type { PgInsertValue } from "drizzle-orm/pg-core";
 import { modelProviderConfigs } from "../../db/schema/index.js";
 import { dbNow } from "../../db/schema/columns.js";
 import type { AppDb, Tx } from "../../platform/db/index.js";
-import { allOf, keyset, nameMatches, type Sort } from "../../platform/http/lists.js";
+import { allOf, keyset, nameMatches, type PageRequest } from "../../platform/http/lists.js";
 
 type Db = AppDb | Tx;
 export type ProviderRow = typeof modelProviderConfigs.$inferSelect;
 
-export interface Page {
-  limit: number;
-  cursor?: string;
-  sort: Sort;
-}
+export type Page = PageRequest;
 
 export type ProviderChanges = Partial<
   Pick<ProviderRow, "baseUrl" | "endpointPath" | "requestTimeoutMs" | "authKind" | "authHeaderName" | "credentialSecretId">

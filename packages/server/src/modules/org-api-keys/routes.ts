@@ -1,7 +1,7 @@
 import { Type } from "typebox";
 import type { UserPrincipal } from "../../platform/http/auth.js";
 import type { HttpApp } from "../../platform/http/app.js";
-import { pageQuery, toPage } from "../../platform/http/lists.js";
+import { pageOf, pageQuery, toPage } from "../../platform/http/lists.js";
 import { pathId } from "../../platform/http/params.js";
 import { errorResponses, Page } from "../../platform/http/schemas.js";
 import { ProjectMembershipGrant, ProjectMembershipGrantList, SetProjectMembershipRequest } from "../orgs/members-schemas.js";
@@ -32,10 +32,9 @@ export function orgApiKeyRoutes(app: HttpApp, deps: { orgApiKeys: OrgApiKeyServi
       },
     },
     async (request) => {
-      const limit = request.query.limit ?? 50;
-      const orgId = pathId("org", request.params.orgID);
-      const rows = await orgApiKeys.list(request.principal!, orgId, { limit, cursor: request.query.cursor, sort: "-created_at" });
-      return toPage(rows, limit, "-created_at", (r) => ({ value: r.createdAt, id: r.id }), orgApiKeyView);
+      const page = pageOf(request.query);
+      const rows = await orgApiKeys.list(request.principal!, pathId("org", request.params.orgID), page);
+      return toPage(rows, page.limit, page.sort, (r) => ({ value: r.createdAt, id: r.id }), orgApiKeyView);
     },
   );
 

@@ -1,15 +1,13 @@
-import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
+import { and, eq, isNull } from "drizzle-orm";
 import type { PgInsertValue } from "drizzle-orm/pg-core";
 import { orgApiKeys } from "../../db/schema/index.js";
-import { dbNow } from "../../db/schema/columns.js";
+import { dbNow, unsetOrOlderThan } from "../../db/schema/columns.js";
+import { TOKEN_TOUCH_SECONDS } from "../../platform/crypto/tokens.js";
 import type { AppDb, Tx } from "../../platform/db/index.js";
 import { allOf, keyset, type Sort } from "../../platform/http/lists.js";
 
 type Db = AppDb | Tx;
 export type OrgApiKeyRow = typeof orgApiKeys.$inferSelect;
-
-/** Last use is written at most once a minute per key, like personal tokens. */
-const TOKEN_TOUCH_SECONDS = 60;
 
 export async function insertKey(tx: Db, row: PgInsertValue<typeof orgApiKeys>): Promise<OrgApiKeyRow> {
   const [key] = await tx.insert(orgApiKeys).values(row).returning();
@@ -78,7 +76,7 @@ export async function touchKey(tx: Db, keyId: string): Promise<void> {
     .where(
       and(
         eq(orgApiKeys.id, keyId),
-        or(isNull(orgApiKeys.lastUsedAt), lt(orgApiKeys.lastUsedAt, sql`${dbNow} - make_interval(secs => ${TOKEN_TOUCH_SECONDS})`)),
+        unsetOrOlderThan(orgApiKeys.lastUsedAt, TOKEN_TOUCH_SECONDS),
       ),
     );
 }

@@ -1,6 +1,6 @@
 import { Type } from "typebox";
 import type { HttpApp } from "../../platform/http/app.js";
-import { GrantSort, namedPageQuery, sortValue, toPage, type Sort } from "../../platform/http/lists.js";
+import { GrantSort, namedPageQuery, pageOf, sortValue, toPage } from "../../platform/http/lists.js";
 import { pathId } from "../../platform/http/params.js";
 import { errorResponses, Page } from "../../platform/http/schemas.js";
 import * as s from "./members-schemas.js";
@@ -28,12 +28,11 @@ export function memberRoutes(app: HttpApp, deps: { members: MemberService }) {
       },
     },
     async (request) => {
-      const limit = request.query.limit ?? 50;
-      const sort = (request.query.sort ?? "-created_at") as Sort;
+      const { limit, sort, cursor } = pageOf(request.query);
       const rows = await members.listMembers(request.principal!, pathId("org", request.params.orgID), {
         limit,
         sort,
-        cursor: request.query.cursor,
+        cursor,
         name: request.query.name,
       });
       return toPage(rows, limit, sort, (r) => ({ value: sortValue(sort, { name: r.displayName, createdAt: r.createdAt }), id: r.membershipId }), memberView);

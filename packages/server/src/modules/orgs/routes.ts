@@ -1,8 +1,8 @@
 import { Type } from "typebox";
 import type { UserPrincipal } from "../../platform/http/auth.js";
 import type { HttpApp } from "../../platform/http/app.js";
-import { namedPageQuery, ResourceSort, sortValue, toPage, type Sort } from "../../platform/http/lists.js";
-import { pathId } from "../../platform/http/params.js";
+import { namedPageQuery, pageOf, ResourceSort, sortValue, toPage } from "../../platform/http/lists.js";
+import { pathId, projectPath } from "../../platform/http/params.js";
 import { errorResponses, IdempotencyKeyHeader, Page } from "../../platform/http/schemas.js";
 import * as s from "./schemas.js";
 import type { OrgService } from "./service.js";
@@ -64,10 +64,9 @@ export function orgRoutes(app: HttpApp, deps: { orgs: OrgService }) {
       },
     },
     async (request) => {
-      const limit = request.query.limit ?? 50;
-      const sort = (request.query.sort ?? "-created_at") as Sort;
+      const { limit, sort, cursor } = pageOf(request.query);
       const orgId = pathId("org", request.params.orgID);
-      const rows = await orgs.listProjects(request.principal!, orgId, { limit, sort, cursor: request.query.cursor, name: request.query.name });
+      const rows = await orgs.listProjects(request.principal!, orgId, { limit, sort, cursor, name: request.query.name });
       return toPage(
         rows,
         limit,
@@ -140,8 +139,4 @@ export function orgRoutes(app: HttpApp, deps: { orgs: OrgService }) {
       return reply.status(204).send(null);
     },
   );
-}
-
-export function projectPath(params: { orgID: string; projectID: string }): [string, string] {
-  return [pathId("org", params.orgID), pathId("project", params.projectID)];
 }

@@ -1,9 +1,9 @@
 import { Type } from "typebox";
 import type { HttpApp } from "../../platform/http/app.js";
-import { sortValue, toPage } from "../../platform/http/lists.js";
+import { pageOf, sortValue, toPage } from "../../platform/http/lists.js";
 import { pathId } from "../../platform/http/params.js";
 import { errorResponses, Page } from "../../platform/http/schemas.js";
-import { pageOf, secretFilters, secretPath } from "./decode.js";
+import { secretFilters, secretPath } from "./decode.js";
 import * as s from "./schemas.js";
 import type { SecretsService } from "./service.js";
 import { grantListItemView, grantView, projectSecretView } from "./views.js";

@@ -1,9 +1,8 @@
 import { invalidRequest } from "../../platform/errors.js";
-import type { Sort } from "../../platform/http/lists.js";
 import { pathId } from "../../platform/http/params.js";
 import { decodeId, type IdKind } from "../../platform/ids.js";
 import { METADATA_PARAM, type OwnerKind, type SecretKind } from "./schemas.js";
-import type { Page, SecretFilters } from "./store.js";
+import type { SecretFilters } from "./store.js";
 
 /** An id given as a query parameter; the schema checked its shape, this rejects non-canonical ones. */
 export function queryId(kind: IdKind, value: string | undefined, param: string): string | undefined {
@@ -25,10 +24,6 @@ export function metadataFilters(query: object): Record<string, string> {
 
 export function secretFilters(query: { name?: string; kind?: SecretKind; owner_kind?: OwnerKind }): SecretFilters {
   return { name: query.name, kind: query.kind, ownerKind: query.owner_kind, metadata: metadataFilters(query) };
-}
-
-export function pageOf(query: { limit?: number; cursor?: string; sort?: string }): Page {
-  return { limit: query.limit ?? 50, cursor: query.cursor, sort: (query.sort ?? "-created_at") as Sort };
 }
 
 export function secretPath(params: { orgID: string; secretID: string }): [string, string] {

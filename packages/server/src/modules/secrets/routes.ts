@@ -1,11 +1,11 @@
 import { Type } from "typebox";
 import type { HttpApp } from "../../platform/http/app.js";
-import { sortValue, toPage } from "../../platform/http/lists.js";
+import { pageOf, sortValue, toPage } from "../../platform/http/lists.js";
 import { pathId } from "../../platform/http/params.js";
 import { errorResponses, Page } from "../../platform/http/schemas.js";
 import { OrgParams } from "../orgs/schemas.js";
 import { secretAccessRoutes } from "./access-routes.js";
-import { pageOf, queryId, secretFilters, secretPath } from "./decode.js";
+import { queryId, secretFilters, secretPath } from "./decode.js";
 import * as s from "./schemas.js";
 import type { SecretsService } from "./service.js";
 import { secretView } from "./views.js";

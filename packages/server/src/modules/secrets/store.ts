@@ -3,7 +3,7 @@ import type { PgInsertValue } from "drizzle-orm/pg-core";
 import { secretGrants, secrets, secretVersions } from "../../db/schema/index.js";
 import { dbNow } from "../../db/schema/columns.js";
 import type { AppDb, Tx } from "../../platform/db/index.js";
-import { allOf, keyset, nameMatches, type Sort } from "../../platform/http/lists.js";
+import { allOf, keyset, nameMatches, type PageRequest } from "../../platform/http/lists.js";
 import type { AvailabilitySource, OwnerKind, SecretKind } from "./schemas.js";
 
 type Db = AppDb | Tx;
@@ -31,11 +31,7 @@ export interface SecretFilters {
   metadata: Record<string, string>;
 }
 
-export interface Page {
-  limit: number;
-  cursor?: string;
-  sort: Sort;
-}
+export type Page = PageRequest;
 
 const secretSortColumns = { name: secrets.name, created_at: secrets.createdAt, updated_at: secrets.updatedAt, id: secrets.id };
 

@@ -9,6 +9,9 @@ export const TOKEN_PREFIXES = {
 
 export type TokenKind = keyof typeof TOKEN_PREFIXES;
 
+/** A token's `last_used_at` is written at most this often, so authentication is not a write per request. */
+export const TOKEN_TOUCH_SECONDS = 60;
+
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 const SECRET_LENGTH = 43; // 43 base62 characters carry just over 256 bits.
 const CHECKSUM_LENGTH = 6; // 62^6 > 2^32, enough for a CRC-32.

@@ -14,6 +14,18 @@ export const GRANT_SORTS = ["name", "-name", "-created_at", "created_at"] as con
 export const ResourceSort = Type.Enum([...RESOURCE_SORTS], { default: "-created_at" });
 export const GrantSort = Type.Enum([...GRANT_SORTS], { default: "-created_at" });
 
+/** One page asked for: its size, where to continue, and the order. */
+export interface PageRequest {
+  limit: number;
+  cursor?: string;
+  sort: Sort;
+}
+
+/** The page a validated list query asks for, with the defaults filled in. */
+export function pageOf(query: { limit?: number; cursor?: string; sort?: string }, defaultSort: Sort = "-created_at"): PageRequest {
+  return { limit: query.limit ?? DEFAULT_PAGE_SIZE, cursor: query.cursor, sort: (query.sort as Sort | undefined) ?? defaultSort };
+}
+
 /** Query parameters shared by paged lists. */
 export const pageQuery = { limit: Type.Optional(Limit), cursor: Type.Optional(Cursor) };
 export const namedPageQuery = { ...pageQuery, name: Type.Optional(NameFilter) };
