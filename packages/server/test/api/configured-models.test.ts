@@ -1,16 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeProvider, type FakeProvider } from "../../src/runtime/models/fake-provider/index.js";
-import { startTestServer, type TestServer } from "../support/server.js";
+import { useTestServer } from "../support/server.js";
 import { createModel, createProvider, createSecret, ISO, MDL_ID, MREV_ID, pageAll } from "./models-fixtures.js";
 
-let server: TestServer;
+const server = useTestServer({ SVC_ALLOW_PRIVATE_NETWORK: "true" });
 let fake: FakeProvider;
 beforeAll(async () => {
   fake = await startFakeProvider();
-  server = await startTestServer({ SVC_ALLOW_PRIVATE_NETWORK: "true" });
 });
 afterAll(async () => {
-  await server?.close();
   await fake?.close();
 });
 

@@ -1,18 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "../support/server.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useTestServer } from "../support/server.js";
 
-let server: TestServer;
+const server = useTestServer();
 let token: string;
 let orgId: string;
 
 beforeAll(async () => {
-  server = await startTestServer();
   const owner = await server.api.userWithOrg("Conventions");
   token = owner.token;
   orgId = owner.org.id;
-});
-afterAll(async () => {
-  await server?.close();
 });
 
 const envelopeKeys = (body: Record<string, unknown>) => Object.keys(body).sort();

@@ -1,14 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ApiClient } from "../support/client.js";
-import { startTestServer, type TestServer } from "../support/server.js";
+import { startTestServer, useTestServer } from "../support/server.js";
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server?.close();
-});
+const server = useTestServer();
 
 describe("sign-up and sessions", () => {
   it("signs a user up, sets session and CSRF cookies, and /me answers for the session", async () => {

@@ -1,15 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ApiClient, BrowserSession, Reply } from "../support/client.js";
-import { startTestServer, type TestServer } from "../support/server.js";
+import { collectPages } from "../support/paging.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { ApiClient, BrowserSession } from "../support/client.js";
+import { useTestServer } from "../support/server.js";
 
-let server: TestServer;
+const server = useTestServer();
 let api: ApiClient;
 beforeAll(async () => {
-  server = await startTestServer();
   api = server.api;
-});
-afterAll(async () => {
-  await server?.close();
 });
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -17,17 +14,7 @@ type Auth = { token?: string; session?: BrowserSession };
 
 /** Follows next_cursor from the first page to the last and returns every item in order. */
 async function collect(path: string, auth: Auth): Promise<any[]> {
-  const items: any[] = [];
-  let cursor: string | null = null;
-  for (let pages = 0; pages < 50; pages++) {
-    const sep = path.includes("?") ? "&" : "?";
-    const reply: Reply = await api.get(cursor ? `${path}${sep}cursor=${encodeURIComponent(cursor)}` : path, auth);
-    expect(reply.status).toBe(200);
-    items.push(...reply.body.data);
-    cursor = reply.body.next_cursor;
-    if (cursor === null) return items;
-  }
-  throw new Error("paging did not end");
+  return collectPages(api, path, auth);
 }
 
 /** An org with an owner and one member of every other org role, each with a display name of its own. */

@@ -1,17 +1,15 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { settingsForCreate } from "../../src/modules/models/providers-rules.js";
 import { startFakeProvider, type FakeProvider } from "../../src/runtime/models/fake-provider/index.js";
-import { startTestServer, type TestServer } from "../support/server.js";
+import { useTestServer } from "../support/server.js";
 import { createModel, createProvider, createSecret, ISO, MPC_ID, pageAll, startStaticProvider } from "./models-fixtures.js";
 
-let server: TestServer;
+const server = useTestServer({ SVC_ALLOW_PRIVATE_NETWORK: "true" });
 let fake: FakeProvider;
 beforeAll(async () => {
   fake = await startFakeProvider();
-  server = await startTestServer({ SVC_ALLOW_PRIVATE_NETWORK: "true" });
 });
 afterAll(async () => {
-  await server?.close();
   await fake?.close();
 });
 beforeEach(() => fake.reset());

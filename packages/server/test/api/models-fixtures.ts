@@ -1,3 +1,4 @@
+import { collectPages } from "../support/paging.js";
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import { expect } from "vitest";
@@ -47,17 +48,7 @@ export async function createModel(api: ApiClient, auth: Auth, orgId: string, pro
 
 /** Follows next_cursor from `path` (which carries its own query) to the end; returns every item in order. */
 export async function pageAll(api: ApiClient, auth: Auth, path: string): Promise<any[]> {
-  const items: any[] = [];
-  let cursor: string | null = null;
-  for (let guard = 0; guard < 100; guard++) {
-    const sep = path.includes("?") ? "&" : "?";
-    const reply: Reply = await api.get(cursor ? `${path}${sep}cursor=${encodeURIComponent(cursor)}` : path, auth);
-    expect(reply.status, reply.text).toBe(200);
-    items.push(...reply.body.data);
-    cursor = reply.body.next_cursor;
-    if (cursor === null) return items;
-  }
-  throw new Error("paging did not end");
+  return collectPages(api, path, auth);
 }
 
 /** A provider stand-in that answers every request with one fixed status and body, and records headers. */

@@ -1,30 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "../support/server.js";
+import { collectPages } from "../support/paging.js";
+import { describe, expect, it } from "vitest";
+import { useTestServer } from "../support/server.js";
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server?.close();
-});
+const server = useTestServer();
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /** Walks every page of a list and returns the names in order. */
 async function allNames(path: string, token: string, limit: number): Promise<string[]> {
-  const names: string[] = [];
-  let cursor: string | null = null;
-  for (let pages = 0; pages < 100; pages++) {
-    const sep = path.includes("?") ? "&" : "?";
-    const reply: { status: number; body: any } = await server.api.get(`${path}${sep}limit=${limit}${cursor ? `&cursor=${cursor}` : ""}`, { token });
-    expect(reply.status).toBe(200);
-    expect(reply.body.data.length).toBeLessThanOrEqual(limit);
-    names.push(...reply.body.data.map((p: { name: string }) => p.name));
-    cursor = reply.body.next_cursor;
-    if (cursor === null) return names;
-  }
-  throw new Error("paging did not end");
+  const sep = path.includes("?") ? "&" : "?";
+  const items = await collectPages(server.api, `${path}${sep}limit=${limit}`, { token }, (reply) =>
+    expect(reply.body.data.length).toBeLessThanOrEqual(limit),
+  );
+  return items.map((p: { name: string }) => p.name);
 }
 
 describe("organizations", () => {

@@ -1,17 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { BrowserSession, Reply } from "../support/client.js";
-import { startTestServer, type TestServer } from "../support/server.js";
+import { useTestServer } from "../support/server.js";
 
 // Three attempts per window on auth and device routes; every request comes from 127.0.0.1. The tests
 // run in order and share the budgets, as one client would.
-let server: TestServer;
+const server = useTestServer({ SVC_RATE_LIMIT_AUTH: "3", SVC_RATE_LIMIT_DEVICE: "3" });
 let session: BrowserSession;
-beforeAll(async () => {
-  server = await startTestServer({ SVC_RATE_LIMIT_AUTH: "3", SVC_RATE_LIMIT_DEVICE: "3" });
-});
-afterAll(async () => {
-  await server?.close();
-});
 
 function expectRateLimited(reply: Reply) {
   expect(reply.status).toBe(429);

@@ -1,15 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { encodeId, newUuid } from "../../src/platform/ids.js";
-import { startTestServer, type TestServer } from "../support/server.js";
+import { useTestServer } from "../support/server.js";
 import { collect, createSecret, generic, GRANT_ID, ISO, sortedBy, VALUE_MARKER } from "./secrets-fixtures.js";
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server?.close();
-});
+const server = useTestServer();
 
 /** An owner's org with extra projects by name. */
 async function orgWithProjects(...projectNames: string[]) {

@@ -1,6 +1,7 @@
+import { collectPages } from "../support/paging.js";
 import { expect } from "vitest";
 import { decodeId, ID_PREFIXES, type IdKind } from "../../src/platform/ids.js";
-import type { ApiClient, Reply } from "../support/client.js";
+import type { ApiClient } from "../support/client.js";
 
 /** Shared by the secrets test files: sample materials, a creation shortcut and a pager. */
 
@@ -93,18 +94,7 @@ export async function createSecret(
 
 /** Follows next_cursor from the first page to the last; returns every item in order. */
 export async function collect(api: ApiClient, path: string, token: string): Promise<any[]> {
-  const items: any[] = [];
-  let cursor: string | null = null;
-  for (let pages = 0; pages < 200; pages++) {
-    const sep = path.includes("?") ? "&" : "?";
-    const reply: Reply = await api.get(cursor ? `${path}${sep}cursor=${encodeURIComponent(cursor)}` : path, { token });
-    expect(reply.status, reply.text).toBe(200);
-    expect(reply.text).not.toContain(VALUE_MARKER);
-    items.push(...reply.body.data);
-    cursor = reply.body.next_cursor;
-    if (cursor === null) return items;
-  }
-  throw new Error("paging did not end");
+  return collectPages(api, path, { token }, (reply) => expect(reply.text).not.toContain(VALUE_MARKER));
 }
 
 /** The order a sort must produce: by the key (names by code point), ties broken by id, both in the sort's direction. */

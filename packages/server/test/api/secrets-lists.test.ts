@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { encodeId, newUuid } from "../../src/platform/ids.js";
-import { startTestServer, type TestServer } from "../support/server.js";
+import { useTestServer } from "../support/server.js";
 import { collect, createSecret, MATERIALS, sortedBy, type Owner } from "./secrets-fixtures.js";
 
-let server: TestServer;
+const server = useTestServer();
 let token: string;
 let orgId: string;
 let p1: string;
@@ -24,7 +24,6 @@ const SEED: Array<{ name: string; owner: "org" | "p1" | "p2" | "user"; kind: key
 ];
 
 beforeAll(async () => {
-  server = await startTestServer();
   const owner = await server.api.userWithOrg();
   [token, orgId, p1] = [owner.token, owner.org.id, owner.project.id];
   p2 = (await server.api.post(`/api/v1/orgs/${orgId}/projects`, { name: "Beta" }, { token })).body.id;
@@ -48,9 +47,6 @@ beforeAll(async () => {
     const reply = await server.api.patch(`/api/v1/orgs/${orgId}/secrets/${byName.get(name).id}`, { metadata: { touched: "yes" } }, { token });
     byName.set(name, reply.body);
   }
-});
-afterAll(async () => {
-  await server?.close();
 });
 
 const list = (query = "") => server.api.get(`/api/v1/orgs/${orgId}/secrets${query}`, { token });

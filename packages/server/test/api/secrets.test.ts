@@ -1,18 +1,12 @@
 import { eq } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { secrets, secretVersions } from "../../src/db/schema/index.js";
 import { AppError } from "../../src/platform/errors.js";
 import { decodeId } from "../../src/platform/ids.js";
-import { startTestServer, type TestServer } from "../support/server.js";
+import { useTestServer } from "../support/server.js";
 import { createSecret, generic, ISO, MATERIALS, SECRET_ID, VALUE_MARKER } from "./secrets-fixtures.js";
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server?.close();
-});
+const server = useTestServer();
 
 const uuid = (kind: "org" | "project" | "secret", id: string) => decodeId(kind, id)!;
 

@@ -1,17 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { sql } from "drizzle-orm";
 import { createBus, type Bus } from "../../src/platform/bus.js";
 import { openPostgres, rawRows } from "../../src/platform/db/index.js";
-import { startTestServer, type TestServer } from "../support/server.js";
+import { useTestServer } from "../support/server.js";
 
-let server: TestServer;
+const server = useTestServer();
 let bus: Bus;
 beforeAll(async () => {
-  server = await startTestServer();
   bus = createBus(server.db.notifications);
-});
-afterAll(async () => {
-  await server?.close();
 });
 
 /** Resolves with the payloads a channel received once `count` arrived (bounded wait). */

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { PGlite } from "@electric-sql/pglite";
-import { inject } from "vitest";
+import { afterAll, beforeAll, inject } from "vitest";
 import { buildApp, type App } from "../../src/app.js";
 import { loadConfig, type Config } from "../../src/config.js";
 import { openEmbedded, openPostgres, type Database } from "../../src/platform/db/index.js";
@@ -52,6 +52,42 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
       await drop();
       rmSync(dataDir, { recursive: true, force: true });
     },
+  };
+}
+
+/**
+ * A test server for the whole file: started before its tests, closed after them. The returned object
+ * reads through to the running server, so it can be declared at the top of a file.
+ */
+export function useTestServer(env: Record<string, string> = {}): TestServer {
+  let current: TestServer | undefined;
+  beforeAll(async () => {
+    current = await startTestServer(env);
+  });
+  afterAll(async () => {
+    await current?.close();
+  });
+  const running = (): TestServer => {
+    if (!current) throw new Error("the test server starts in beforeAll; use it inside hooks and tests");
+    return current;
+  };
+  return {
+    get url() {
+      return running().url;
+    },
+    get config() {
+      return running().config;
+    },
+    get db() {
+      return running().db;
+    },
+    get app() {
+      return running().app;
+    },
+    get api() {
+      return running().api;
+    },
+    close: () => running().close(),
   };
 }
 
