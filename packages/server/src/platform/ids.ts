@@ -18,6 +18,18 @@ export const ID_PREFIXES = {
   configuredModel: "mdl",
   modelRevision: "mrev",
   modelGrant: "pmog",
+  agentConfig: "acfg",
+  agentProfile: "aprf",
+  agent: "agt",
+  actor: "actr",
+  agentInput: "ain",
+  event: "evt",
+  turn: "trn",
+  modelCallContext: "mcc",
+  toolCall: "tcl",
+  interaction: "int",
+  artifact: "art",
+  contextCheckpoint: "ccp",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;
