@@ -25,6 +25,30 @@ import { secretRoutes } from "./modules/secrets/routes.js";
 import { createOrgCredentials } from "./modules/secrets/org-credentials.js";
 import { createModelsService, type ModelsService } from "./modules/models/service.js";
 import { modelRoutes } from "./modules/models/routes.js";
+import { createModelRunAccess, type ModelRunAccess } from "./modules/models/run-access.js";
+import { createBus, type Bus } from "./platform/bus.js";
+import { createAgentSignals, type AgentSignals } from "./runtime/signals.js";
+import { createInputsService } from "./modules/inputs/service.js";
+import { inputRoutes } from "./modules/inputs/routes.js";
+import { createAgentsService } from "./modules/agents/service.js";
+import { agentRoutes } from "./modules/agents/routes.js";
+import { createInteractionsService } from "./modules/interactions/service.js";
+import { interactionRoutes } from "./modules/interactions/routes.js";
+import { createToolsService } from "./modules/tools/service.js";
+import { toolRoutes } from "./modules/tools/routes.js";
+import { createActorsService } from "./modules/actors/service.js";
+import { actorRoutes } from "./modules/actors/routes.js";
+import { createArtifactsService, type ArtifactsService } from "./modules/artifacts/service.js";
+import { artifactRoutes } from "./modules/artifacts/routes.js";
+import { createBlobStore, type BlobStore } from "./platform/blobs/index.js";
+import { createAgentConfigService } from "./modules/agent-configs/service.js";
+import { agentConfigRoutes } from "./modules/agent-configs/routes.js";
+import { createAgentProfileService } from "./modules/agent-profiles/service.js";
+import { agentProfileRoutes } from "./modules/agent-profiles/routes.js";
+import { toolCatalogRoutes } from "./modules/tool-catalog/routes.js";
+import { createTimelineService } from "./modules/timeline/service.js";
+import { createEventStreams } from "./modules/timeline/stream.js";
+import { timelineRoutes } from "./modules/timeline/routes.js";
 
 export interface Services {
   identity: IdentityService;
@@ -34,6 +58,11 @@ export interface Services {
   cipher: EnvelopeCipher;
   secrets: SecretsService;
   models: ModelsService;
+  bus: Bus;
+  signals: AgentSignals;
+  runAccess: ModelRunAccess;
+  artifacts: ArtifactsService;
+  blobs: BlobStore;
 }
 
 export interface App {
@@ -52,9 +81,19 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
   const orgApiKeys = createOrgApiKeyService({ db, memberships });
   const invitations = createInvitationService({ db, memberships });
   const secrets = createSecretsService({ db, cipher });
-  const models = createModelsService({ db, credentials: createOrgCredentials({ cipher }), outbound: config });
+  const credentials = createOrgCredentials({ cipher });
+  const models = createModelsService({ db, credentials, outbound: config });
   const deviceLogin = createDeviceLoginService({ db, config, rateLimiter, tokens: identity });
-  const services: Services = { identity, orgs, deviceLogin, rateLimiter, cipher, secrets, models };
+  const bus = createBus(db.notifications);
+  const signals = createAgentSignals(bus);
+  const runAccess = createModelRunAccess({ credentials });
+  const blobs = createBlobStore(config.blobs);
+  const artifacts = createArtifactsService({ db, blobs });
+  const agents = createAgentsService({ db, signals, artifacts });
+  const inputs = createInputsService({ db, signals, artifacts });
+  const interactions = createInteractionsService({ db, signals });
+  const tools = createToolsService({ db, signals, artifacts });
+  const services: Services = { identity, orgs, deviceLogin, rateLimiter, cipher, secrets, models, bus, signals, runAccess, artifacts, blobs };
 
   const http = await createHttpApp({
     config,
@@ -78,6 +117,16 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
       invitationRoutes(api, { invitations });
       secretRoutes(api, { secrets });
       modelRoutes(api, { models });
+      agentRoutes(api, { agents, db: db.read });
+      inputRoutes(api, { inputs });
+      interactionRoutes(api, { interactions });
+      toolRoutes(api, { tools });
+      actorRoutes(api, { actors: createActorsService({ db }) });
+      artifactRoutes(api, { artifacts });
+      agentConfigRoutes(api, { agentConfigs: createAgentConfigService({ db }) });
+      agentProfileRoutes(api, { agentProfiles: createAgentProfileService({ db }) });
+      toolCatalogRoutes(api);
+      timelineRoutes(api, { timeline: createTimelineService({ db }), streams: createEventStreams({ db, signals }) });
       api.get("/openapi.json", { config: { auth: "public" } }, async () => http.swagger());
     },
     { prefix: API_PREFIX },

@@ -1,4 +1,4 @@
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 
 /** Every environment variable svc reads, parsed and validated once at boot. */
 export interface Config {
@@ -24,6 +24,20 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
   readonly rateLimits: RateLimitConfig;
   readonly deviceLogin: DeviceLoginConfig;
+  readonly runtime: RuntimeConfig;
+  /** Where artifact bytes live; see `platform/blobs`. */
+  readonly blobs: BlobConfig;
+}
+
+export interface RuntimeConfig {
+  /** Model calls one worker process runs at once. */
+  readonly workerConcurrency: number;
+  /** How long a worker's claim on an agent lasts without renewal; renewed every third of it. */
+  readonly leaseSeconds: number;
+  /** How long an idle worker waits for a wakeup hint before looking at the queue anyway. */
+  readonly pollMs: number;
+  /** How often maintenance runs (lease reaping, expiry sweeps). */
+  readonly maintenanceIntervalMs: number;
 }
 
 export interface RateLimitConfig {
@@ -41,6 +55,26 @@ export interface DeviceLoginConfig {
   readonly pollIntervalSeconds: number;
 }
 
+export type BlobConfig = FileBlobConfig | S3BlobConfig;
+
+export interface FileBlobConfig {
+  readonly kind: "file";
+  /** `$SVC_DATA_DIR/blobs`. */
+  readonly dir: string;
+}
+
+export interface S3BlobConfig {
+  readonly kind: "s3";
+  /** Origin of the S3 API, e.g. `http://127.0.0.1:9000`; defaults to AWS's regional endpoint. */
+  readonly endpoint: string;
+  readonly region: string;
+  readonly bucket: string;
+  readonly accessKeyId: string;
+  readonly secretAccessKey: string;
+  /** `endpoint/bucket/key` (MinIO and most self-hosted stores) rather than `bucket.endpoint/key`. */
+  readonly forcePathStyle: boolean;
+}
+
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
@@ -52,6 +86,7 @@ export function loadConfig(env: Env = process.env): Config {
   const port = intVar(env, "PORT", 8080, 0, 65535);
   const publicUrl = originVar(env, "SVC_PUBLIC_URL", `http://localhost:${port}`);
   const databaseUrl = nonEmpty(env["DATABASE_URL"]);
+  const dataDir = resolve(nonEmpty(env["SVC_DATA_DIR"]) ?? "./.svc");
   const secretKey = nonEmpty(env["SVC_SECRET_KEY"]);
   if (databaseUrl && !secretKey) {
     throw new ConfigError("SVC_SECRET_KEY is required when DATABASE_URL is set (see docs/configuration.md)");
@@ -59,7 +94,7 @@ export function loadConfig(env: Env = process.env): Config {
   return Object.freeze({
     host: nonEmpty(env["HOST"]) ?? "0.0.0.0",
     port,
-    dataDir: resolve(nonEmpty(env["SVC_DATA_DIR"]) ?? "./.svc"),
+    dataDir,
     publicUrl,
     secureCookies: publicUrl.startsWith("https://"),
     databaseUrl,
@@ -75,10 +110,44 @@ export function loadConfig(env: Env = process.env): Config {
       devicePerWindow: intVar(env, "SVC_RATE_LIMIT_DEVICE", 30, 1, 1_000_000),
       windowSeconds: intVar(env, "SVC_RATE_LIMIT_WINDOW_SECONDS", 60, 1, 86_400),
     }),
+    runtime: Object.freeze({
+      workerConcurrency: intVar(env, "SVC_WORKER_CONCURRENCY", 16, 1, 1024),
+      leaseSeconds: intVar(env, "SVC_RUNTIME_LEASE_SECONDS", 90, 1, 1800),
+      pollMs: intVar(env, "SVC_WORKER_POLL_MS", 1000, 10, 60_000),
+      maintenanceIntervalMs: intVar(env, "SVC_MAINTENANCE_INTERVAL_MS", 15_000, 100, 3_600_000),
+    }),
     deviceLogin: Object.freeze({
       codeTtlSeconds: intVar(env, "SVC_DEVICE_CODE_TTL_SECONDS", 900, 1, 86_400),
       pollIntervalSeconds: intVar(env, "SVC_DEVICE_POLL_INTERVAL_SECONDS", 5, 1, 300),
     }),
+    blobs: blobConfig(env, dataDir),
+  });
+}
+
+function blobConfig(env: Env, dataDir: string): BlobConfig {
+  const kind = enumVar(env, "SVC_BLOB_STORE", ["file", "s3"] as const, "file");
+  if (kind === "file") return Object.freeze({ kind, dir: join(dataDir, "blobs") });
+  const required = (name: string): string => {
+    const value = nonEmpty(env[name]);
+    if (value === undefined) throw new ConfigError(`${name} is required when SVC_BLOB_STORE=s3 (see docs/configuration.md)`);
+    return value;
+  };
+  const bucket = required("SVC_S3_BUCKET");
+  // S3's bucket naming rules; a name outside them cannot be addressed in a path or a host name.
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) {
+    throw new ConfigError(`SVC_S3_BUCKET must be 3 to 63 lowercase letters, digits, dots or hyphens, got "${bucket}"`);
+  }
+  const accessKeyId = required("SVC_S3_ACCESS_KEY_ID");
+  const secretAccessKey = required("SVC_S3_SECRET_ACCESS_KEY");
+  const region = nonEmpty(env["SVC_S3_REGION"]) ?? "us-east-1";
+  return Object.freeze({
+    kind,
+    endpoint: originVar(env, "SVC_S3_ENDPOINT", `https://s3.${region}.amazonaws.com`),
+    region,
+    bucket,
+    accessKeyId,
+    secretAccessKey,
+    forcePathStyle: boolVar(env, "SVC_S3_FORCE_PATH_STYLE", true),
   });
 }
 

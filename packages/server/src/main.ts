@@ -5,13 +5,16 @@ import { ConfigError, loadConfig, type Config } from "./config.js";
 import { openDatabase, type Database } from "./platform/db/index.js";
 import { startMaintenance, type MaintenanceTask } from "./maintenance.js";
 import { runFakeProvider } from "./runtime/models/fake-provider/cli.js";
+import { leaseReaper, startAgentWorker } from "./runtime/index.js";
 
 const USAGE = `usage: svc <command>
 
 commands:
-  serve        API and maintenance in one process (migrates first)
+  serve        API, agent worker and maintenance in one process (migrates first)
   api          the HTTP API only
-  maintenance  housekeeping only (expired sessions, rate-limit windows, device flows)
+  worker       the agent loop only: claims agents with work and runs their model calls and tools
+  maintenance  housekeeping only (expired runtime leases, sessions, rate-limit windows, device flows,
+               unreferenced artifact files)
   migrate      apply database migrations and exit
   fake-provider [--port 8787] [--host 127.0.0.1]
                a deterministic model server speaking the OpenAI Chat Completions, OpenAI Responses and
@@ -19,7 +22,7 @@ commands:
 
 Configuration comes from the environment; see docs/configuration.md.`;
 
-type Command = "serve" | "api" | "maintenance" | "migrate";
+type Command = "serve" | "api" | "worker" | "maintenance" | "migrate";
 
 async function main(argv: string[]): Promise<number> {
   const command = argv[0];
@@ -28,7 +31,7 @@ async function main(argv: string[]): Promise<number> {
     return command === undefined ? 2 : 0;
   }
   if (command === "fake-provider") return runFakeProvider(argv.slice(1));
-  if (!["serve", "api", "maintenance", "migrate"].includes(command)) {
+  if (!["serve", "api", "worker", "maintenance", "migrate"].includes(command)) {
     console.error(`svc: unknown command "${command}"\n\n${USAGE}`);
     return 2;
   }
@@ -72,8 +75,13 @@ async function run(command: Command, config: Config, log: pino.Logger): Promise<
 async function startServices(command: Command, config: Config, db: Database, log: pino.Logger, stops: Array<() => Promise<void>>) {
   const started: string[] = [];
   const app = await buildApp({ config, db, logger: log });
+  if (command === "serve" || command === "worker") {
+    const worker = startAgentWorker({ db, services: app.services, config, log });
+    stops.push(() => worker.stop());
+    started.push(`worker (${config.runtime.workerConcurrency} slots)`);
+  }
   if (command === "serve" || command === "maintenance") {
-    const maintenance = startMaintenance(maintenanceTasks(app.services), log);
+    const maintenance = startMaintenance(maintenanceTasks(db, app.services), log, config.runtime.maintenanceIntervalMs);
     stops.push(() => maintenance.stop());
     started.push("maintenance");
   }
@@ -85,11 +93,13 @@ async function startServices(command: Command, config: Config, db: Database, log
   return started;
 }
 
-export function maintenanceTasks(services: Services): MaintenanceTask[] {
+export function maintenanceTasks(db: Database, services: Services): MaintenanceTask[] {
   return [
+    leaseReaper(db, services),
     { name: "expired-sessions", run: () => services.identity.sweepExpired() },
     { name: "rate-limit-windows", run: () => services.rateLimiter.sweep() },
     { name: "expired-device-flows", run: () => services.deviceLogin.sweepExpired() },
+    { name: "orphan-blobs", run: () => services.artifacts.sweepOrphanBlobs() },
   ];
 }
 

@@ -1,26 +1,13 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ApiClient } from "../support/client.js";
+import { exited, freePort, MAIN, ready } from "../support/process.js";
 
-const MAIN = join(dirname(fileURLToPath(import.meta.url)), "../../src/main.ts");
 const dataDir = mkdtempSync(join(tmpdir(), "svc-process-"));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 /** The real `svc` entry point in a child process, on the embedded database in `dataDir`. */
 function svc(args: string[], port: number): ChildProcess {
@@ -28,22 +15,6 @@ function svc(args: string[], port: number): ChildProcess {
     env: { ...process.env, DATABASE_URL: "", PORT: String(port), HOST: "127.0.0.1", SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: "warn" },
     stdio: ["ignore", "pipe", "pipe"],
   });
-}
-
-function exited(child: ChildProcess): Promise<number | null> {
-  return new Promise((resolve) => child.once("exit", (code) => resolve(code)));
-}
-
-async function ready(url: string): Promise<void> {
-  for (let attempt = 0; attempt < 300; attempt++) {
-    try {
-      if ((await fetch(`${url}/readyz`)).status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error("svc did not become ready");
 }
 
 describe("the svc process on the embedded database", () => {

@@ -9,11 +9,20 @@ import { loadConfig, type Config } from "../../src/config.js";
 import { openEmbedded, openPostgres, type Database } from "../../src/platform/db/index.js";
 import { adminQuery, withDatabase } from "./global-setup.js";
 import { ApiClient } from "./client.js";
+import { startMaintenance } from "../../src/maintenance.js";
+import { leaseReaper, startAgentWorker } from "../../src/runtime/index.js";
 
 export const TEST_ORIGIN = "http://svc.test";
 export const TEST_SECRET_KEY = "0".repeat(63) + "1";
 
+export interface TestServerOptions {
+  /** Run the agent worker and lease maintenance in the server process, as `svc serve` does. */
+  worker?: boolean;
+}
+
 export interface TestServer {
+  /** The database URL of this server's own database (PostgreSQL only), for processes started by a test. */
+  databaseUrl: string | undefined;
   url: string;
   config: Config;
   db: Database;
@@ -26,7 +35,7 @@ export interface TestServer {
  * A real svc over real HTTP on a loopback port, on a fresh clone of the migrated database: PGlite by
  * default, PostgreSQL when DATABASE_URL is set. Each call gets its own database.
  */
-export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+export async function startTestServer(env: Record<string, string> = {}, options: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "svc-data-"));
   const config = loadConfig({
     SVC_DATA_DIR: dataDir,
@@ -35,18 +44,26 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     SVC_RATE_LIMIT_AUTH: "100000",
     SVC_RATE_LIMIT_DEVICE: "100000",
     SVC_LOG_LEVEL: "silent",
+    SVC_WORKER_CONCURRENCY: "4",
+    SVC_WORKER_POLL_MS: "200",
     ...env,
   });
-  const { db, drop } = await cloneDatabase();
+  const { db, drop, databaseUrl } = await cloneDatabase();
   const app = await buildApp({ config, db, logger: false });
   const address = await app.http.listen({ host: "127.0.0.1", port: 0 });
+  const quiet = { warn: () => {}, error: () => {} };
+  const worker = options.worker ? startAgentWorker({ db, services: app.services, config, log: quiet }) : undefined;
+  const maintenance = options.worker ? startMaintenance([leaseReaper(db, app.services)], quiet as never, config.runtime.maintenanceIntervalMs) : undefined;
   return {
+    databaseUrl,
     url: address,
     config,
     db,
     app,
     api: new ApiClient(address, TEST_ORIGIN),
     async close() {
+      await maintenance?.stop();
+      await worker?.stop();
       await app.http.close();
       await db.close();
       await drop();
@@ -59,10 +76,10 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
  * A test server for the whole file: started before its tests, closed after them. The returned object
  * reads through to the running server, so it can be declared at the top of a file.
  */
-export function useTestServer(env: Record<string, string> = {}): TestServer {
+export function useTestServer(env: Record<string, string> = {}, options: TestServerOptions = {}): TestServer {
   let current: TestServer | undefined;
   beforeAll(async () => {
-    current = await startTestServer(env);
+    current = await startTestServer(env, options);
   });
   afterAll(async () => {
     await current?.close();
@@ -72,6 +89,9 @@ export function useTestServer(env: Record<string, string> = {}): TestServer {
     return current;
   };
   return {
+    get databaseUrl() {
+      return running().databaseUrl;
+    },
     get url() {
       return running().url;
     },
@@ -91,13 +111,13 @@ export function useTestServer(env: Record<string, string> = {}): TestServer {
   };
 }
 
-async function cloneDatabase(): Promise<{ db: Database; drop: () => Promise<void> }> {
+async function cloneDatabase(): Promise<{ db: Database; drop: () => Promise<void>; databaseUrl?: string }> {
   const url = process.env["DATABASE_URL"];
   if (url) {
     const name = `svc_t_${inject("runId")}_${randomBytes(4).toString("hex")}`;
     await adminQuery(url, `CREATE DATABASE ${name} TEMPLATE ${inject("postgresTemplate")}`);
     const db = openPostgres({ url: withDatabase(url, name), maxConnections: 5 });
-    return { db, drop: () => adminQuery(url, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).then(() => undefined) };
+    return { db, databaseUrl: withDatabase(url, name), drop: () => adminQuery(url, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).then(() => undefined) };
   }
   const dump = new Blob([readFileSync(inject("embeddedTemplate"))]);
   const client = await PGlite.create({ loadDataDir: dump });

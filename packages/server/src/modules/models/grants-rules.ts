@@ -95,3 +95,37 @@ function subset(issues: Issues, path: string, values: readonly string[], allowed
   const extra = values.filter((value) => !allowed.includes(value));
   if (extra.length > 0) issues.add(path, `${extra.join(", ")} not offered by the model (${allowed.join(", ")})`);
 }
+
+/**
+ * What a project gets of a model: the revision narrowed by the grant. Overrides were checked when they were
+ * written, but the model may have been revised since, so every value is narrowed again here: the smaller
+ * limit, a capability only where both allow it, lists reduced to what both offer.
+ */
+export function effectiveModel(model: RevisionValues, o: GrantOverrides): RevisionValues {
+  const window = Math.min(model.contextWindowTokens, o.contextWindowTokens ?? Infinity);
+  const maxOutput = Math.min(model.maxOutputTokens, o.maxOutputTokens ?? Infinity, window - 1);
+  const defaultOutput = o.defaultMaxOutputTokens ?? model.defaultMaxOutputTokens;
+  const reasoning = model.supportsReasoning && o.supportsReasoning !== false;
+  const efforts = reasoning ? narrowList(model.supportedReasoningEfforts, o.supportedReasoningEfforts) : [];
+  const effort = reasoning ? (o.defaultReasoningEffort ?? model.defaultReasoningEffort) : "";
+  return {
+    ...model,
+    contextWindowTokens: window,
+    maxOutputTokens: maxOutput,
+    defaultMaxOutputTokens: defaultOutput === null ? null : Math.min(defaultOutput, maxOutput),
+    defaultCacheRetention: o.defaultCacheRetention ?? model.defaultCacheRetention,
+    supportsTools: model.supportsTools && o.supportsTools !== false,
+    supportsReasoning: reasoning,
+    defaultReasoningEffort: efforts.length > 0 && !efforts.includes(effort) ? "" : effort,
+    supportedReasoningEfforts: efforts,
+    inputModalities: narrowList(model.inputModalities, o.inputModalities),
+    outputModalities: narrowList(model.outputModalities, o.outputModalities),
+  };
+}
+
+/** An empty list leaves it unspecified, so the other side's list applies; two lists keep what both hold. */
+function narrowList(model: readonly string[], override: readonly string[]): string[] {
+  if (override.length === 0) return [...model];
+  if (model.length === 0) return [...override];
+  return override.filter((value) => model.includes(value));
+}

@@ -81,7 +81,7 @@ export function createModelGrantService(deps: { db: Database }) {
 
 export type ModelGrantService = ReturnType<typeof createModelGrantService>;
 
-function overridesOf(grant: store.GrantRow): GrantOverrides {
+export function overridesOf(grant: store.GrantRow): GrantOverrides {
   return {
     contextWindowTokens: grant.contextWindowTokens,
     maxOutputTokens: grant.maxOutputTokens,

@@ -1,0 +1,44 @@
+import type { AgentDefinition, ModelBinding, ToolDefinition } from "../../runtime/definition.js";
+import type { ToolChoice } from "./document.js";
+import type { ModelFacts } from "./model-rules.js";
+
+/** Bumped whenever the same source would compile to a different definition. */
+export const COMPILER_VERSION = "svc-1";
+
+/**
+ * What `agent_configs.compiled_definition` holds: the definition the loop runs and, beside it, the model
+ * facts only the API shows. The loop reads it as an `AgentDefinition` and never sees the extra member.
+ */
+export interface StoredDefinition extends AgentDefinition {
+  modelFacts: ModelFacts;
+}
+
+export function buildDefinition(input: {
+  instruction: string;
+  binding: ModelBinding;
+  facts: ModelFacts;
+  tools: readonly ToolChoice[];
+}): StoredDefinition {
+  const tools = input.tools
+    .filter((tool) => tool.type === "custom" || tool.enabled)
+    .map(toolDefinition)
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return {
+    version: "v1",
+    instruction: input.instruction,
+    model: input.binding,
+    tools,
+    // Non-empty mcp, machine_sources and skills are refused until svc can run them.
+    mcp: {},
+    machineSources: [],
+    skills: [],
+    modelFacts: input.facts,
+  };
+}
+
+function toolDefinition(tool: ToolChoice): ToolDefinition {
+  if (tool.type === "built_in") {
+    return { name: tool.name, type: "built_in", description: tool.tool.description, inputSchema: tool.tool.inputSchema, permission: tool.permission };
+  }
+  return { name: tool.name, type: "custom", description: tool.description, inputSchema: tool.inputSchema, permission: tool.permission };
+}

@@ -1,0 +1,108 @@
+import type { Database, Tx } from "../../platform/db/index.js";
+import { notFound } from "../../platform/errors.js";
+import type { Principal } from "../../platform/http/auth.js";
+import { newUuid } from "../../platform/ids.js";
+import { findProjectModel } from "../models/project-models.js";
+import { requireProject } from "../orgs/access.js";
+import { canonicalJson, sha256Tagged } from "../../platform/json.js";
+import { buildDefinition, COMPILER_VERSION } from "./compile.js";
+import { readConfigDocument } from "./document.js";
+import { ConfigIssues, syntaxIssues } from "./issues.js";
+import { bindModel } from "./model-rules.js";
+import { parseSource, type SourceFormat } from "./source.js";
+import * as store from "./store.js";
+
+export type { AgentConfigRow } from "./store.js";
+export type { SourceFormat } from "./source.js";
+
+export interface ConfigSource {
+  source: string;
+  sourceFormat: SourceFormat;
+}
+
+/**
+ * Agent configs: immutable, compiled definitions of what an agent is. Creating one needs agent.operate
+ * (operators launch agents with configs they write), reading one agent.read.
+ */
+export function createAgentConfigService(deps: { db: Database }) {
+  const { db } = deps;
+
+  return {
+    async createConfig(principal: Principal, orgId: string, projectId: string, input: ConfigSource) {
+      return db.tx(async (tx) => {
+        await requireProject(tx, principal, orgId, projectId, "agent.operate");
+        return compileConfig(tx, orgId, projectId, input);
+      });
+    },
+
+    async getConfig(principal: Principal, orgId: string, projectId: string, configId: string): Promise<store.AgentConfigRow> {
+      return db.tx(async (tx) => {
+        await requireProject(tx, principal, orgId, projectId, "agent.read");
+        const row = await store.findConfig(tx, orgId, projectId, configId);
+        if (!row) throw notFound("agent config");
+        return row;
+      });
+    },
+  };
+}
+
+export type AgentConfigService = ReturnType<typeof createAgentConfigService>;
+
+/**
+ * Compiles a config source into the project's config, inside the caller's transaction (which has checked
+ * access). The same definition from the same source returns the existing row (`created: false`). Any
+ * problem with the source is a 400 validation_failed listing every issue with its line and column.
+ */
+export async function compileConfig(
+  tx: Tx,
+  orgId: string,
+  projectId: string,
+  input: ConfigSource,
+): Promise<{ row: store.AgentConfigRow; created: boolean }> {
+  const { source, sourceFormat } = input;
+  // PostgreSQL text cannot hold NUL; refuse it with a position rather than fail the insert.
+  const nul = source.indexOf("\u0000");
+  if (nul !== -1) throw syntaxIssues(source, [{ message: "the source must not contain NUL characters", offset: nul }]);
+  const parsed = parseSource(source, sourceFormat);
+  if (!parsed.ok) throw syntaxIssues(source, parsed.problems);
+
+  const issues = new ConfigIssues();
+  const doc = readConfigDocument(parsed.source.value, issues);
+  const bound = doc.model && bindModel(doc.model, await findProjectModel(tx, orgId, projectId, doc.model.providerConfig, doc.model.name), issues);
+  const enabledTools = doc.tools.filter((tool) => tool.type === "custom" || tool.enabled);
+  if (bound && enabledTools.length > 0 && !bound.facts.supportsTools) {
+    issues.add(["tools"], `model "${bound.binding.name}" does not support tools in this project; remove the tools or choose another model`);
+  }
+  issues.throwIfAny(source, parsed.source);
+  // With no issues, the instruction and the model were valid and the model was bound.
+  const definition = buildDefinition({ instruction: doc.instruction!, binding: bound!.binding, facts: bound!.facts, tools: doc.tools });
+
+  const identity = { projectId, effectiveDefinitionHash: sha256Tagged(canonicalJson(definition)), sourceFormat, sourceHash: sha256Tagged(source) };
+  const existing = await store.findConfigByIdentity(tx, identity);
+  if (existing) return { row: existing, created: false };
+  const inserted = await store.insertConfig(tx, {
+    id: newUuid(),
+    orgId,
+    ...identity,
+    source,
+    compilerVersion: COMPILER_VERSION,
+    compiledDefinition: definition,
+    instructionHash: sha256Tagged(definition.instruction),
+    configuredModelId: definition.model.configuredModelId,
+    configuredModelRevisionId: definition.model.configuredModelRevisionId,
+  });
+  if (inserted) return { row: inserted, created: true };
+  // A concurrent request committed the same config between the lookup and the insert: it is this one.
+  return { row: (await store.findConfigByIdentity(tx, identity))!, created: false };
+}
+
+/** The project's config, or undefined; for other modules, inside their transaction. */
+export async function findConfig(tx: Tx, orgId: string, projectId: string, configId: string): Promise<store.AgentConfigRow | undefined> {
+  return store.findConfig(tx, orgId, projectId, configId);
+}
+
+/** The project's configs among `configIds`, by id; for lists of things that point at configs. */
+export async function findConfigs(tx: Tx, orgId: string, projectId: string, configIds: readonly string[]): Promise<Map<string, store.AgentConfigRow>> {
+  const rows = await store.findConfigs(tx, orgId, projectId, [...new Set(configIds)]);
+  return new Map(rows.map((row) => [row.id, row]));
+}

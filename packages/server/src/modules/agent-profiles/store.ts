@@ -1,0 +1,100 @@
+import { and, eq } from "drizzle-orm";
+import type { PgInsertValue } from "drizzle-orm/pg-core";
+import { agentProfiles, agentProfileVersions } from "../../db/schema/index.js";
+import { dbNow } from "../../db/schema/columns.js";
+import type { AppDb, Tx } from "../../platform/db/index.js";
+import { allOf, keyset, nameMatches, type PageRequest } from "../../platform/http/lists.js";
+
+type Db = AppDb | Tx;
+export type ProfileRow = typeof agentProfiles.$inferSelect;
+
+const p = agentProfiles;
+const v = agentProfileVersions;
+const sortColumns = { name: p.name, created_at: p.createdAt, updated_at: p.updatedAt, id: p.id };
+
+/** Inserts the profile unless its Idempotency-Key was used in the project already; then returns undefined. */
+/**
+ * Inserts the profile unless another with its name or Idempotency-Key exists (or commits first). With no
+ * conflict target, PostgreSQL waits for a racing insert of either and then skips: naming only the key
+ * would let the name index raise while the racer with the same key was still in flight.
+ */
+export async function insertProfile(tx: Db, row: PgInsertValue<typeof agentProfiles>): Promise<ProfileRow | undefined> {
+  const [inserted] = await tx.insert(p).values(row).onConflictDoNothing().returning();
+  return inserted;
+}
+
+export async function insertVersion(tx: Db, row: PgInsertValue<typeof agentProfileVersions>): Promise<void> {
+  await tx.insert(v).values(row);
+}
+
+/**
+ * The project's profile. `update` serializes changes to it; `key share` only keeps it from being deleted
+ * (or its id changed) until the transaction ends, without blocking config updates.
+ */
+export async function findProfile(
+  tx: Tx,
+  orgId: string,
+  projectId: string,
+  profileId: string,
+  lock?: "update" | "key share",
+): Promise<ProfileRow | undefined> {
+  const query = tx
+    .select()
+    .from(p)
+    .where(and(eq(p.orgId, orgId), eq(p.projectId, projectId), eq(p.id, profileId)));
+  const [row] = lock ? await query.for(lock) : await query;
+  return row;
+}
+
+export async function findProfileByIdempotencyKey(tx: Db, projectId: string, key: string): Promise<ProfileRow | undefined> {
+  const [row] = await tx.select().from(p).where(and(eq(p.projectId, projectId), eq(p.idempotencyKey, key)));
+  return row;
+}
+
+export async function findProfileByName(tx: Db, projectId: string, name: string): Promise<ProfileRow | undefined> {
+  const [row] = await tx.select().from(p).where(and(eq(p.projectId, projectId), eq(p.name, name)));
+  return row;
+}
+
+/** The config a profile started with: what its creation request named. */
+export async function firstConfigId(tx: Db, profileId: string): Promise<string | undefined> {
+  const [row] = await tx
+    .select({ configId: v.agentConfigId })
+    .from(v)
+    .where(and(eq(v.agentProfileId, profileId), eq(v.generation, 1)));
+  return row?.configId;
+}
+
+export async function updateProfile(
+  tx: Db,
+  orgId: string,
+  profileId: string,
+  changes: { name: string } | { currentConfigId: string; currentGeneration: number },
+): Promise<ProfileRow> {
+  const [row] = await tx
+    .update(p)
+    .set({ ...changes, updatedAt: dbNow })
+    .where(and(eq(p.orgId, orgId), eq(p.id, profileId)))
+    .returning();
+  return row!;
+}
+
+/** Deletes the profile and, by cascade, its versions; agents launched from it keep running. False when absent. */
+export async function deleteProfile(tx: Db, orgId: string, projectId: string, profileId: string): Promise<boolean> {
+  const deleted = await tx
+    .delete(p)
+    .where(and(eq(p.orgId, orgId), eq(p.projectId, projectId), eq(p.id, profileId)))
+    .returning({ id: p.id });
+  return deleted.length > 0;
+}
+
+/** One page of the project's profiles, filtered by name, in keyset order (`limit + 1` rows). */
+export async function listProfiles(tx: Db, input: { orgId: string; projectId: string; name?: string; page: PageRequest }): Promise<ProfileRow[]> {
+  const ks = keyset(input.page.sort, sortColumns, input.page.cursor);
+  return tx
+    .select()
+    .from(p)
+    .where(allOf(eq(p.orgId, input.orgId), eq(p.projectId, input.projectId), nameMatches(p.name, input.name), ks.where))
+    .orderBy(...ks.orderBy)
+    .limit(input.page.limit + 1);
+}

@@ -1,0 +1,34 @@
+import { and, eq } from "drizzle-orm";
+import { agents } from "../../db/schema/index.js";
+import type { AppDb, Tx } from "../../platform/db/index.js";
+import { notFound } from "../../platform/errors.js";
+import type { Principal } from "../../platform/http/auth.js";
+import { requireProject, type ProjectAccess } from "../orgs/access.js";
+
+export type AgentRow = typeof agents.$inferSelect;
+
+export interface AgentAccess extends ProjectAccess {
+  agent: AgentRow;
+}
+
+/**
+ * Authorization for everything under `/agents/{agentID}`: the project's rules (404 when it cannot be
+ * read, 403 when the action is not allowed), then the agent must belong to the project (404).
+ * Archived agents stay readable by id.
+ */
+export async function requireAgent(
+  tx: Tx | AppDb,
+  principal: Principal,
+  orgId: string,
+  projectId: string,
+  agentId: string,
+  action: "agent.read" | "agent.operate" = "agent.read",
+): Promise<AgentAccess> {
+  const access = await requireProject(tx, principal, orgId, projectId, action);
+  const [agent] = await tx
+    .select()
+    .from(agents)
+    .where(and(eq(agents.orgId, orgId), eq(agents.projectId, projectId), eq(agents.id, agentId)));
+  if (!agent) throw notFound("agent");
+  return { ...access, agent };
+}

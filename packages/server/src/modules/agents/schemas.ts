@@ -1,0 +1,57 @@
+import { Type } from "typebox";
+import { Id, IdempotencyKeyHeader, Timestamp } from "../../platform/http/schemas.js";
+import { namedPageQuery, ResourceSort } from "../../platform/http/lists.js";
+import { ExternalActorParams } from "../actors/schemas.js";
+
+const strict = { additionalProperties: false } as const;
+export const TAG = "Agents";
+
+export const ProjectParams = Type.Object({ orgID: Id("org"), projectID: Id("project") }, strict);
+export const AgentParams = Type.Object({ orgID: Id("org"), projectID: Id("project"), agentID: Id("agent") }, strict);
+export { IdempotencyKeyHeader };
+
+export const AgentName = Type.String({ maxLength: 64, description: "Up to 64 characters; empty means unnamed." });
+
+export const Agent = Type.Object(
+  {
+    id: Id("agent"),
+    org_id: Id("org"),
+    project_id: Id("project"),
+    agent_profile_id: Type.Optional(Id("agentProfile")),
+    state: Type.Enum(["active", "archived"]),
+    name: AgentName,
+    current_config_id: Id("agentConfig"),
+    model: Type.Object({ provider_config: Type.String(), name: Type.String() }, strict),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    archived_at: Type.Optional(Timestamp),
+  },
+  strict,
+);
+
+export const CurrentAgentResponse = Type.Object({ agent: Agent }, strict);
+
+export const GetAgentResponse = Type.Object(
+  {
+    agent: Agent,
+    machine_ids: Type.Array(Type.String(), { description: "Machines attached to the agent; always empty until machines exist." }),
+    mcp_connections: Type.Array(Type.Object({}, { additionalProperties: true }), {
+      description: "The agent's MCP server connections; always empty until MCP servers are supported.",
+    }),
+  },
+  strict,
+);
+
+export const CreateAgentRequest = Type.Object(
+  {
+    config: Type.Optional(Id("agentConfig")),
+    profile: Type.Optional(Id("agentProfile")),
+    name: Type.Optional(AgentName),
+    message: Type.Optional(Type.String({ minLength: 1, description: "An opening message, sent as the first queued input." })),
+  },
+  strict,
+);
+
+export const ListAgentsQuery = Type.Object({ ...namedPageQuery, sort: Type.Optional(ResourceSort), agent_profile_id: Type.Optional(Id("agentProfile")) }, strict);
+
+export const CancelAgentRequest = Type.Object({ actor: Type.Optional(ExternalActorParams) }, strict);

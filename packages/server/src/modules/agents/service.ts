@@ -1,0 +1,201 @@
+import type { Static } from "typebox";
+import { AppError, conflict, invalidRequest, notFound } from "../../platform/errors.js";
+import { isUniqueViolation, type Database, type Tx } from "../../platform/db/index.js";
+import type { Principal } from "../../platform/http/auth.js";
+import type { PageRequest } from "../../platform/http/lists.js";
+import { newUuid } from "../../platform/ids.js";
+import { jsonDigest } from "../../platform/json.js";
+import { loadTurnState, turnSettled } from "../../runtime/frontier.js";
+import type { AgentSignals } from "../../runtime/signals.js";
+import { clearWakeup } from "../../runtime/wakeups.js";
+import { resolveInputActor } from "../actors/service.js";
+import { compileConfig, findConfig, type ConfigSource } from "../agent-configs/service.js";
+import { findProfile } from "../agent-profiles/service.js";
+import type { ArtifactsService } from "../artifacts/service.js";
+import { assertActive, enqueueContentInput } from "../inputs/service.js";
+import * as inputs from "../inputs/store.js";
+import { requireProject } from "../orgs/access.js";
+import { appendEvent, lockAgent, openTurn, type AgentRow } from "../timeline/journal.js";
+import { requireAgent } from "./access.js";
+import type { CreateAgentRequest } from "./schemas.js";
+import { stopCurrentWork, type StopResult } from "./stop.js";
+import * as store from "./store.js";
+
+const CONFIG_SCOPE = "agent_config_change";
+
+export interface AgentsDeps {
+  db: Database;
+  signals: AgentSignals;
+  artifacts: ArtifactsService;
+}
+
+type LaunchBody = Static<typeof CreateAgentRequest>;
+
+export function createAgentsService(deps: AgentsDeps) {
+  const { db, signals } = deps;
+
+  async function launch(principal: Principal, orgId: string, projectId: string, body: LaunchBody, key: string | undefined) {
+    if (!body.config && !body.profile) throw invalidRequest("give the config to launch with, or a profile whose current config to use");
+    if (key) {
+      await requireProject(db.read, principal, orgId, projectId, "agent.operate");
+      const existing = await store.findByIdempotencyKey(db.read, projectId, key);
+      if (existing) return { created: false as const, agent: await store.withModel(db.read, existing) };
+    }
+    const message = body.message === undefined ? undefined : await deps.artifacts.prepareContentBlocks([{ type: "text", text: body.message }], new Set(["text"]));
+    try {
+      return await db.tx(async (tx) => {
+        await requireProject(tx, principal, orgId, projectId, "agent.operate");
+        const profile = body.profile ? await findProfile(tx, orgId, projectId, body.profile) : undefined;
+        if (body.profile && !profile) throw notFound("agent profile");
+        const configId = body.config ?? profile!.currentConfigId;
+        const config = await findConfig(tx, orgId, projectId, configId);
+        if (!config) throw notFound("agent config");
+        const agent = await store.insertAgent(tx, {
+          id: newUuid(),
+          orgId,
+          projectId,
+          name: body.name ?? profile?.name ?? "",
+          currentConfigId: config.id,
+          agentProfileId: profile?.id ?? null,
+          idempotencyKey: key ?? null,
+        });
+        // The launch config is event 1, the opening event of turn 1 (design brief §3.2).
+        await appendConfigChange(tx, agent, config.id, `launch:${agent.id}`, "launch", true);
+        let input: inputs.InputRow | undefined;
+        if (message) {
+          const actor = await resolveInputActor(tx, principal, orgId, projectId, undefined);
+          const digest = jsonDigest({ mode: "queued", actor: null, blocks: [{ type: "text", text: body.message }], cancel: false });
+          input = await enqueueContentInput(tx, deps, agent, { deliveryMode: "queued", actorId: actor?.id ?? null, prepared: message, key: null, digest });
+        }
+        return { created: true as const, agent: await store.withModel(tx, agent), config, input };
+      });
+    } catch (err) {
+      if (key && isUniqueViolation(err, "agents_project_idempotency_key")) {
+        const existing = await store.findByIdempotencyKey(db.read, projectId, key);
+        if (existing) return { created: false as const, agent: await store.withModel(db.read, existing) };
+      }
+      throw err;
+    }
+  }
+
+  /**
+   * Appends a config change to the current turn while it is still running, or opens a new turn with it.
+   * The new config applies from the next model call on.
+   */
+  async function appendConfigChange(tx: Tx, agent: AgentRow, configId: string, key: string | null, digest: string, opening = false) {
+    const input = await inputs.insertInput(tx, {
+      orgId: agent.orgId,
+      agentId: agent.id,
+      inputKind: "config_change",
+      deliveryMode: "immediate",
+      state: "resolved",
+      agentConfigId: configId,
+      idempotencyScope: CONFIG_SCOPE,
+      inputIdempotencyKey: key,
+      requestDigest: digest,
+      contentBlocks: [],
+    });
+    const state = opening ? undefined : await loadTurnState(tx, agent.id);
+    const running = state?.contexts.some((c) => c.state === "started") ?? false;
+    const joinTurn = state !== undefined && (running || !turnSettled(state, new Date()));
+    const turnId = joinTurn ? state.turn.id : (await openTurn(tx, agent.id)).id;
+    const event = await appendEvent(tx, signals, agent, {
+      turnId,
+      kind: "agent_input",
+      agentInputId: input.id,
+      opening: !joinTurn,
+      semantic: !joinTurn,
+      idempotencyKey: `agent_input:${input.id}`,
+    });
+    await inputs.markResolved(tx, input.id, event.id);
+    return { input: { ...input, admittedEventId: event.id }, event };
+  }
+
+  async function changeConfig(
+    principal: Principal,
+    orgId: string,
+    projectId: string,
+    agentId: string,
+    body: ConfigSource & { expectedCurrentConfigId?: string },
+    key: string | undefined,
+  ) {
+    await requireAgent(db.read, principal, orgId, projectId, agentId, "agent.operate");
+    const { row: config } = await db.tx((tx) => compileConfig(tx, orgId, projectId, body));
+    const digest = jsonDigest({ config: config.id, expected: body.expectedCurrentConfigId ?? null });
+    try {
+      return await db.tx(async (tx) => {
+        const agent = await lockAgent(tx, agentId);
+        if (!agent) throw notFound("agent");
+        if (key) {
+          const existing = await inputs.findByKey(tx, agentId, CONFIG_SCOPE, key);
+          if (existing) return replayConfigChange(existing, digest, config);
+        }
+        assertActive(agent);
+        if (body.expectedCurrentConfigId && body.expectedCurrentConfigId !== agent.currentConfigId) {
+          throw conflict("the agent's current config is not expected_current_config_id; read the agent and try again");
+        }
+        const { input, event } = await appendConfigChange(tx, agent, config.id, key ?? null, digest);
+        await store.setCurrentConfig(tx, agent.id, config.id);
+        return { config, input, eventId: event.id };
+      });
+    } catch (err) {
+      if (key && isUniqueViolation(err, "agent_inputs_idempotency")) {
+        return replayConfigChange((await inputs.findByKey(db.read, agentId, CONFIG_SCOPE, key))!, digest, config);
+      }
+      throw err;
+    }
+  }
+
+  function replayConfigChange(existing: inputs.InputRow, digest: string, config: Awaited<ReturnType<typeof compileConfig>>["row"]) {
+    if (existing.requestDigest !== digest || existing.agentConfigId !== config.id) {
+      throw new AppError("idempotency_key_conflict", "this Idempotency-Key was used with a different config change");
+    }
+    return { config, input: existing, eventId: existing.admittedEventId! };
+  }
+
+  async function cancel(principal: Principal, orgId: string, projectId: string, agentId: string, actorParams: Parameters<typeof resolveInputActor>[4]) {
+    await requireAgent(db.read, principal, orgId, projectId, agentId, "agent.operate");
+    return db.tx(async (tx): Promise<StopResult & { agent: AgentRow; actorId: string | null }> => {
+      const agent = await lockAgent(tx, agentId);
+      if (!agent) throw notFound("agent");
+      const actor = await resolveInputActor(tx, principal, orgId, projectId, actorParams);
+      const result = await stopCurrentWork(tx, signals, agent, actor?.id ?? null);
+      return { ...result, agent, actorId: actor?.id ?? null };
+    });
+  }
+
+  /** Idempotent: an archived agent is returned unchanged. */
+  async function archive(principal: Principal, orgId: string, projectId: string, agentId: string) {
+    await requireAgent(db.read, principal, orgId, projectId, agentId, "agent.operate");
+    return db.tx(async (tx) => {
+      const agent = await lockAgent(tx, agentId);
+      if (!agent) throw notFound("agent");
+      if (agent.state === "archived") return store.withModel(tx, agent);
+      const actor = await resolveInputActor(tx, principal, orgId, projectId, undefined);
+      await stopCurrentWork(tx, signals, agent, actor?.id ?? null);
+      await inputs.cancelInputs(tx, (await inputs.waitingInputs(tx, agent.id)).map((i) => i.id));
+      const archived = await store.archive(tx, agent.id);
+      await clearWakeup(tx, agent.id);
+      return store.withModel(tx, archived);
+    });
+  }
+
+  return {
+    launch,
+    changeConfig,
+    cancel,
+    archive,
+
+    async get(principal: Principal, orgId: string, projectId: string, agentId: string) {
+      const { agent } = await requireAgent(db.read, principal, orgId, projectId, agentId, "agent.read");
+      return store.withModel(db.read, agent);
+    },
+
+    async list(principal: Principal, orgId: string, projectId: string, query: { name?: string; profileId?: string; page: PageRequest }) {
+      await requireProject(db.read, principal, orgId, projectId, "agent.read");
+      return store.listActive(db.read, { orgId, projectId, ...query });
+    },
+  };
+}
+
+export type AgentsService = ReturnType<typeof createAgentsService>;

@@ -1,0 +1,69 @@
+import { and, eq, sql } from "drizzle-orm";
+import { agentConfigs, agents } from "../../db/schema/index.js";
+import { dbNow } from "../../db/schema/columns.js";
+import type { AppDb, Tx } from "../../platform/db/index.js";
+import { allOf, keyset, nameMatches, type PageRequest } from "../../platform/http/lists.js";
+import type { AgentRow } from "../timeline/journal.js";
+
+type Db = AppDb | Tx;
+
+/** An agent with what its list item shows of its current config. */
+export interface AgentWithModel {
+  agent: AgentRow;
+  providerConfig: string;
+  modelName: string;
+}
+
+const modelColumns = {
+  providerConfig: sql<string>`${agentConfigs.compiledDefinition} -> 'model' ->> 'providerConfigName'`,
+  modelName: sql<string>`${agentConfigs.compiledDefinition} -> 'model' ->> 'name'`,
+};
+
+export async function insertAgent(tx: Db, row: typeof agents.$inferInsert): Promise<AgentRow> {
+  const [agent] = await tx.insert(agents).values(row).returning();
+  return agent!;
+}
+
+export async function findByIdempotencyKey(tx: Db, projectId: string, key: string): Promise<AgentRow | undefined> {
+  const [agent] = await tx.select().from(agents).where(and(eq(agents.projectId, projectId), eq(agents.idempotencyKey, key)));
+  return agent;
+}
+
+export async function withModel(tx: Db, agent: AgentRow): Promise<AgentWithModel> {
+  const [row] = await tx.select(modelColumns).from(agentConfigs).where(eq(agentConfigs.id, agent.currentConfigId));
+  return { agent, providerConfig: row?.providerConfig ?? "", modelName: row?.modelName ?? "" };
+}
+
+export async function listActive(
+  tx: Db,
+  input: { orgId: string; projectId: string; name?: string; profileId?: string; page: PageRequest },
+): Promise<AgentWithModel[]> {
+  const ks = keyset(input.page.sort, { name: agents.name, created_at: agents.createdAt, updated_at: agents.updatedAt, id: agents.id }, input.page.cursor);
+  const rows = await tx
+    .select({ agent: agents, ...modelColumns })
+    .from(agents)
+    .innerJoin(agentConfigs, eq(agentConfigs.id, agents.currentConfigId))
+    .where(
+      allOf(
+        eq(agents.orgId, input.orgId),
+        eq(agents.projectId, input.projectId),
+        eq(agents.state, "active"),
+        nameMatches(agents.name, input.name),
+        input.profileId ? eq(agents.agentProfileId, input.profileId) : undefined,
+        ks.where,
+      ),
+    )
+    .orderBy(...ks.orderBy)
+    .limit(input.page.limit + 1);
+  return rows;
+}
+
+export async function setCurrentConfig(tx: Db, agentId: string, configId: string): Promise<AgentRow> {
+  const [agent] = await tx.update(agents).set({ currentConfigId: configId, updatedAt: dbNow }).where(eq(agents.id, agentId)).returning();
+  return agent!;
+}
+
+export async function archive(tx: Db, agentId: string): Promise<AgentRow> {
+  const [agent] = await tx.update(agents).set({ state: "archived", archivedAt: dbNow, updatedAt: dbNow }).where(eq(agents.id, agentId)).returning();
+  return agent!;
+}

@@ -1,0 +1,164 @@
+import { createHash } from "node:crypto";
+import type { BlobStore } from "../../platform/blobs/index.js";
+import type { Database, Tx } from "../../platform/db/index.js";
+import { AppError, notFound } from "../../platform/errors.js";
+import type { Principal } from "../../platform/http/auth.js";
+import { encodeId, newUuid } from "../../platform/ids.js";
+import { requireAgent } from "../agents/access.js";
+import { checkContentBlocks, type BlockType, type SubmittedBlock } from "./content.js";
+import type { MediaRefBlock, MediaType, StructuredDataBlock, TextBlock } from "./schemas.js";
+import * as store from "./store.js";
+
+export type { ArtifactRow } from "./store.js";
+export type { BlockType, SubmittedBlock } from "./content.js";
+
+/**
+ * The whole request body of a route that accepts inline media (the spec's 48 MiB): pass it as the
+ * route's Fastify `bodyLimit`. A larger body is refused before parsing with 413 `request_too_large`.
+ */
+export const CONTENT_BODY_LIMIT = 48 * 1024 * 1024;
+
+/** Blobs younger than this may belong to a transaction still running; the sweep leaves them alone. */
+const ORPHAN_MIN_AGE_MS = 60 * 60 * 1000;
+const SWEEP_BATCH = 500;
+const KEY_PREFIX = "artifacts";
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** A content block as stored and read back: inline media have become artifact references. */
+export type StoredContentBlock = TextBlock | StructuredDataBlock | MediaRefBlock;
+
+/** An artifact whose bytes are in the blob store and whose row is not written yet. */
+export interface PendingArtifact {
+  id: string;
+  contentType: MediaType;
+  filename: string | null;
+  /** `sha256:<hex>` of the bytes. */
+  digest: string;
+  sizeBytes: number;
+  storageKey: string;
+}
+
+/** Blocks checked and their media stored, waiting for the transaction that records them. */
+export interface PreparedBlocks {
+  artifacts: PendingArtifact[];
+  blocks: StoredContentBlock[];
+}
+
+/**
+ * Artifacts: files that entered an agent's timeline as inline media. Ingesting is split so that no
+ * disk or network wait happens inside a transaction: `prepareContentBlocks` checks and uploads before
+ * it, `recordArtifacts` writes the rows in the caller's transaction. When that transaction fails, the
+ * uploaded blobs are left without a row; `sweepOrphanBlobs` removes them later (file store only).
+ */
+export function createArtifactsService(deps: { db: Database; blobs: BlobStore }) {
+  const { db, blobs } = deps;
+  let sweepAfter: string | undefined;
+
+  async function loadBytes(row: store.ArtifactRow): Promise<Buffer> {
+    const bytes = await blobs.get(row.storageKey);
+    // The row is written only after its blob, and nothing deletes a referenced blob: a gap is a fault.
+    if (!bytes) throw new AppError("internal_error", "the artifact's content is missing from file storage", {}, new Error(`no blob at ${row.storageKey}`));
+    return bytes;
+  }
+
+  /** An artifact of an agent the caller may read; another agent's artifact is a 404. */
+  async function getArtifact(principal: Principal, orgId: string, projectId: string, agentId: string, artifactId: string): Promise<store.ArtifactRow> {
+    return db.tx(async (tx) => {
+      await requireAgent(tx, principal, orgId, projectId, agentId, "agent.read");
+      const row = await store.findArtifact(tx, agentId, artifactId);
+      if (!row) throw notFound("artifact");
+      return row;
+    });
+  }
+
+  return {
+    /**
+     * Checks submitted blocks (limits, strict base64, no U+0000; see content.ts) and stores every media
+     * block's bytes under a fresh key. Returns the pending artifact rows and the blocks with each media
+     * block replaced by a `media_ref` to its artifact. Blocks must already have passed the route schema.
+     */
+    async prepareContentBlocks(blocks: readonly SubmittedBlock[], allowed: ReadonlySet<BlockType>): Promise<PreparedBlocks> {
+      const media = checkContentBlocks(blocks, allowed);
+      const day = new Date().toISOString().slice(0, 10);
+      const uploads = media.map(({ index, block, bytes }) => {
+        const id = newUuid();
+        const artifact: PendingArtifact = {
+          id,
+          contentType: block.media_type,
+          filename: block.filename ?? null,
+          digest: `sha256:${createHash("sha256").update(bytes).digest("hex")}`,
+          sizeBytes: bytes.length,
+          // Grouped by day so the sweep and an operator can walk the store in order.
+          storageKey: `${KEY_PREFIX}/${day}/${id}`,
+        };
+        return { index, artifact, bytes };
+      });
+      const results = await Promise.allSettled(uploads.map((u) => blobs.put(u.artifact.storageKey, u.bytes, u.artifact.contentType)));
+      const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+      if (failed) {
+        await Promise.allSettled(uploads.map((u) => blobs.delete(u.artifact.storageKey)));
+        throw failed.reason;
+      }
+      const refs = new Map(uploads.map((u) => [u.index, u.artifact.id]));
+      return {
+        artifacts: uploads.map((u) => u.artifact),
+        blocks: blocks.map((block, index): StoredContentBlock => {
+          if (block.type !== "media") return block;
+          return {
+            type: "media_ref",
+            artifact_id: encodeId("artifact", refs.get(index)!),
+            ...(block.metadata !== undefined ? { metadata: block.metadata } : {}),
+          };
+        }),
+      };
+    },
+
+    /** Writes the prepared artifact rows in the caller's transaction, which must have authorized the agent. */
+    async recordArtifacts(tx: Tx, prepared: PreparedBlocks, owner: { orgId: string; projectId: string; agentId: string }): Promise<void> {
+      await store.insertArtifacts(
+        tx,
+        prepared.artifacts.map((a) => ({ ...a, orgId: owner.orgId, projectId: owner.projectId, agentId: owner.agentId })),
+      );
+    },
+
+    getArtifact,
+
+    /** The artifact and its bytes; the bytes are read after the authorizing transaction has ended. */
+    async getArtifactContent(principal: Principal, orgId: string, projectId: string, agentId: string, artifactId: string) {
+      const row = await getArtifact(principal, orgId, projectId, agentId, artifactId);
+      return { row, bytes: await loadBytes(row) };
+    },
+
+    /** For the agent runtime: an artifact of `agentId` with its bytes, or null when there is none. */
+    async readArtifact(agentId: string, artifactId: string): Promise<{ row: store.ArtifactRow; bytes: Buffer } | null> {
+      const row = await store.findArtifact(db.read, agentId, artifactId);
+      return row ? { row, bytes: await loadBytes(row) } : null;
+    },
+
+    /**
+     * Deletes blobs older than an hour that no artifact row references: uploads of requests whose
+     * transaction failed, temporary files of a crashed write, and the bytes of deleted agents. Works
+     * through the store in key order, one batch per call, and starts over after the last key. Only
+     * stores that can list (the file store) are swept; for S3 see docs/artifacts-and-actors.md.
+     */
+    async sweepOrphanBlobs(): Promise<number> {
+      if (!blobs.list) return 0;
+      const entries = await blobs.list(KEY_PREFIX, sweepAfter, SWEEP_BATCH);
+      sweepAfter = entries.length === SWEEP_BATCH ? entries.at(-1)!.key : undefined;
+      const cutoff = Date.now() - ORPHAN_MIN_AGE_MS;
+      const old = entries.filter((e) => e.modifiedAt.getTime() < cutoff).map((e) => e.key);
+      // A key ends in its artifact's id; anything else (a temporary file) has no row by construction.
+      const ids = old.map((key) => key.slice(key.lastIndexOf("/") + 1)).filter((id) => UUID.test(id));
+      const referenced = await store.storageKeysOf(db.read, ids);
+      let removed = 0;
+      for (const key of old) {
+        if (referenced.has(key)) continue;
+        await blobs.delete(key);
+        removed += 1;
+      }
+      return removed;
+    },
+  };
+}
+
+export type ArtifactsService = ReturnType<typeof createArtifactsService>;

@@ -1,0 +1,145 @@
+import { and, asc, eq, inArray, max, min, sql, type SQL } from "drizzle-orm";
+import { agentInputs } from "../../db/schema/index.js";
+import { dbNow } from "../../db/schema/columns.js";
+import type { AppDb, Tx } from "../../platform/db/index.js";
+import { newUuid } from "../../platform/ids.js";
+
+type Db = AppDb | Tx;
+export type InputRow = typeof agentInputs.$inferSelect;
+export type DeliveryMode = "queued" | "steering";
+
+/** Gap left between neighbours in the backlog, so a move usually rewrites one row. */
+export const RANK_STRIDE = 1024;
+
+export interface NewInput {
+  orgId: string;
+  agentId: string;
+  inputKind: "content" | "control" | "interaction_response" | "config_change";
+  deliveryMode: DeliveryMode | "immediate";
+  state?: "received" | "resolved" | "canceled";
+  actorId?: string | null;
+  controlType?: string;
+  interactionId?: string;
+  agentConfigId?: string;
+  idempotencyScope: string;
+  inputIdempotencyKey?: string | null;
+  requestDigest: string;
+  contentBlocks: unknown[];
+  inputRank?: number;
+}
+
+export async function insertInput(tx: Db, input: NewInput): Promise<InputRow> {
+  const resolved = input.state === "resolved";
+  const [row] = await tx
+    .insert(agentInputs)
+    .values({
+      id: newUuid(),
+      orgId: input.orgId,
+      agentId: input.agentId,
+      state: input.state ?? "received",
+      inputKind: input.inputKind,
+      deliveryMode: input.deliveryMode,
+      inputRank: input.inputRank ?? 0,
+      actorId: input.actorId ?? null,
+      controlType: input.controlType ?? null,
+      interactionId: input.interactionId ?? null,
+      agentConfigId: input.agentConfigId ?? null,
+      idempotencyScope: input.idempotencyScope,
+      inputIdempotencyKey: input.inputIdempotencyKey ?? null,
+      requestDigest: input.requestDigest,
+      contentBlocks: input.contentBlocks,
+      ...(resolved ? { resolvedAt: dbNow } : {}),
+    })
+    .returning();
+  return row!;
+}
+
+export async function findByKey(tx: Db, agentId: string, scope: string, key: string): Promise<InputRow | undefined> {
+  const [row] = await tx
+    .select()
+    .from(agentInputs)
+    .where(and(eq(agentInputs.agentId, agentId), eq(agentInputs.idempotencyScope, scope), eq(agentInputs.inputIdempotencyKey, key)));
+  return row;
+}
+
+export async function findInput(tx: Db, agentId: string, inputId: string): Promise<InputRow | undefined> {
+  const [row] = await tx.select().from(agentInputs).where(and(eq(agentInputs.agentId, agentId), eq(agentInputs.id, inputId)));
+  return row;
+}
+
+const waiting = (agentId: string, mode?: DeliveryMode): SQL =>
+  and(
+    eq(agentInputs.agentId, agentId),
+    eq(agentInputs.state, "received"),
+    eq(agentInputs.inputKind, "content"),
+    mode ? eq(agentInputs.deliveryMode, mode) : undefined,
+  )!;
+
+/** The rank that puts an input last (or first) in its backlog group. */
+export async function edgeRank(tx: Db, agentId: string, mode: DeliveryMode, edge: "front" | "back"): Promise<number> {
+  const [row] = await tx
+    .select({ low: min(agentInputs.inputRank), high: max(agentInputs.inputRank) })
+    .from(agentInputs)
+    .where(waiting(agentId, mode));
+  if (row?.low === null || row?.low === undefined || row.high === null) return 0;
+  return edge === "back" ? Number(row.high) + RANK_STRIDE : Number(row.low) - RANK_STRIDE;
+}
+
+/** A group's waiting inputs in backlog order. */
+export async function group(tx: Db, agentId: string, mode: DeliveryMode): Promise<InputRow[]> {
+  return tx
+    .select()
+    .from(agentInputs)
+    .where(waiting(agentId, mode))
+    .orderBy(asc(agentInputs.inputRank), asc(agentInputs.queuedAt), asc(agentInputs.id));
+}
+
+/** Renumbers a group with the full stride in the given order, making room between every pair. */
+export async function rebalance(tx: Db, ordered: InputRow[]): Promise<void> {
+  for (const [index, input] of ordered.entries()) {
+    await tx.update(agentInputs).set({ inputRank: index * RANK_STRIDE }).where(eq(agentInputs.id, input.id));
+    input.inputRank = index * RANK_STRIDE;
+  }
+}
+
+export async function setPlacement(tx: Db, inputId: string, mode: DeliveryMode, rank: number): Promise<void> {
+  await tx.update(agentInputs).set({ deliveryMode: mode, inputRank: rank }).where(eq(agentInputs.id, inputId));
+}
+
+export async function cancelInputs(tx: Db, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await tx.update(agentInputs).set({ state: "canceled", canceledAt: dbNow }).where(inArray(agentInputs.id, ids));
+}
+
+export async function waitingInputs(tx: Db, agentId: string, mode?: DeliveryMode): Promise<InputRow[]> {
+  return tx
+    .select()
+    .from(agentInputs)
+    .where(waiting(agentId, mode))
+    .orderBy(asc(agentInputs.inputRank), asc(agentInputs.queuedAt), asc(agentInputs.id));
+}
+
+export async function markResolved(tx: Db, inputId: string, eventId: string): Promise<void> {
+  await tx.update(agentInputs).set({ state: "resolved", resolvedAt: dbNow, admittedEventId: eventId }).where(eq(agentInputs.id, inputId));
+}
+
+/** Backlog order as one key: steering (0) before queued (1), then rank, queued_at, id. */
+export interface BacklogPosition {
+  group: 0 | 1;
+  rank: number;
+  queuedAt: string;
+  id: string;
+}
+
+export async function backlogPage(tx: Db, agentId: string, after: BacklogPosition | undefined, limit: number): Promise<InputRow[]> {
+  const groupKey = sql`(CASE WHEN ${agentInputs.deliveryMode} = 'steering' THEN 0 ELSE 1 END)`;
+  const where = after
+    ? sql`(${groupKey}, ${agentInputs.inputRank}, ${agentInputs.queuedAt}, ${agentInputs.id}) > (${after.group}, ${after.rank}, ${after.queuedAt}::timestamptz, ${after.id}::uuid)`
+    : undefined;
+  return tx
+    .select()
+    .from(agentInputs)
+    .where(and(waiting(agentId), where))
+    .orderBy(asc(groupKey), asc(agentInputs.inputRank), asc(agentInputs.queuedAt), asc(agentInputs.id))
+    .limit(limit + 1);
+}

@@ -1,0 +1,296 @@
+import { once } from "node:events";
+import type { ServerResponse } from "node:http";
+import type { FastifyBaseLogger, FastifyReply } from "fastify";
+import type { Database } from "../../platform/db/index.js";
+import { AppError } from "../../platform/errors.js";
+import type { AgentSignals, ToolCallSignal } from "../../runtime/signals.js";
+import { loadEventsBySequence, type AgentScope } from "./views.js";
+
+/*
+ * The live timeline over Server-Sent Events (design brief §5). The database is the only source of
+ * saved events: a stream subscribes to the agent's hints first, then reads every event after its
+ * cursor, and reads again whenever a hint says something was committed. Because the subscription
+ * exists before the first read, an event committed at any moment is either in a read or announced by
+ * a hint that causes one; the cursor makes each event go out exactly once, in sequence order. Hints
+ * are coalesced into one flag, so a burst of commits costs a few reads, not one per commit.
+ *
+ * Followers of one agent usually wake together and stand at the same cursor, so their reads are
+ * shared: a follower joins a read of the same agent and cursor that is already running, provided that
+ * read started after the follower's latest hint (it then sees the commit the hint announced). The
+ * frames of a page are serialized once for all of them.
+ *
+ * Tool-call updates and model-output deltas are live-only: they travel in the hint itself, are queued
+ * (bounded; the excess is dropped, as losing a preview is harmless) and are never replayed.
+ */
+
+const HEARTBEAT_MS = 25_000;
+/** Events read per query; a full page is followed by another read at once. */
+const PAGE_SIZE = 100;
+const QUEUE_LIMIT = 4096;
+/** A client that takes longer than this to accept more bytes is disconnected. */
+const DRAIN_TIMEOUT_MS = 30_000;
+/** Model calls whose final output this stream has sent; later deltas of them are stale previews. */
+const REMEMBERED_CONTEXTS = 1024;
+
+export interface EventStreamsOptions {
+  db: Database;
+  signals: AgentSignals;
+  /** Quiet time after which a `: heartbeat` comment is sent; tests shorten it. */
+  heartbeatMs?: number;
+}
+
+export interface FollowOptions {
+  /** The last sequence the client has; events after it are sent. */
+  after: number;
+  /** Whether to send `model_output_delta` previews. */
+  deltas: boolean;
+}
+
+export interface EventStreams {
+  /**
+   * Streams `agent`'s timeline on `reply` until the client leaves or the server stops. Rejects with a
+   * 503 before anything is sent when the hints cannot be subscribed to; afterwards it never rejects.
+   */
+  follow(reply: FastifyReply, agent: AgentScope, options: FollowOptions): Promise<void>;
+  /** Ends every open stream (server shutdown); resolves once all have stopped. */
+  closeAll(): Promise<void>;
+}
+
+export function createEventStreams(options: EventStreamsOptions): EventStreams {
+  const { signals } = options;
+  const heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
+  const reads = new SharedReads(options.db);
+  const running = new Map<Follower, Promise<void>>();
+  let closing = false;
+
+  // Hints may have been lost while the listening connection was down: every stream re-reads.
+  signals.onReconnect(() => {
+    for (const follower of running.keys()) follower.eventsCommitted();
+  });
+
+  return {
+    async follow(reply, agent, followOptions) {
+      if (closing) throw new AppError("service_unavailable", "the server is shutting down");
+      const follower = new Follower(reply.raw, reply.log, heartbeatMs, reads, agent);
+      const unsubscribe: Array<() => void> = [];
+      try {
+        unsubscribe.push(await signals.onEvents(agent.id, () => follower.eventsCommitted()));
+        unsubscribe.push(await signals.onToolCall(agent.id, (signal) => follower.toolCallChanged(signal)));
+        if (followOptions.deltas) unsubscribe.push(await signals.onDelta(agent.id, (delta) => follower.deltaArrived(delta)));
+      } catch (err) {
+        for (const stop of unsubscribe) stop();
+        throw new AppError("service_unavailable", "the event stream is temporarily unavailable", {}, err);
+      }
+      reply.hijack();
+      const done = follower.run(followOptions.after).finally(() => {
+        running.delete(follower);
+        for (const stop of unsubscribe) stop();
+      });
+      running.set(follower, done);
+      await done;
+    },
+
+    async closeAll() {
+      closing = true;
+      const all = [...running.entries()];
+      for (const [follower] of all) follower.stop.abort();
+      await Promise.all(all.map(([, done]) => done));
+    },
+  };
+}
+
+/** A page of saved events, serialized once for every follower that reads it. */
+interface EventPage {
+  events: Array<{ sequence: number; frame: string; finishesContext?: string }>;
+  full: boolean;
+}
+
+/**
+ * Single-flight reads of saved events. `clock` counts hints; a read remembers the count when it
+ * started, and a follower may join it only if no hint reached that follower after that moment.
+ */
+class SharedReads {
+  private clock = 0;
+  private readonly inflight = new Map<string, { startedAt: number; page: Promise<EventPage> }>();
+
+  constructor(private readonly db: Database) {}
+
+  /** Marks a hint's arrival; the value orders it against reads. */
+  tick(): number {
+    return ++this.clock;
+  }
+
+  read(agent: AgentScope, after: number, notBefore: number): Promise<EventPage> {
+    const key = `${agent.id}:${after}`;
+    const running = this.inflight.get(key);
+    if (running && running.startedAt >= notBefore) return running.page;
+    const entry = { startedAt: this.clock, page: this.load(agent, after) };
+    this.inflight.set(key, entry);
+    const forget = () => {
+      if (this.inflight.get(key) === entry) this.inflight.delete(key);
+    };
+    entry.page.then(forget, forget);
+    return entry.page;
+  }
+
+  private async load(agent: AgentScope, after: number): Promise<EventPage> {
+    const events = await loadEventsBySequence(this.db.read, agent, { after, limit: PAGE_SIZE });
+    return {
+      events: events.map((event) => ({
+        sequence: event.sequence,
+        frame: sseFrame(event.event_kind, JSON.stringify(event), String(event.sequence)),
+        ...(event.event_kind === "model_output" ? { finishesContext: event.model_call_context_id } : {}),
+      })),
+      full: events.length === PAGE_SIZE,
+    };
+  }
+}
+
+/** One connection: its cursor, its pending work and the loop that writes it out. */
+class Follower {
+  readonly stop = new AbortController();
+  private eventsPending = true;
+  private readonly toolCalls: ToolCallSignal[] = [];
+  private readonly deltas: unknown[] = [];
+  private dropped = 0;
+  private readonly finishedContexts = new Set<string>();
+  private wakeUp: (() => void) | null = null;
+  private lastWriteAt = 0;
+  /** When the latest hint for this follower arrived, on the shared reads' clock. */
+  private lastHint = 0;
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly log: FastifyBaseLogger,
+    private readonly heartbeatMs: number,
+    private readonly reads: SharedReads,
+    private readonly agent: AgentScope,
+  ) {}
+
+  eventsCommitted(): void {
+    this.lastHint = this.reads.tick();
+    this.eventsPending = true;
+    this.wakeUp?.();
+  }
+
+  toolCallChanged(signal: ToolCallSignal): void {
+    this.enqueue(this.toolCalls, signal);
+  }
+
+  deltaArrived(delta: unknown): void {
+    this.enqueue(this.deltas, delta);
+  }
+
+  private enqueue<T>(queue: T[], item: T): void {
+    if (queue.length >= QUEUE_LIMIT) {
+      this.dropped++;
+      return;
+    }
+    queue.push(item);
+    this.wakeUp?.();
+  }
+
+  /** Runs once subscribed: only reads that start from now on may be shared. */
+  async run(after: number): Promise<void> {
+    const { res } = this;
+    this.lastHint = this.reads.tick();
+    const onGone = () => this.stop.abort();
+    res.on("close", onGone);
+    res.on("error", onGone);
+    res.writeHead(200, {
+      "content-type": "text/event-stream",
+      "cache-control": "no-cache",
+      connection: "keep-alive",
+      "x-accel-buffering": "no",
+    });
+    await this.write(": ok\n\n");
+    let cursor = after;
+    let pageWasFull = false;
+    while (!this.stop.signal.aborted) {
+      let out = "";
+      if (this.eventsPending || pageWasFull) {
+        // Cleared before reading: a hint arriving during the read asks for another one.
+        this.eventsPending = false;
+        let page: EventPage;
+        try {
+          page = await this.reads.read(this.agent, cursor, this.lastHint);
+        } catch (err) {
+          this.log.warn({ err }, "event stream: reading the timeline failed");
+          await this.write(sseFrame("error", JSON.stringify({ error: "the event stream is temporarily unavailable", code: "service_unavailable" })));
+          break;
+        }
+        for (const event of page.events) {
+          out += event.frame;
+          if (event.finishesContext !== undefined) this.rememberFinished(event.finishesContext);
+          cursor = event.sequence;
+        }
+        pageWasFull = page.full;
+      }
+      for (const signal of this.toolCalls.splice(0)) {
+        out += sseFrame("tool_call_update", JSON.stringify({ tool_call_id: signal.toolCallId, state: signal.state }));
+      }
+      for (const delta of this.deltas.splice(0)) {
+        if (!this.isStale(delta)) out += sseFrame("model_output_delta", JSON.stringify(delta));
+      }
+      if (out) await this.write(out);
+      // Nothing may await between this check and the wait, or a wake-up could be missed.
+      if (this.stop.signal.aborted || this.eventsPending || pageWasFull || this.toolCalls.length > 0 || this.deltas.length > 0) continue;
+      const quiet = this.heartbeatMs - (Date.now() - this.lastWriteAt);
+      if (quiet <= 0) await this.write(": heartbeat\n\n");
+      else await this.sleep(quiet);
+    }
+    res.off("close", onGone);
+    res.off("error", onGone);
+    if (this.dropped > 0) this.log.debug({ dropped: this.dropped }, "event stream: live frames dropped on a full queue");
+    if (!res.destroyed && !res.writableEnded) res.end();
+  }
+
+  private rememberFinished(contextId: string): void {
+    this.finishedContexts.add(contextId);
+    // Sets iterate in insertion order: the first entry is the oldest.
+    if (this.finishedContexts.size > REMEMBERED_CONTEXTS) this.finishedContexts.delete(this.finishedContexts.values().next().value!);
+  }
+
+  /** A delta of a model call whose final output was already sent: the output replaced the preview. */
+  private isStale(delta: unknown): boolean {
+    const contextId = typeof delta === "object" && delta !== null ? (delta as { model_call_context_id?: unknown }).model_call_context_id : undefined;
+    return typeof contextId === "string" && this.finishedContexts.has(contextId);
+  }
+
+  /** Writes with backpressure: a slow client is waited for, up to DRAIN_TIMEOUT_MS, then dropped. */
+  private async write(chunk: string): Promise<void> {
+    if (this.stop.signal.aborted) return;
+    this.lastWriteAt = Date.now();
+    if (this.res.write(chunk)) return;
+    try {
+      await once(this.res, "drain", { signal: AbortSignal.any([this.stop.signal, AbortSignal.timeout(DRAIN_TIMEOUT_MS)]) });
+    } catch {
+      if (!this.stop.signal.aborted) this.log.info("event stream: the client stopped reading; disconnecting");
+      this.stop.abort();
+      this.res.destroy();
+    }
+  }
+
+  /** Waits for a hint, a live frame, the end of the stream, or `ms`. */
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.stop.signal.removeEventListener("abort", done);
+        this.wakeUp = null;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.stop.signal.addEventListener("abort", done, { once: true });
+      this.wakeUp = done;
+    });
+  }
+}
+
+/** One SSE frame. Data spanning several lines becomes several `data:` lines, as the format requires. */
+function sseFrame(event: string, data: string, id?: string): string {
+  let frame = id === undefined ? "" : `id: ${id}\n`;
+  frame += `event: ${event}\n`;
+  for (const line of data.split(/\r\n|\r|\n/)) frame += `data: ${line}\n`;
+  return `${frame}\n`;
+}

@@ -1,0 +1,348 @@
+import { Type, type Static } from "typebox";
+import { encodeId } from "../../platform/ids.js";
+import { Id, iso, Page, Timestamp } from "../../platform/http/schemas.js";
+import type { AppDb, Tx } from "../../platform/db/index.js";
+import { ContentBlockMetadata, MediaRefContentBlock, StructuredDataContentBlock, TextContentBlock } from "../artifacts/schemas.js";
+import { eventsAfter, eventsBefore, type EventRecord, type ToolCallRow, type TurnRow } from "./store.js";
+
+/*
+ * The public shape of an agent's timeline: events (a union on `event_kind`), turns, tool calls and the
+ * live-only stream frames, plus the projection from rows to it. The schemas serialize and document the
+ * list responses; the view functions build objects in the schemas' property order, so the SSE stream,
+ * which writes JSON directly, sends byte for byte what the list routes send.
+ */
+
+const strict = { additionalProperties: false } as const;
+
+export const TAG = "Events";
+
+/** A saved event's position in its agent's timeline: dense, from 1. */
+const Sequence = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
+/** A paging boundary: a sequence, or 0 for "none yet". */
+const SequenceCursor = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
+const Count = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
+
+export const ToolCallType = Type.Enum(["built_in", "custom", "mcp"]);
+export const ToolCallState = Type.Enum(["awaiting_authorization", "awaiting_permission", "ready", "running", "waiting", "completed"]);
+export const ToolCallOutcome = Type.Enum(["succeeded", "failed", "denied", "canceled"]);
+const ToolInput = Type.Object({}, { additionalProperties: true });
+
+// Content blocks are returned as stored. Text, media_ref and structured_data blocks are the artifacts
+// module's (shared with inputs and tool results); the model's own blocks are defined here.
+const blockMetadata = { metadata: Type.Optional(ContentBlockMetadata) };
+const ReasoningBlock = Type.Object({ type: Type.Literal("reasoning"), text: Type.String(), ...blockMetadata }, strict);
+const ToolCallBlock = Type.Object(
+  { type: Type.Literal("tool_call"), tool_call_id: Id("toolCall"), tool_type: ToolCallType, name: Type.String(), input: ToolInput, ...blockMetadata },
+  strict,
+);
+const ErrorBlock = Type.Object({ type: Type.Literal("error"), text: Type.String(), ...blockMetadata }, strict);
+
+const byType = { discriminator: { propertyName: "type" } };
+const AgentInputContentBlock = Type.Union([TextContentBlock, MediaRefContentBlock], byType);
+const ModelOutputContentBlock = Type.Union([TextContentBlock, MediaRefContentBlock, ReasoningBlock, ToolCallBlock, ErrorBlock], byType);
+const ToolResultContentBlock = Type.Union([TextContentBlock, MediaRefContentBlock, StructuredDataContentBlock], byType);
+
+const eventHead = {
+  id: Id("event"),
+  org_id: Id("org"),
+  project_id: Id("project"),
+  agent_id: Id("agent"),
+  turn_id: Id("turn"),
+  turn_sequence: Sequence,
+};
+
+export const AgentInputEvent = Type.Object(
+  {
+    ...eventHead,
+    is_opening_event: Type.Boolean(),
+    sequence: Sequence,
+    event_kind: Type.Literal("agent_input"),
+    agent_input_id: Id("agentInput"),
+    input_kind: Type.Enum(["content", "control", "interaction_response", "config_change"]),
+    actor_id: Type.Optional(Id("actor")),
+    input_idempotency_key: Type.Optional(Type.String()),
+    control_type: Type.Optional(Type.Enum(["cancel_current"])),
+    interaction_id: Type.Optional(Id("interaction")),
+    agent_config_id: Type.Optional(Id("agentConfig")),
+    content_blocks: Type.Array(AgentInputContentBlock),
+    created_at: Timestamp,
+  },
+  strict,
+);
+
+export const ModelOutputEvent = Type.Object(
+  {
+    ...eventHead,
+    is_opening_event: Type.Literal(false),
+    sequence: Sequence,
+    event_kind: Type.Literal("model_output"),
+    model_call_context_id: Id("modelCallContext"),
+    stop_reason: Type.Enum(["end_turn", "tool_use", "max_tokens", "refusal", "content_filter", "error"]),
+    content_blocks: Type.Array(ModelOutputContentBlock),
+    created_at: Timestamp,
+  },
+  strict,
+);
+
+export const ToolResultEvent = Type.Object(
+  {
+    ...eventHead,
+    is_opening_event: Type.Literal(false),
+    sequence: Sequence,
+    event_kind: Type.Literal("tool_result"),
+    tool_call_id: Id("toolCall"),
+    outcome: ToolCallOutcome,
+    content_blocks: Type.Array(ToolResultContentBlock),
+    created_at: Timestamp,
+  },
+  strict,
+);
+
+export const ContextCheckpointEvent = Type.Object(
+  {
+    ...eventHead,
+    is_opening_event: Type.Literal(false),
+    sequence: Sequence,
+    event_kind: Type.Literal("context_checkpoint"),
+    context_checkpoint_id: Id("contextCheckpoint"),
+    summarized_through_event_sequence: Sequence,
+    summary: Type.String(),
+    created_at: Timestamp,
+  },
+  strict,
+);
+
+export const AgentEvent = Type.Union([AgentInputEvent, ModelOutputEvent, ToolResultEvent, ContextCheckpointEvent], {
+  discriminator: { propertyName: "event_kind" },
+});
+export type AgentEventView = Static<typeof AgentEvent>;
+
+export const AgentTurn = Type.Object(
+  {
+    id: Id("turn"),
+    agent_id: Id("agent"),
+    turn_sequence: Sequence,
+    event_count: Count,
+    opening_events: Type.Array(AgentEvent),
+    latest_event: Type.Optional(AgentEvent),
+    latest_semantic_event: Type.Optional(AgentEvent),
+    started_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  strict,
+);
+export type AgentTurnView = Static<typeof AgentTurn>;
+
+export const ListAgentEventsResponse = Type.Object(
+  {
+    data: Type.Array(AgentEvent),
+    next_after_sequence: SequenceCursor,
+    next_before_sequence: Type.Optional(Type.Union([SequenceCursor, Type.Null()])),
+    has_more: Type.Boolean(),
+  },
+  strict,
+);
+
+export const ListAgentTurnsResponse = Type.Object(
+  { data: Type.Array(AgentTurn), next_before_turn_sequence: Type.Union([SequenceCursor, Type.Null()]) },
+  strict,
+);
+
+export const ListTurnEventsResponse = Type.Object(
+  { data: Type.Array(AgentEvent), next_before_sequence: Type.Union([SequenceCursor, Type.Null()]) },
+  strict,
+);
+
+export const ToolCall = Type.Object(
+  {
+    id: Id("toolCall"),
+    agent_id: Id("agent"),
+    turn_id: Id("turn"),
+    provider_call_id: Type.String(),
+    name: Type.String(),
+    input: ToolInput,
+    type: ToolCallType,
+    state: ToolCallState,
+    outcome: Type.Optional(ToolCallOutcome),
+    completed_at: Type.Optional(Timestamp),
+    created_at: Timestamp,
+  },
+  strict,
+);
+export type ToolCallView = Static<typeof ToolCall>;
+
+export const ListToolCallsResponse = Page(ToolCall);
+
+// Live-only frames of the stream; documented here, written by stream.ts.
+export const ToolCallUpdate = Type.Object({ tool_call_id: Id("toolCall"), state: ToolCallState }, strict);
+
+export const ModelOutputDelta = Type.Object(
+  {
+    turn_id: Id("turn"),
+    model_call_context_id: Id("modelCallContext"),
+    seq: Sequence,
+    source_seq_start: Sequence,
+    source_seq_end: Sequence,
+    coalesced_count: Count,
+    event: Type.Object(
+      {
+        kind: Type.Enum(["block_start", "text_delta", "thinking_delta", "tool_arguments_delta", "block_stop", "message_stop", "error"]),
+      },
+      {
+        additionalProperties: true,
+        description:
+          "One preview step. `block_start` carries `block_index` and `block` ({kind: text | thinking | tool_use, tool_call_id?, " +
+          "tool_name?}); `text_delta`, `thinking_delta` and `tool_arguments_delta` carry `block_index` and `delta`; `block_stop` " +
+          "carries `block_index`; `message_stop` carries `stop` ({reason, usage}); `error` carries `error` ({message}).",
+      },
+    ),
+  },
+  strict,
+);
+
+/** What an agent contributes to each of its events: the ids every event repeats. */
+export interface AgentScope {
+  id: string;
+  orgId: string;
+  projectId: string;
+}
+
+type EventOf<K extends AgentEventView["event_kind"]> = Extract<AgentEventView, { event_kind: K }>;
+
+/**
+ * One saved event as the API shows it. Content blocks are stored in their public shape (ids already
+ * encoded) and are returned as stored. A payload the event points at must exist: the timeline's
+ * writers create both in one transaction, so a missing one is a bug, reported as such.
+ */
+export function eventView(agent: AgentScope, row: EventRecord): AgentEventView {
+  const head = {
+    id: encodeId("event", row.id),
+    org_id: encodeId("org", agent.orgId),
+    project_id: encodeId("project", agent.projectId),
+    agent_id: encodeId("agent", agent.id),
+    turn_id: encodeId("turn", row.turnId),
+    turn_sequence: row.turnSequence,
+  };
+  switch (row.eventKind) {
+    case "agent_input": {
+      const input = present(row.input, row);
+      const event: EventOf<"agent_input"> = {
+        ...head,
+        is_opening_event: row.isOpeningEvent,
+        sequence: row.sequence,
+        event_kind: "agent_input",
+        agent_input_id: encodeId("agentInput", input.id),
+        input_kind: input.inputKind as EventOf<"agent_input">["input_kind"],
+        ...(input.actorId !== null ? { actor_id: encodeId("actor", input.actorId) } : {}),
+        ...(input.inputIdempotencyKey !== null ? { input_idempotency_key: input.inputIdempotencyKey } : {}),
+        ...(input.controlType !== null ? { control_type: input.controlType as "cancel_current" } : {}),
+        ...(input.interactionId !== null ? { interaction_id: encodeId("interaction", input.interactionId) } : {}),
+        ...(input.agentConfigId !== null ? { agent_config_id: encodeId("agentConfig", input.agentConfigId) } : {}),
+        content_blocks: input.contentBlocks as EventOf<"agent_input">["content_blocks"],
+        created_at: iso(row.createdAt),
+      };
+      return event;
+    }
+    case "model_output": {
+      const output = present(row.output, row);
+      const event: EventOf<"model_output"> = {
+        ...head,
+        is_opening_event: false,
+        sequence: row.sequence,
+        event_kind: "model_output",
+        model_call_context_id: encodeId("modelCallContext", output.modelCallContextId),
+        stop_reason: output.stopReason as EventOf<"model_output">["stop_reason"],
+        content_blocks: output.contentBlocks as EventOf<"model_output">["content_blocks"],
+        created_at: iso(row.createdAt),
+      };
+      return event;
+    }
+    case "tool_result": {
+      const result = present(row.result, row);
+      const event: EventOf<"tool_result"> = {
+        ...head,
+        is_opening_event: false,
+        sequence: row.sequence,
+        event_kind: "tool_result",
+        tool_call_id: encodeId("toolCall", result.toolCallId),
+        outcome: result.outcome as EventOf<"tool_result">["outcome"],
+        content_blocks: result.contentBlocks as EventOf<"tool_result">["content_blocks"],
+        created_at: iso(row.createdAt),
+      };
+      return event;
+    }
+    case "context_checkpoint": {
+      const checkpoint = present(row.checkpoint, row);
+      const event: EventOf<"context_checkpoint"> = {
+        ...head,
+        is_opening_event: false,
+        sequence: row.sequence,
+        event_kind: "context_checkpoint",
+        context_checkpoint_id: encodeId("contextCheckpoint", checkpoint.id),
+        summarized_through_event_sequence: checkpoint.summarizedThroughEventSequence,
+        summary: checkpoint.summary,
+        created_at: iso(row.createdAt),
+      };
+      return event;
+    }
+    default:
+      throw new Error(`event ${row.id} has an unknown kind "${row.eventKind}"`);
+  }
+}
+
+function present<T>(payload: T | null, row: EventRecord): T {
+  if (payload === null) throw new Error(`${row.eventKind} event ${row.id} has no payload`);
+  return payload;
+}
+
+/**
+ * Which events to load: forward after a sequence, or backward before one (null: from the newest),
+ * optionally within one turn. Either way the result is oldest first.
+ */
+export type SequenceRange = { after: number; limit: number } | { before: number | null; limit: number; turnId?: string };
+
+/** An agent's events in `range`, as the API shows them, oldest first. One query whatever the range. */
+export async function loadEventsBySequence(db: Tx | AppDb, agent: AgentScope, range: SequenceRange): Promise<AgentEventView[]> {
+  const rows =
+    "after" in range
+      ? await eventsAfter(db, agent.id, range.after, range.limit)
+      : (await eventsBefore(db, agent.id, range.before, range.limit, range.turnId)).reverse();
+  return rows.map((row) => eventView(agent, row));
+}
+
+/** The events a turn shows without being opened: what started it, and its newest events. */
+export interface TurnBoundary {
+  opening: AgentEventView[];
+  latest?: AgentEventView;
+  latestSemantic?: AgentEventView;
+}
+
+export function turnView(agent: AgentScope, turn: TurnRow, boundary: TurnBoundary): AgentTurnView {
+  return {
+    id: encodeId("turn", turn.id),
+    agent_id: encodeId("agent", agent.id),
+    turn_sequence: turn.turnSequence,
+    event_count: turn.eventCount,
+    opening_events: boundary.opening,
+    ...(boundary.latest ? { latest_event: boundary.latest } : {}),
+    ...(boundary.latestSemantic ? { latest_semantic_event: boundary.latestSemantic } : {}),
+    started_at: iso(turn.startedAt),
+    updated_at: iso(turn.updatedAt),
+  };
+}
+
+export function toolCallView(row: ToolCallRow): ToolCallView {
+  return {
+    id: encodeId("toolCall", row.id),
+    agent_id: encodeId("agent", row.agentId),
+    turn_id: encodeId("turn", row.turnId),
+    provider_call_id: row.providerCallId,
+    name: row.name,
+    input: row.input,
+    type: row.type as ToolCallView["type"],
+    state: row.state as ToolCallView["state"],
+    ...(row.outcome !== null ? { outcome: row.outcome as NonNullable<ToolCallView["outcome"]> } : {}),
+    ...(row.completedAt !== null ? { completed_at: iso(row.completedAt) } : {}),
+    created_at: iso(row.createdAt),
+  };
+}

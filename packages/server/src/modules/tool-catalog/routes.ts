@@ -1,0 +1,22 @@
+import type { HttpApp } from "../../platform/http/app.js";
+import { errorResponses } from "../../platform/http/schemas.js";
+import { TAG } from "../agent-configs/schemas.js";
+import { ToolCatalog } from "./schemas.js";
+import { toolCatalogView } from "./views.js";
+
+export function toolCatalogRoutes(app: HttpApp) {
+  app.get(
+    "/tool-catalog",
+    {
+      schema: {
+        tags: [TAG],
+        operationId: "getToolCatalog",
+        description:
+          "The built-in tools an agent config may name, with their default permission and the modes they accept, and the " +
+          "permission defaults of custom and MCP tools. Open to any authenticated caller.",
+        response: { 200: ToolCatalog, ...errorResponses() },
+      },
+    },
+    async () => toolCatalogView,
+  );
+}

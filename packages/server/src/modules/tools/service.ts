@@ -1,0 +1,51 @@
+import type { Static } from "typebox";
+import { conflict, notFound } from "../../platform/errors.js";
+import type { Database } from "../../platform/db/index.js";
+import type { Principal } from "../../platform/http/auth.js";
+import type { AgentSignals } from "../../runtime/signals.js";
+import { markWakeup } from "../../runtime/wakeups.js";
+import { requireAgent } from "../agents/access.js";
+import type { ArtifactsService } from "../artifacts/service.js";
+import { lockAgent } from "../timeline/journal.js";
+import { completeToolCall } from "./complete.js";
+import type { SubmitToolCallResultRequest } from "./schemas.js";
+import { findToolCall } from "./store.js";
+
+type SubmitBody = Static<typeof SubmitToolCallResultRequest>;
+
+export function createToolsService(deps: { db: Database; signals: AgentSignals; artifacts: ArtifactsService }) {
+  const { db, signals } = deps;
+
+  return {
+    /**
+     * Completes a ready custom tool call with the client's result (spec: Tool call state table). Only a
+     * `ready` call of type `custom` accepts one; the first accepted result wins and any later one, or a
+     * result for another kind of call, is 409. Media is stored before the transaction.
+     */
+    async submitResult(principal: Principal, orgId: string, projectId: string, agentId: string, toolCallId: string, body: SubmitBody) {
+      await requireAgent(db.read, principal, orgId, projectId, agentId, "agent.operate");
+      const before = await findToolCall(db.read, agentId, toolCallId);
+      if (!before) throw notFound("tool call");
+      assertAcceptsResult(before);
+      const prepared = await deps.artifacts.prepareContentBlocks(body.content_blocks, new Set(["text", "media", "structured_data"]));
+      return db.tx(async (tx) => {
+        const agent = await lockAgent(tx, agentId);
+        if (!agent) throw notFound("agent");
+        const call = await findToolCall(tx, agentId, toolCallId);
+        if (!call) throw notFound("tool call");
+        assertAcceptsResult(call);
+        await deps.artifacts.recordArtifacts(tx, prepared, { orgId, projectId, agentId });
+        const completed = await completeToolCall(tx, signals, agent, call, body.outcome, prepared.blocks);
+        await markWakeup(tx, signals, agentId, "tool_result");
+        return completed;
+      });
+    },
+  };
+}
+
+function assertAcceptsResult(call: { type: string; state: string }): void {
+  if (call.type !== "custom") throw conflict(`only custom tool calls accept a result; this is a ${call.type} tool call`);
+  if (call.state !== "ready") throw conflict(`custom tool call is not ready for a result (it is ${call.state})`);
+}
+
+export type ToolsService = ReturnType<typeof createToolsService>;

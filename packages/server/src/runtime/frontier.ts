@@ -1,0 +1,95 @@
+import { asc, eq } from "drizzle-orm";
+import { agentEvents, agentInputs, modelCallContexts, toolCalls } from "../db/schema/index.js";
+import type { Tx } from "../platform/db/index.js";
+import { latestTurn, type TurnRow } from "../modules/timeline/journal.js";
+
+/*
+ * What an agent should do next, computed from durable facts under the agent lock (design brief §3.3,
+ * ported to code as §12 suggests). Only the latest turn matters, and in it only what happened after the
+ * latest cancel: a cancel is a stop boundary.
+ */
+
+export type ContextRow = typeof modelCallContexts.$inferSelect;
+export type ToolCallRow = typeof toolCalls.$inferSelect;
+
+export interface TurnState {
+  turn: TurnRow;
+  /** Tool calls of the turn's live part. */
+  toolCalls: ToolCallRow[];
+  /** Model contexts of the turn's live part, oldest first. */
+  contexts: ContextRow[];
+  /** Highest sequence of an event that asks the model to answer (content input, tool result, checkpoint). */
+  latestPromptSequence: number;
+}
+
+export type ModelWork =
+  | { kind: "start"; operation: "normal" | "compaction"; attempt: number; turnId: string }
+  | { kind: "retry_later"; at: Date };
+
+/** The state of the agent's latest turn, or undefined before the first turn. */
+export async function loadTurnState(tx: Tx, agentId: string): Promise<TurnState | undefined> {
+  const turn = await latestTurn(tx, agentId);
+  if (!turn) return undefined;
+  const events = await tx
+    .select({
+      sequence: agentEvents.sequence,
+      kind: agentEvents.eventKind,
+      inputKind: agentInputs.inputKind,
+      controlType: agentInputs.controlType,
+    })
+    .from(agentEvents)
+    .leftJoin(agentInputs, eq(agentInputs.id, agentEvents.agentInputId))
+    .where(eq(agentEvents.turnId, turn.id))
+    .orderBy(asc(agentEvents.sequence));
+  const stop = events.findLast((e) => e.controlType === "cancel_current")?.sequence ?? 0;
+  const live = events.filter((e) => e.sequence > stop);
+  const prompts = live.filter((e) => (e.kind === "agent_input" && e.inputKind === "content") || e.kind === "tool_result" || e.kind === "context_checkpoint");
+  const contexts = await tx
+    .select()
+    .from(modelCallContexts)
+    .where(eq(modelCallContexts.turnId, turn.id))
+    .orderBy(asc(modelCallContexts.createdAt), asc(modelCallContexts.attemptNumber));
+  // A cancel completes every unfinished tool call of the turn, so all of them count.
+  const calls = await tx.select().from(toolCalls).where(eq(toolCalls.turnId, turn.id)).orderBy(asc(toolCalls.createdAt), asc(toolCalls.id));
+  return {
+    turn,
+    toolCalls: calls,
+    contexts: contexts.filter((c) => c.inputEventSequence >= stop),
+    latestPromptSequence: prompts.at(-1)?.sequence ?? 0,
+  };
+}
+
+/** Tool calls the worker itself must move on: permission checks, and ready built-in calls. */
+export function pendingToolWork(state: TurnState): ToolCallRow[] {
+  return state.toolCalls.filter((c) => c.state === "awaiting_authorization" || (c.state === "ready" && c.type === "built_in"));
+}
+
+/** Some tool call of the latest batch still waits (on a person, an external result, or the worker). */
+export function batchIncomplete(state: TurnState): boolean {
+  return state.toolCalls.some((c) => c.state !== "completed");
+}
+
+/**
+ * The model call the turn needs next, if any: a retry whose time has come (or a note of when), or a
+ * fresh call when something arrived that no successful call has seen yet.
+ */
+export function nextModelWork(state: TurnState, now: Date): ModelWork | undefined {
+  if (batchIncomplete(state)) return undefined;
+  const last = state.contexts.at(-1);
+  if (last?.state === "started") return undefined;
+  if (last?.state === "failed" && last.recoveryKind === "retry") {
+    if (last.retryAt! > now) return { kind: "retry_later", at: last.retryAt! };
+    return { kind: "start", operation: last.operationKind as "normal" | "compaction", attempt: last.attemptNumber + 1, turnId: state.turn.id };
+  }
+  if (last?.state === "failed" && last.recoveryKind === "compact") {
+    return { kind: "start", operation: "compaction", attempt: 1, turnId: state.turn.id };
+  }
+  const seen = state.contexts.filter((c) => c.state !== "canceled").reduce((max, c) => Math.max(max, c.inputEventSequence), 0);
+  if (state.latestPromptSequence > seen) return { kind: "start", operation: "normal", attempt: 1, turnId: state.turn.id };
+  return undefined;
+}
+
+/** The turn can take no more model work: queued inputs may open the next one. */
+export function turnSettled(state: TurnState | undefined, now: Date): boolean {
+  return !state || (!batchIncomplete(state) && nextModelWork(state, now) === undefined && state.contexts.at(-1)?.state !== "started");
+}

@@ -1,0 +1,208 @@
+import { and, eq } from "drizzle-orm";
+import { agentConfigs, agentRuntimeLocks, agents, contextCheckpoints, modelCallContexts, modelOutputs, toolCalls } from "../db/schema/index.js";
+import { dbNow } from "../db/schema/columns.js";
+import type { Database, Tx } from "../platform/db/index.js";
+import { encodeId, newUuid } from "../platform/ids.js";
+import type { ModelRunAccess } from "../modules/models/run-access.js";
+import { appendEvent, lockAgent, type AgentRow } from "../modules/timeline/journal.js";
+import { planCompaction, SUMMARY_INSTRUCTION, summaryRequestMessage } from "./compaction.js";
+import { conversationMessages, estimateTokens, loadConversation, replayScope, type MediaLoader } from "./context.js";
+import type { AgentDefinition } from "./definition.js";
+import { DeltaPublisher } from "./deltas.js";
+import type { ContextRow } from "./frontier.js";
+import { ModelError, type ModelClient, type ModelMessage, type ModelRequest, type ModelResult } from "./models/types.js";
+import { recordCompactionNeeded, recordFailure, type Failure } from "./outcomes.js";
+import type { AgentSignals } from "./signals.js";
+import { markWakeup } from "./wakeups.js";
+
+export interface StepDeps {
+  db: Database;
+  signals: AgentSignals;
+  models: ModelClient;
+  runAccess: ModelRunAccess;
+  media: MediaLoader;
+}
+
+/** A claimed model call: the context row inserted by the claim, under the runtime lock `lockId`. */
+export interface ModelStep {
+  agentId: string;
+  lockId: string;
+  context: ContextRow;
+}
+
+type Outcome =
+  | { kind: "result"; result: ModelResult; definition: AgentDefinition; toolCallIds: Map<string, string> }
+  | { kind: "checkpoint"; summary: string; through: number }
+  | { kind: "compact"; message: string }
+  | { kind: "failure"; failure: Failure };
+
+/**
+ * Runs one claimed model call outside any transaction, then records what came of it in one. Nothing
+ * is recorded when the step lost its runtime lock or its context meanwhile (canceled, or reaped after
+ * its lease ran out): whoever took them over decides.
+ */
+export async function runModelStep(deps: StepDeps, step: ModelStep, signal: AbortSignal): Promise<void> {
+  const outcome = await callModel(deps, step, signal).catch(
+    (err: unknown): Outcome => ({ kind: "failure", failure: signal.aborted ? interrupted(signal) : asFailure(err) }),
+  );
+  await deps.db.tx(async (tx) => {
+    const agent = await lockAgent(tx, step.agentId);
+    if (!agent) return;
+    const [context] = await tx.select().from(modelCallContexts).where(eq(modelCallContexts.id, step.context.id));
+    const [lock] = await tx.select().from(agentRuntimeLocks).where(eq(agentRuntimeLocks.id, step.lockId));
+    if (context?.state === "started" && lock) await record(tx, deps.signals, agent, context, outcome);
+    if (lock) await tx.delete(agentRuntimeLocks).where(eq(agentRuntimeLocks.id, step.lockId));
+    await markWakeup(tx, deps.signals, agent.id, "model_step_done");
+  });
+}
+
+async function callModel(deps: StepDeps, step: ModelStep, signal: AbortSignal): Promise<Outcome> {
+  const { context } = step;
+  const [config] = await deps.db.read.select({ definition: agentConfigs.compiledDefinition }).from(agentConfigs).where(eq(agentConfigs.id, context.agentConfigId));
+  const definition = config!.definition;
+  const endpoint = await deps.db.tx(async (tx) => {
+    const [owner] = await tx.select({ orgId: agents.orgId, projectId: agents.projectId }).from(agents).where(eq(agents.id, step.agentId));
+    return deps.runAccess.endpointFor(tx, owner!.orgId, owner!.projectId, definition.model);
+  });
+  if ("refused" in endpoint) return { kind: "failure", failure: { kind: "configuration", message: endpoint.refused, retryable: false } };
+  const conversation = await loadConversation(deps.db.read, step.agentId, context.inputEventSequence, definition.model, deps.media);
+  const usable = definition.model.contextWindowTokens - definition.model.maxOutputTokens;
+  const base: Omit<ModelRequest, "messages" | "tools" | "system"> = {
+    apiFormat: definition.model.apiFormat,
+    baseUrl: endpoint.baseUrl,
+    endpointPath: endpoint.endpointPath,
+    auth: endpoint.auth,
+    credential: endpoint.credential,
+    model: definition.model.providerModelSlug,
+    maxOutputTokens: definition.model.maxOutputTokens,
+    ...(definition.model.supportsReasoning && definition.model.reasoningEffort ? { reasoningEffort: definition.model.reasoningEffort } : {}),
+    timeoutMs: endpoint.timeoutMs,
+    signal,
+  };
+
+  if (context.operationKind === "compaction") {
+    const plan = planCompaction(conversation, usable);
+    if (!plan) return { kind: "failure", failure: { kind: "context_window", message: "the conversation no longer fits the model's context window and nothing more can be summarized", retryable: false } };
+    const messages: ModelMessage[] = [...conversationMessages({ checkpoint: conversation.checkpoint, items: plan.summarized }), summaryRequestMessage()];
+    const result = await deps.models.stream({ ...base, system: SUMMARY_INSTRUCTION, messages, tools: [] }, () => {});
+    const summary = result.parts.flatMap((p) => (p.type === "text" ? [p.text] : [])).join("\n").trim();
+    if (!summary) return { kind: "failure", failure: { kind: "invalid_response", message: "the summary came back empty", retryable: true } };
+    return { kind: "checkpoint", summary, through: plan.through };
+  }
+
+  const messages = conversationMessages(conversation);
+  const tools = definition.tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema as ModelRequest["tools"][number]["inputSchema"] }));
+  const estimate = estimateTokens(definition.instruction) + estimateTokens(JSON.stringify(tools)) + conversation.items.reduce((sum, i) => sum + i.tokens, 0);
+  if (estimate > usable) return { kind: "compact", message: `estimated ${estimate} input tokens exceed the usable window of ${usable}` };
+  const publisher = new DeltaPublisher(deps.signals, step.agentId, {
+    turnId: encodeId("turn", context.turnId),
+    contextId: encodeId("modelCallContext", context.id),
+    sourceSequence: context.inputEventSequence,
+  });
+  try {
+    const result = await deps.models.stream({ ...base, system: definition.instruction, messages, tools }, (delta) => publisher.push(delta));
+    publisher.stop(result);
+    return { kind: "result", result, definition, toolCallIds: publisher.toolCallIds };
+  } catch (err) {
+    publisher.fail(err);
+    if (err instanceof ModelError && err.kind === "context_overflow") return { kind: "compact", message: err.message };
+    throw err;
+  } finally {
+    await publisher.flush();
+  }
+}
+
+/** A call stopped by svc itself (shutdown, a lost lease) is retried; a cancel already closed its context. */
+function interrupted(signal: AbortSignal): Failure {
+  return { kind: "interrupted", message: `the model call was interrupted: ${(signal.reason as Error)?.message ?? "aborted"}`, retryable: true };
+}
+
+function asFailure(err: unknown): Failure {
+  if (err instanceof ModelError) {
+    return { kind: err.kind, message: err.message, retryable: err.retryable, ...(err.retryAfterMs !== undefined ? { retryAfterMs: err.retryAfterMs } : {}) };
+  }
+  return { kind: "runtime", message: `the model call failed inside svc: ${(err as Error)?.message ?? String(err)}`, retryable: true };
+}
+
+async function record(tx: Tx, signals: AgentSignals, agent: AgentRow, context: ContextRow, outcome: Outcome): Promise<void> {
+  if (outcome.kind === "failure") {
+    await recordFailure(tx, signals, agent, context, outcome.failure);
+    return;
+  }
+  if (outcome.kind === "compact") {
+    await recordCompactionNeeded(tx, signals, agent, context, outcome.message);
+    return;
+  }
+  if (outcome.kind === "checkpoint") {
+    const [checkpoint] = await tx
+      .insert(contextCheckpoints)
+      .values({ id: newUuid(), agentId: agent.id, modelCallContextId: context.id, summarizedThroughEventSequence: outcome.through, summary: outcome.summary })
+      .returning();
+    await appendEvent(tx, signals, agent, { turnId: context.turnId, kind: "context_checkpoint", contextCheckpointId: checkpoint!.id, semantic: false });
+    await succeed(tx, context, undefined);
+    return;
+  }
+  await recordResult(tx, signals, agent, context, outcome);
+}
+
+async function recordResult(tx: Tx, signals: AgentSignals, agent: AgentRow, context: ContextRow, outcome: Extract<Outcome, { kind: "result" }>): Promise<void> {
+  const { result, definition } = outcome;
+  const calls = result.parts.filter((p) => p.type === "tool_call");
+  const usesTools = calls.length > 0 && (result.stopReason === "tool_use" || result.stopReason === "end_turn");
+  if (result.stopReason === "tool_use" && calls.length === 0) {
+    await recordFailure(tx, signals, agent, context, { kind: "invalid_response", message: "the model asked to use tools but named none", retryable: true });
+    return;
+  }
+  const outputId = newUuid();
+  const blocks: unknown[] = [];
+  const replays: unknown[] = [];
+  const newCalls: Array<typeof toolCalls.$inferInsert> = [];
+  for (const part of result.parts) {
+    if (part.type === "tool_call") {
+      if (!usesTools) continue;
+      const id = outcome.toolCallIds.get(part.providerCallId) ?? newUuid();
+      const type = definition.tools.find((t) => t.name === part.name)?.type ?? "built_in";
+      newCalls.push({ id, agentId: agent.id, turnId: context.turnId, modelOutputId: outputId, providerCallId: part.providerCallId, name: part.name, input: part.input, type });
+      blocks.push({ type: "tool_call", tool_call_id: encodeId("toolCall", id), tool_type: type, name: part.name, input: part.input });
+    } else {
+      blocks.push({ type: part.type, text: part.text });
+    }
+    replays.push(part.providerReplay ?? null);
+  }
+  const stopReason = usesTools ? "tool_use" : result.stopReason;
+  await tx.insert(modelOutputs).values({
+    id: outputId,
+    agentId: agent.id,
+    modelCallContextId: context.id,
+    stopReason,
+    servedModel: result.servedModel ?? null,
+    contentBlocks: blocks,
+    providerReplay: replays,
+    replayScope: replayScope(definition.model),
+  });
+  if (newCalls.length > 0) await tx.insert(toolCalls).values(newCalls);
+  await appendEvent(tx, signals, agent, { turnId: context.turnId, kind: "model_output", modelOutputId: outputId, semantic: stopReason !== "tool_use" });
+  for (const call of newCalls) signals.toolCallChanged(tx, agent.id, { toolCallId: encodeId("toolCall", call.id!), state: "awaiting_authorization" });
+  await succeed(tx, context, result);
+}
+
+async function succeed(tx: Tx, context: ContextRow, result: ModelResult | undefined): Promise<void> {
+  await tx
+    .update(modelCallContexts)
+    .set({
+      state: "succeeded",
+      completedAt: dbNow,
+      runtimeLockId: null,
+      ...(result
+        ? {
+            providerResponseId: result.providerResponseId ?? null,
+            inputTokens: result.usage.inputTokens,
+            outputTokens: result.usage.outputTokens,
+            cacheReadTokens: result.usage.cacheReadTokens,
+            cacheWriteTokens: result.usage.cacheWriteTokens,
+            reasoningTokens: result.usage.reasoningTokens,
+          }
+        : {}),
+    })
+    .where(and(eq(modelCallContexts.id, context.id), eq(modelCallContexts.state, "started")));
+}

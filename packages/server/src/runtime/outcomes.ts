@@ -1,0 +1,66 @@
+import { createHash } from "node:crypto";
+import { eq } from "drizzle-orm";
+import { modelCallContexts, modelOutputs } from "../db/schema/index.js";
+import { dbNow } from "../db/schema/columns.js";
+import type { Tx } from "../platform/db/index.js";
+import { newUuid } from "../platform/ids.js";
+import { appendEvent, type AgentRow } from "../modules/timeline/journal.js";
+import type { ContextRow } from "./frontier.js";
+import type { AgentSignals } from "./signals.js";
+import { markWakeup, scheduleWakeup } from "./wakeups.js";
+
+/** At most this many attempts per model operation; then the failure is terminal. */
+export const MAX_MODEL_ATTEMPTS = 8;
+const BASE_BACKOFF_MS = 1_000;
+const MAX_BACKOFF_MS = 30_000;
+
+/**
+ * 1 s doubling to 30 s, with ±20 % jitter derived from the context id: deterministic for a given
+ * attempt, yet spread across agents that failed together.
+ */
+export function backoffMs(contextId: string, attempt: number): number {
+  const base = Math.min(MAX_BACKOFF_MS, BASE_BACKOFF_MS * 2 ** (attempt - 1));
+  const unit = createHash("sha256").update(contextId).digest().readUInt32BE(0) / 0xffffffff;
+  return Math.round(base * (0.8 + 0.4 * unit));
+}
+
+export interface Failure {
+  kind: string;
+  message: string;
+  retryable: boolean;
+  retryAfterMs?: number;
+}
+
+/**
+ * Records a failed model attempt. Retryable failures within the attempt budget become a durable retry
+ * (`retry_at`, honouring the provider's Retry-After); others are terminal: a `model_output` with stop
+ * reason `error` and the message as an `error` block, which ends the turn and stays in the history
+ * the next turn sees. The agent must be locked and the context still `started`.
+ */
+export async function recordFailure(tx: Tx, signals: AgentSignals, agent: AgentRow, context: ContextRow, failure: Failure): Promise<"retry" | "terminal"> {
+  const base = { state: "failed", errorKind: failure.kind, errorMessage: failure.message, completedAt: dbNow, runtimeLockId: null };
+  if (failure.retryable && context.attemptNumber < MAX_MODEL_ATTEMPTS) {
+    const delay = Math.max(backoffMs(context.id, context.attemptNumber), failure.retryAfterMs ?? 0);
+    const retryAt = new Date(Date.now() + delay);
+    await tx.update(modelCallContexts).set({ ...base, recoveryKind: "retry", retryAt }).where(eq(modelCallContexts.id, context.id));
+    await scheduleWakeup(tx, agent.id, retryAt, "model_retry");
+    return "retry";
+  }
+  await tx.update(modelCallContexts).set(base).where(eq(modelCallContexts.id, context.id));
+  const [output] = await tx
+    .insert(modelOutputs)
+    .values({ id: newUuid(), agentId: agent.id, modelCallContextId: context.id, stopReason: "error", contentBlocks: [{ type: "error", text: failure.message }] })
+    .returning();
+  await appendEvent(tx, signals, agent, { turnId: context.turnId, kind: "model_output", modelOutputId: output!.id, semantic: true });
+  await markWakeup(tx, signals, agent.id, "turn_ended");
+  return "terminal";
+}
+
+/** The context needs a summary of older events before it can be retried (context window exceeded). */
+export async function recordCompactionNeeded(tx: Tx, signals: AgentSignals, agent: AgentRow, context: ContextRow, message: string): Promise<void> {
+  await tx
+    .update(modelCallContexts)
+    .set({ state: "failed", recoveryKind: "compact", errorKind: "context_window", errorMessage: message, completedAt: dbNow, runtimeLockId: null })
+    .where(eq(modelCallContexts.id, context.id));
+  await markWakeup(tx, signals, agent.id, "compaction");
+}

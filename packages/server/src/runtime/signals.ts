@@ -1,0 +1,105 @@
+import type { Bus } from "../platform/bus.js";
+import type { Tx } from "../platform/db/index.js";
+
+/**
+ * Per-agent hints carried over the bus. Each kind uses one channel for all agents, so a process holds
+ * one LISTEN per kind however many agents it follows, and dispatches locally by agent id. Every hint
+ * means "re-read the database"; losing one delays, never loses, work (DESIGN.md rule 2).
+ */
+
+const CHANNELS = {
+  events: "svc_agent_events",
+  toolCalls: "svc_tool_calls",
+  deltas: "svc_model_deltas",
+  wakeups: "svc_agent_wakeups",
+  control: "svc_worker_control",
+} as const;
+
+/** NOTIFY payloads are capped at 8000 bytes; deltas larger than this are split before publishing. */
+export const MAX_SIGNAL_PAYLOAD = 7000;
+
+export interface ToolCallSignal {
+  toolCallId: string;
+  state: string;
+}
+
+type Listener<T> = (value: T) => void;
+
+export interface AgentSignals {
+  /** After commit: the agent's timeline has new events. */
+  eventsAppended(tx: Tx, agentId: string): void;
+  toolCallChanged(tx: Tx, agentId: string, signal: ToolCallSignal): void;
+  /** After commit: the agent has work; workers should look at the wakeup table. */
+  wakeup(tx: Tx, agentId: string): void;
+  /** After commit: the runtime working on this agent should stop what it is doing. */
+  cancel(tx: Tx, agentId: string): void;
+  /** Immediately, no transaction: a live preview, lost when nobody listens. */
+  publishDelta(agentId: string, envelope: unknown): Promise<void>;
+
+  onEvents(agentId: string, listener: Listener<void>): Promise<() => void>;
+  onToolCall(agentId: string, listener: Listener<ToolCallSignal>): Promise<() => void>;
+  onDelta(agentId: string, listener: Listener<unknown>): Promise<() => void>;
+  onWakeup(listener: Listener<string>): Promise<() => void>;
+  onCancel(listener: Listener<string>): Promise<() => void>;
+  /** Called when notifications may have been missed; listeners should re-read. */
+  onReconnect(listener: () => void): void;
+}
+
+export function createAgentSignals(bus: Bus): AgentSignals {
+  const perAgent = new Map<string, Map<string, Set<Listener<unknown>>>>();
+  const subscribed = new Map<string, Promise<unknown>>();
+
+  async function ensureChannel(channel: string, decode: (payload: string) => { agentId: string; value: unknown } | null) {
+    let ready = subscribed.get(channel);
+    if (!ready) {
+      ready = bus.subscribe(channel, (payload) => {
+        const message = decode(payload);
+        if (!message) return;
+        for (const listener of perAgent.get(channel)?.get(message.agentId) ?? []) listener(message.value);
+      });
+      subscribed.set(channel, ready);
+      ready.catch(() => subscribed.delete(channel));
+    }
+    await ready;
+  }
+
+  async function listen<T>(channel: string, agentId: string, listener: Listener<T>, decode: (payload: string) => { agentId: string; value: unknown } | null) {
+    await ensureChannel(channel, decode);
+    let agents = perAgent.get(channel);
+    if (!agents) perAgent.set(channel, (agents = new Map()));
+    let listeners = agents.get(agentId);
+    if (!listeners) agents.set(agentId, (listeners = new Set()));
+    const entry = listener as Listener<unknown>;
+    listeners.add(entry);
+    return () => {
+      listeners.delete(entry);
+      if (listeners.size === 0) agents.delete(agentId);
+    };
+  }
+
+  const plain = (payload: string) => ({ agentId: payload, value: undefined });
+  const json = (payload: string) => {
+    try {
+      const message = JSON.parse(payload) as { a: string; v: unknown };
+      return { agentId: message.a, value: message.v };
+    } catch {
+      return null;
+    }
+  };
+  const ALL = "*";
+
+  return {
+    eventsAppended: (tx, agentId) => bus.publishAfterCommit(tx, CHANNELS.events, agentId),
+    toolCallChanged: (tx, agentId, signal) => bus.publishAfterCommit(tx, CHANNELS.toolCalls, JSON.stringify({ a: agentId, v: signal })),
+    wakeup: (tx, agentId) => bus.publishAfterCommit(tx, CHANNELS.wakeups, agentId),
+    cancel: (tx, agentId) => bus.publishAfterCommit(tx, CHANNELS.control, agentId),
+    publishDelta: (agentId, envelope) => bus.publish(CHANNELS.deltas, JSON.stringify({ a: agentId, v: envelope })),
+    onEvents: (agentId, listener) => listen(CHANNELS.events, agentId, listener, plain),
+    onToolCall: (agentId, listener) => listen(CHANNELS.toolCalls, agentId, listener, json),
+    onDelta: (agentId, listener) => listen(CHANNELS.deltas, agentId, listener, json),
+    // Workers and the control channel listen for every agent: the decoder files every message under one key.
+    onWakeup: (listener) => listen<string>(CHANNELS.wakeups, ALL, listener, (payload) => ({ agentId: ALL, value: payload })),
+    onCancel: (listener) => listen<string>(CHANNELS.control, ALL, listener, (payload) => ({ agentId: ALL, value: payload })),
+    onReconnect: (listener) => bus.onReconnect(listener),
+  };
+}

@@ -1,0 +1,101 @@
+import type { PermissionMode } from "../definition.js";
+
+/**
+ * The built-in tools svc can run, and the permission modes every tool kind offers. Agent configs may only
+ * name tools listed here: a tool svc cannot execute is refused when the config is compiled, never at run
+ * time. The catalog route (`GET /tool-catalog`) publishes this list; the config compiler copies each
+ * tool's description and input schema into the compiled definition.
+ */
+
+export interface PermissionModeInfo {
+  name: PermissionMode;
+  label: string;
+  description: string;
+}
+
+/** The permission a kind of tool gets when a config says nothing, and the modes a config may choose. */
+export interface PermissionProfile {
+  defaultPermission: PermissionMode;
+  permissionModes: readonly PermissionMode[];
+}
+
+export interface BuiltInTool extends PermissionProfile {
+  name: string;
+  /** Shown to the model as the tool's description. */
+  description: string;
+  /** A closed JSON Schema object: every object in it has `additionalProperties: false`. */
+  inputSchema: Record<string, unknown>;
+}
+
+export const PERMISSION_MODES: readonly PermissionModeInfo[] = [
+  { name: "always_allow", label: "Always allow", description: "Every call runs at once, without asking anyone." },
+  {
+    name: "always_ask",
+    label: "Always ask",
+    description: "Every call waits for a person to allow or deny it through a permission interaction.",
+  },
+  { name: "always_deny", label: "Always deny", description: "Every call is refused; the model is told it was denied." },
+];
+
+const ALL_MODES: readonly PermissionMode[] = PERMISSION_MODES.map((mode) => mode.name);
+
+/** Custom tools run in the caller's own system, which asks nobody by default: it chose to declare them. */
+export const CUSTOM_TOOL_PERMISSIONS: PermissionProfile = { defaultPermission: "always_allow", permissionModes: ALL_MODES };
+/** MCP servers are third parties, so their tools ask first unless a config says otherwise. */
+export const MCP_TOOL_PERMISSIONS: PermissionProfile = { defaultPermission: "always_ask", permissionModes: ALL_MODES };
+
+// Limits keep a question small enough to show in a chat message or a console card.
+const MAX_QUESTIONS = 10;
+const MAX_OPTIONS = 20;
+
+const askQuestion: BuiltInTool = {
+  name: "ask_question",
+  description:
+    "Ask the person you are working for one or more multiple-choice questions and wait for their answers. Use it when " +
+    "you need a decision or a fact only they can give; do not use it for things you can find out yourself.",
+  inputSchema: {
+    type: "object",
+    additionalProperties: false,
+    required: ["questions"],
+    properties: {
+      questions: {
+        type: "array",
+        minItems: 1,
+        maxItems: MAX_QUESTIONS,
+        description: `The questions to ask together, 1 to ${MAX_QUESTIONS}.`,
+        items: {
+          type: "object",
+          additionalProperties: false,
+          required: ["prompt", "options"],
+          properties: {
+            prompt: { type: "string", minLength: 1, maxLength: 4000, description: "The question, as the person will read it." },
+            multiple: { type: "boolean", description: "true lets the person pick several options; false (the default) exactly one." },
+            options: {
+              type: "array",
+              minItems: 1,
+              maxItems: MAX_OPTIONS,
+              description: `The choices offered, 1 to ${MAX_OPTIONS}.`,
+              items: {
+                type: "object",
+                additionalProperties: false,
+                required: ["label"],
+                properties: { label: { type: "string", minLength: 1, maxLength: 200, description: "The text of the choice." } },
+              },
+            },
+          },
+        },
+      },
+    },
+  },
+  defaultPermission: "always_allow",
+  permissionModes: ALL_MODES,
+};
+
+/** Sorted by name. */
+export const BUILT_IN_TOOLS: readonly BuiltInTool[] = [askQuestion];
+
+const BY_NAME = new Map(BUILT_IN_TOOLS.map((tool) => [tool.name, tool]));
+
+export function builtInTool(name: string): BuiltInTool | undefined {
+  return BY_NAME.get(name);
+}

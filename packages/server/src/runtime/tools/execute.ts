@@ -1,0 +1,82 @@
+import { Ajv, type ValidateFunction } from "ajv";
+import { eq } from "drizzle-orm";
+import { agentConfigs, modelCallContexts, modelOutputs } from "../../db/schema/index.js";
+import type { Tx } from "../../platform/db/index.js";
+import { insertInteraction } from "../../modules/interactions/store.js";
+import { completeToolCall, setToolCallState, textBlock, type ToolCallRow } from "../../modules/tools/complete.js";
+import type { AgentRow } from "../../modules/timeline/journal.js";
+import type { AgentDefinition, ToolDefinition } from "../definition.js";
+import type { AgentSignals } from "../signals.js";
+import { permissionForm, questionForm, type AskQuestionInput } from "./forms.js";
+
+/*
+ * The worker's tool work (design brief §3.5), all of it transactional for the tools svc runs today:
+ * permission checks move `awaiting_authorization` calls on, and ready built-in calls are dispatched.
+ * Custom calls are never dispatched: once ready they wait for the client's result.
+ */
+
+const ajv = new Ajv({ allErrors: true, strict: false });
+const validators = new Map<string, ValidateFunction>();
+
+function validatorFor(schema: Record<string, unknown>): ValidateFunction {
+  const key = JSON.stringify(schema);
+  let validate = validators.get(key);
+  if (!validate) {
+    validate = ajv.compile(schema);
+    if (validators.size > 1000) validators.clear();
+    validators.set(key, validate);
+  }
+  return validate;
+}
+
+/** The definition the call was made under: the config of the model call that produced it. */
+async function definitionOf(tx: Tx, call: ToolCallRow): Promise<AgentDefinition> {
+  const [row] = await tx
+    .select({ definition: agentConfigs.compiledDefinition })
+    .from(modelOutputs)
+    .innerJoin(modelCallContexts, eq(modelCallContexts.id, modelOutputs.modelCallContextId))
+    .innerJoin(agentConfigs, eq(agentConfigs.id, modelCallContexts.agentConfigId))
+    .where(eq(modelOutputs.id, call.modelOutputId));
+  return row!.definition;
+}
+
+export async function runToolWork(tx: Tx, signals: AgentSignals, agent: AgentRow, calls: ToolCallRow[]): Promise<void> {
+  for (const call of calls) {
+    if (call.state === "awaiting_authorization") await authorize(tx, signals, agent, call);
+    if (call.state === "ready" && call.type === "built_in") await dispatch(tx, signals, agent, call);
+  }
+}
+
+async function authorize(tx: Tx, signals: AgentSignals, agent: AgentRow, call: ToolCallRow): Promise<void> {
+  const definition = await definitionOf(tx, call);
+  const tool: ToolDefinition | undefined = definition.tools.find((t) => t.name === call.name && t.type === call.type);
+  if (!tool) {
+    await completeToolCall(tx, signals, agent, call, "failed", [textBlock(`Unsupported tool: ${call.name} is not configured for this agent.`)]);
+    return;
+  }
+  const validate = validatorFor(tool.inputSchema);
+  if (!validate(call.input)) {
+    const problems = (validate.errors ?? []).map((e) => `${e.instancePath || "input"} ${e.message ?? "is invalid"}`).join("; ");
+    await completeToolCall(tx, signals, agent, call, "failed", [textBlock(`Malformed input for ${call.name}: ${problems}`)]);
+    return;
+  }
+  if (tool.permission === "always_deny") {
+    await completeToolCall(tx, signals, agent, call, "denied", [textBlock(`Permission denied: ${call.name} is not allowed for this agent.`)]);
+    return;
+  }
+  if (tool.permission === "always_ask") {
+    await insertInteraction(tx, { agentId: agent.id, turnId: call.turnId, toolCallId: call.id, kind: "permission", request: permissionForm(call.name, call.input) });
+    await setToolCallState(tx, signals, call, "awaiting_permission");
+    return;
+  }
+  await setToolCallState(tx, signals, call, "ready");
+}
+
+async function dispatch(tx: Tx, signals: AgentSignals, agent: AgentRow, call: ToolCallRow): Promise<void> {
+  if (call.name === "ask_question") {
+    await insertInteraction(tx, { agentId: agent.id, turnId: call.turnId, toolCallId: call.id, kind: "question", request: questionForm(call.input as unknown as AskQuestionInput) });
+    await setToolCallState(tx, signals, call, "waiting");
+    return;
+  }
+  await completeToolCall(tx, signals, agent, call, "failed", [textBlock(`The built-in tool ${call.name} cannot run in this deployment.`)]);
+}

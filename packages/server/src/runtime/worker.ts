@@ -1,0 +1,111 @@
+import { hostname } from "node:os";
+import { eq } from "drizzle-orm";
+import { agentRuntimeLocks } from "../db/schema/index.js";
+import { dbNow, dbSecondsFromNow } from "../db/schema/columns.js";
+import { newUuid } from "../platform/ids.js";
+import { claimNext } from "./claim.js";
+import { runModelStep, type ModelStep, type StepDeps } from "./model-step.js";
+
+export interface WorkerOptions {
+  /** Model calls run at once by this process. */
+  concurrency: number;
+  leaseSeconds: number;
+  /** Upper bound on how long an idle slot waits before looking again when no hint arrives. */
+  pollMs: number;
+}
+
+export interface WorkerLog {
+  warn(obj: unknown, msg: string): void;
+  error(obj: unknown, msg: string): void;
+}
+
+/**
+ * The agent loop's worker: `concurrency` slots, each claiming one agent at a time from the wakeup table.
+ * A slot that finds nothing sleeps until a wakeup hint or `pollMs`. While a model call runs, its runtime
+ * lease is renewed every third of the lease; a renewal that finds the lock gone or a cancel requested
+ * aborts the call. `stop` aborts in-flight calls (they are recorded as retries) and waits for the slots.
+ */
+export function startWorker(deps: StepDeps, options: WorkerOptions, log: WorkerLog) {
+  const workerId = `${hostname()}:${process.pid}:${newUuid().slice(-12)}`;
+  const inFlight = new Map<string, AbortController>();
+  let running = true;
+  const idle = new Set<() => void>();
+  const nudge = () => {
+    for (const resolve of idle) resolve();
+    idle.clear();
+  };
+  const unsubscribers: Array<Promise<() => void>> = [
+    deps.signals.onWakeup(nudge),
+    deps.signals.onCancel((agentId) => inFlight.get(agentId)?.abort(new Error("canceled"))),
+  ];
+  deps.signals.onReconnect(nudge);
+
+  function sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        idle.delete(done);
+        resolve();
+      }
+      idle.add(done);
+    });
+  }
+
+  async function slot(): Promise<void> {
+    while (running) {
+      let step: ModelStep | null | undefined;
+      try {
+        step = await deps.db.tx((tx) => claimNext(tx, deps.signals, { workerId, leaseSeconds: options.leaseSeconds }));
+      } catch (err) {
+        log.warn({ err }, "claiming work failed; retrying");
+        await sleep(options.pollMs);
+        continue;
+      }
+      if (step === undefined) await sleep(options.pollMs);
+      else if (step) await execute(step);
+    }
+  }
+
+  async function execute(step: ModelStep): Promise<void> {
+    const controller = new AbortController();
+    inFlight.set(step.agentId, controller);
+    const renewal = setInterval(() => void renew(step, controller), (options.leaseSeconds * 1000) / 3);
+    try {
+      await runModelStep(deps, step, controller.signal);
+    } catch (err) {
+      // The lease runs out and maintenance turns the call into a retry; nothing is lost.
+      log.error({ err, agentId: step.agentId }, "recording a model step failed");
+    } finally {
+      clearInterval(renewal);
+      inFlight.delete(step.agentId);
+    }
+  }
+
+  async function renew(step: ModelStep, controller: AbortController): Promise<void> {
+    try {
+      const [lock] = await deps.db.read
+        .update(agentRuntimeLocks)
+        .set({ renewedAt: dbNow, leaseExpiresAt: dbSecondsFromNow(options.leaseSeconds) })
+        .where(eq(agentRuntimeLocks.id, step.lockId))
+        .returning({ cancelRequestedAt: agentRuntimeLocks.cancelRequestedAt });
+      if (!lock || lock.cancelRequestedAt) controller.abort(new Error(lock ? "canceled" : "runtime lease lost"));
+    } catch (err) {
+      log.warn({ err, agentId: step.agentId }, "renewing the runtime lease failed; will retry");
+    }
+  }
+
+  const slots = Array.from({ length: options.concurrency }, () => slot());
+  return {
+    workerId,
+    async stop(): Promise<void> {
+      running = false;
+      nudge();
+      for (const controller of inFlight.values()) controller.abort(new Error("worker shutting down"));
+      await Promise.all(slots);
+      for (const unsubscribe of unsubscribers) (await unsubscribe)();
+    },
+  };
+}
+
+export type Worker = ReturnType<typeof startWorker>;

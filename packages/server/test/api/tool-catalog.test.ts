@@ -1,0 +1,62 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startFakeProvider, type FakeProvider } from "../../src/runtime/models/fake-provider/index.js";
+import { agentProject, yamlConfig } from "../support/agents.js";
+import { useTestServer } from "../support/server.js";
+
+const server = useTestServer({ SVC_ALLOW_PRIVATE_NETWORK: "true" });
+let fake: FakeProvider;
+beforeAll(async () => {
+  fake = await startFakeProvider();
+});
+afterAll(async () => {
+  await fake?.close();
+});
+
+const NO_PARAMETERS = { type: "object", properties: {}, additionalProperties: false };
+const MODES = [
+  { name: "always_allow", label: "Always allow", description: expect.any(String), parameters_schema: NO_PARAMETERS },
+  { name: "always_ask", label: "Always ask", description: expect.any(String), parameters_schema: NO_PARAMETERS },
+  { name: "always_deny", label: "Always deny", description: expect.any(String), parameters_schema: NO_PARAMETERS },
+];
+
+describe("the tool catalog", () => {
+  it("lists the built-in tools svc runs and the permission defaults of every kind of tool", async () => {
+    const { token } = await server.api.userWithOrg();
+    const reply = await server.api.get("/api/v1/tool-catalog", { token });
+    expect(reply.status).toBe(200);
+    expect(reply.body).toEqual({
+      built_in_tools: [
+        {
+          name: "ask_question",
+          description: expect.stringContaining("multiple-choice questions"),
+          default_permission: { mode: "always_allow", parameters: {} },
+          permission_modes: MODES,
+        },
+      ],
+      custom_tool_permissions: { default_permission: { mode: "always_allow", parameters: {} }, permission_modes: MODES },
+      mcp_tool_permissions: { default_permission: { mode: "always_ask", parameters: {} }, permission_modes: MODES },
+    });
+  });
+
+  it("is open to any authenticated caller, organization keys included, and to nobody else", async () => {
+    const { session, org } = await server.api.userWithOrg();
+    const key = await server.api.orgKey(session, org.id, "member");
+    expect((await server.api.get("/api/v1/tool-catalog", { token: key.token })).status).toBe(200);
+    expect((await server.api.get("/api/v1/tool-catalog", { session })).status).toBe(200);
+    const anonymous = await server.api.get("/api/v1/tool-catalog");
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.body.code).toBe("unauthorized");
+  });
+
+  it("names exactly the built-in tools a config may use, in every mode they offer", async () => {
+    const p = await agentProject(server.api, fake.baseUrl);
+    const catalog = (await server.api.get("/api/v1/tool-catalog", { token: p.token })).body;
+    for (const tool of catalog.built_in_tools) {
+      for (const mode of tool.permission_modes) {
+        const source = yamlConfig(p, `tools:\n  ${tool.name}:\n    permission: {mode: ${mode.name}}\n`);
+        const reply = await server.api.post(`${p.base}/agent-configs`, { source, source_format: "yaml" }, { token: p.token });
+        expect(reply.status, `${tool.name} ${mode.name}: ${reply.text}`).toBe(201);
+      }
+    }
+  });
+});

@@ -1,0 +1,74 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, inject, it } from "vitest";
+import { startFakeProvider } from "../../src/runtime/models/fake-provider/index.js";
+import { agentProject, yamlConfig } from "../support/agents.js";
+import { createConfig, finalOutputs, launch, modelCalls, providerRequests, untilEvents } from "../support/agent-loop.js";
+import { ApiClient } from "../support/client.js";
+import { exited, freePort, MAIN, ready } from "../support/process.js";
+import { adminQuery, withDatabase } from "../support/global-setup.js";
+
+const dataDir = mkdtempSync(join(tmpdir(), "svc-crash-"));
+const adminUrl = process.env["DATABASE_URL"];
+const cleanups: Array<() => Promise<unknown>> = [];
+afterAll(async () => {
+  for (const cleanup of cleanups) await cleanup();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+/** The database the child processes share: a fresh PostgreSQL database, or an embedded data dir. */
+async function databaseEnv(): Promise<Record<string, string>> {
+  if (!adminUrl) return { DATABASE_URL: "", SVC_DATA_DIR: dataDir };
+  const name = `svc_crash_${randomBytes(4).toString("hex")}`;
+  await adminQuery(adminUrl, `CREATE DATABASE ${name} TEMPLATE ${inject("postgresTemplate")}`);
+  cleanups.push(() => adminQuery(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+  return { DATABASE_URL: withDatabase(adminUrl, name), SVC_DATA_DIR: dataDir, SVC_SECRET_KEY: "0".repeat(63) + "1" };
+}
+
+function svc(env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, ["--import", "tsx", MAIN, "serve"], { env: { ...process.env, ...env }, stdio: ["ignore", "ignore", "inherit"] });
+}
+
+describe("crash recovery", () => {
+  it("a worker killed mid-call loses nothing: after its lease runs out the call is retried as attempt 2", { timeout: 120_000 }, async () => {
+    const provider = await startFakeProvider();
+    cleanups.push(() => provider.close());
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const env = {
+      ...(await databaseEnv()),
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      SVC_LOG_LEVEL: "error",
+      SVC_PUBLIC_URL: url,
+      SVC_ALLOW_PRIVATE_NETWORK: "true",
+      SVC_RUNTIME_LEASE_SECONDS: "2",
+      SVC_MAINTENANCE_INTERVAL_MS: "300",
+      SVC_WORKER_POLL_MS: "100",
+    };
+    let child = svc(env);
+    cleanups.push(async () => child.kill("SIGKILL"));
+    await ready(url);
+    const api = new ApiClient(url, url);
+    const project = await agentProject(api, provider.baseUrl);
+    provider.script({ hang: true }, { text: "finished by the next worker" });
+    const agentId = await launch(api, project, await createConfig(api, project, yamlConfig(project)), "do the thing");
+    await providerRequests(provider, 1);
+
+    child.kill("SIGKILL");
+    await exited(child);
+    child = svc(env);
+    await ready(url);
+
+    const list = await untilEvents(api, project, agentId, (e) => finalOutputs(e).length === 1);
+    expect(list.map((e) => e.sequence)).toEqual([1, 2, 3]);
+    expect(list.filter((e) => e.event_kind === "model_output")).toHaveLength(1);
+    expect(finalOutputs(list)[0].content_blocks).toEqual([{ type: "text", text: "finished by the next worker" }]);
+    expect(modelCalls(provider)).toHaveLength(2);
+    child.kill("SIGTERM");
+    await exited(child);
+  });
+});
