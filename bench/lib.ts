@@ -1,0 +1,251 @@
+/**
+ * Shared machinery for the benchmarks: a real svc started in-process (as the tests do) on a freshly
+ * migrated database, a project with a model on the fake provider, an SSE reader, and statistics.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { cpus, tmpdir } from "node:os";
+import { join } from "node:path";
+import { randomBytes } from "node:crypto";
+import { performance } from "node:perf_hooks";
+import { PGlite } from "@electric-sql/pglite";
+import pg from "pg";
+import { buildApp, type App } from "../packages/server/src/app.js";
+import { loadConfig, type Config } from "../packages/server/src/config.js";
+import { migrateEmbedded, migratePostgres, openEmbedded, openPostgres, type Database } from "../packages/server/src/platform/db/index.js";
+import { startAgentWorker } from "../packages/server/src/runtime/index.js";
+import { ApiClient } from "../packages/server/test/support/client.js";
+
+export type DbKind = "pglite" | "postgres";
+export const ORIGIN = "http://svc.bench";
+
+export interface BenchServer {
+  kind: DbKind;
+  url: string;
+  config: Config;
+  db: Database;
+  app: App;
+  api: ApiClient;
+  /** Raw access to the same database, for baselines: a PGlite instance or a pg connection string. */
+  raw: { pglite?: PGlite; pgUrl?: string };
+  /** Resolution time (performance.now()) of the last `db.tx` that committed. */
+  lastCommitAt: number;
+  startWorker(concurrency?: number): { stop(): Promise<void> };
+  close(): Promise<void>;
+}
+
+function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+}
+
+async function admin(url: string, sql: string) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A real svc over loopback HTTP on a new, migrated database of `kind`. */
+export async function startBenchServer(kind: DbKind, env: Record<string, string> = {}): Promise<BenchServer> {
+  const dataDir = mkdtempSync(join(tmpdir(), "svc-bench-"));
+  const config = loadConfig({
+    SVC_DATA_DIR: dataDir,
+    SVC_PUBLIC_URL: ORIGIN,
+    SVC_SECRET_KEY: "0".repeat(63) + "1",
+    SVC_RATE_LIMIT_AUTH: "1000000",
+    SVC_RATE_LIMIT_DEVICE: "1000000",
+    SVC_LOG_LEVEL: "silent",
+    ...env,
+  });
+  let inner: Database;
+  let drop = async () => {};
+  const raw: BenchServer["raw"] = {};
+  if (kind === "postgres") {
+    const url = process.env["DATABASE_URL"];
+    if (!url) throw new Error("DATABASE_URL is required for the postgres run");
+    const name = `svc_bench_${randomBytes(4).toString("hex")}`;
+    await admin(url, `CREATE DATABASE ${name}`);
+    const dbUrl = withDatabase(url, name);
+    await migratePostgres(dbUrl);
+    // svc serve opens its pool with the default size (10); the benchmark does the same.
+    inner = openPostgres({ url: dbUrl });
+    raw.pgUrl = dbUrl;
+    drop = async () => void (await admin(url, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+  } else {
+    const client = await PGlite.create();
+    await migrateEmbedded(client);
+    inner = await openEmbedded({ client });
+    raw.pglite = client;
+  }
+  progress(`${kind}: database migrated`);
+  const server = {} as BenchServer;
+  // Every transaction of the real write path goes through db.tx; its resolution is the commit point.
+  const db: Database = {
+    ...inner,
+    tx: async (work) => {
+      const result = await inner.tx(work);
+      server.lastCommitAt = performance.now();
+      return result;
+    },
+  };
+  const app = await buildApp({ config, db, logger: false });
+  const url = await app.http.listen({ host: "127.0.0.1", port: 0 });
+  const quiet = { warn: () => {}, error: (o: unknown) => console.error("worker error", o) };
+  Object.assign(server, {
+    kind,
+    url,
+    config,
+    db,
+    app,
+    api: new ApiClient(url, ORIGIN),
+    raw,
+    lastCommitAt: 0,
+    startWorker(concurrency?: number) {
+      const cfg = concurrency ? { ...config, runtime: { ...config.runtime, workerConcurrency: concurrency } } : config;
+      return startAgentWorker({ db, services: app.services, config: cfg as Config, log: quiet });
+    },
+    async close() {
+      await app.http.close();
+      await inner.close();
+      await drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  });
+  return server;
+}
+
+export interface Project {
+  token: string;
+  base: string;
+  configId: string;
+}
+
+function must(reply: { status: number; text: string }, ok: number[], what: string) {
+  if (!ok.includes(reply.status)) throw new Error(`${what}: ${reply.status} ${reply.text.slice(0, 500)}`);
+}
+
+/** A user, org and project with one model on `providerUrl` (OpenAI chat completions) and an agent config. */
+export async function benchProject(api: ApiClient, providerUrl: string): Promise<Project> {
+  const { token, org, project } = await api.userWithOrg();
+  const auth = { token };
+  const secret = await api.post(`/api/v1/orgs/${org.id}/secrets`, { owner: { kind: "org" }, name: "k", material: { kind: "generic", value: "sk-bench" } }, auth);
+  must(secret, [201], "secret");
+  const provider = await api.post(
+    `/api/v1/orgs/${org.id}/model-provider-configs`,
+    { name: "fake", api_format: "openai-chat-completions", base_url: providerUrl, credential_secret_id: secret.body.id },
+    auth,
+  );
+  must(provider, [201], "provider");
+  const model = await api.post(
+    `/api/v1/orgs/${org.id}/model-provider-configs/${provider.body.config.id}/models`,
+    { name: "fast", provider_model_slug: "fake-model", context_window_tokens: 128000, max_output_tokens: 4096 },
+    auth,
+  );
+  must(model, [201], "model");
+  const grant = await api.post(`/api/v1/orgs/${org.id}/projects/${project.id}/model-grants`, { configured_model_id: model.body.id }, auth);
+  must(grant, [201], "grant");
+  const base = `/api/v1/orgs/${org.id}/projects/${project.id}`;
+  const cfg = await api.post(`${base}/agent-configs`, { source: configSource("You are a benchmark agent."), source_format: "yaml" }, auth);
+  must(cfg, [200, 201], "config");
+  return { token, base, configId: cfg.body.id };
+}
+
+export function configSource(instruction: string): string {
+  return `version: v1\ninstruction: ${JSON.stringify(instruction)}\nmodel:\n  provider_config: fake\n  name: fast\n`;
+}
+
+export async function launchAgent(api: ApiClient, project: Project, message?: string): Promise<string> {
+  const reply = await api.post(`${project.base}/agents`, { config: project.configId, ...(message ? { message } : {}) }, { token: project.token });
+  must(reply, [201], "launch");
+  return reply.body.agent.id as string;
+}
+
+export async function sendInput(api: ApiClient, project: Project, agentId: string, text: string) {
+  const reply = await api.post(`${project.base}/agents/${agentId}/inputs`, { content_blocks: [{ type: "text", text }], delivery_mode: "queued" }, { token: project.token });
+  must(reply, [201], "input");
+}
+
+/** One timeline append through the API: a mid-conversation config change (one `agent_input` event). */
+export async function changeConfig(api: ApiClient, project: Project, agentId: string, instruction: string) {
+  const reply = await api.post(`${project.base}/agents/${agentId}/config`, { source: configSource(instruction), source_format: "yaml" }, { token: project.token });
+  must(reply, [200], "config change");
+  return reply.body;
+}
+
+/* ---------- statistics ---------- */
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[index]!;
+}
+
+export function summary(values: number[]) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mean = sorted.reduce((s, v) => s + v, 0) / Math.max(1, sorted.length);
+  return { n: sorted.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99), mean, max: sorted.at(-1) ?? NaN };
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export function machine(kind: DbKind) {
+  return {
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model ?? "unknown",
+    node: process.version,
+    database: kind === "postgres" ? "PostgreSQL (DATABASE_URL, local)" : "PGlite (in-process)",
+  };
+}
+
+/* ---------- results ---------- */
+
+export interface Row {
+  metric: string;
+  baseline: number;
+  svc: number;
+  unit: string;
+  /** true when larger is better (throughput); the ratio is then baseline/svc so >1 always means svc is slower. */
+  higherIsBetter?: boolean;
+}
+
+export interface BenchResult {
+  id: string;
+  title: string;
+  measured: string;
+  baseline: string;
+  rows: Row[];
+  notes?: string[];
+}
+
+export function ratio(row: Row): number {
+  return row.higherIsBetter ? row.baseline / row.svc : row.svc / row.baseline;
+}
+
+export function printResult(kind: DbKind, result: BenchResult) {
+  console.log(`\n[${kind}] ${result.title}`);
+  const w = Math.max(...result.rows.map((r) => r.metric.length));
+  for (const row of result.rows) {
+    console.log(
+      `  ${row.metric.padEnd(w)}  baseline ${fmt(row.baseline).padStart(10)} ${row.unit.padEnd(8)} svc ${fmt(row.svc).padStart(10)} ${row.unit.padEnd(8)} ratio ×${fmt(ratio(row))}`,
+    );
+  }
+  for (const note of result.notes ?? []) console.log(`  note: ${note}`);
+}
+
+export function fmt(n: number): string {
+  if (!Number.isFinite(n)) return String(n);
+  if (Math.abs(n) >= 100) return n.toFixed(0);
+  if (Math.abs(n) >= 10) return n.toFixed(1);
+  if (Math.abs(n) >= 1) return n.toFixed(2);
+  return n.toFixed(3);
+}
+
+const t0 = performance.now();
+/** Progress on stderr, so a slow stage is visible. */
+export function progress(message: string) {
+  process.stderr.write(`  [${((performance.now() - t0) / 1000).toFixed(1)}s] ${message}\n`);
+}

@@ -1,0 +1,125 @@
+/**
+ * Benchmark 3: event page reads through the API against the very SQL svc runs, executed raw.
+ */
+import { performance } from "node:perf_hooks";
+import { and, asc, eq, gt, sql } from "drizzle-orm";
+import { agentEvents, agentInputs, agentTurns, contextCheckpoints, modelOutputs, toolCallResults } from "../packages/server/src/db/schema/index.js";
+import { insertInput, markResolved } from "../packages/server/src/modules/inputs/store.js";
+import { appendEvent, lockAgent, openTurn } from "../packages/server/src/modules/timeline/journal.js";
+import { rawAccess } from "./append.js";
+import { progress, summary, type BenchResult, type BenchServer, type Project } from "./lib.js";
+
+const LIMIT = 100;
+
+/** The page query of `modules/timeline/store.ts` (selectEvents + eventsAfter), rebuilt to obtain its SQL text. */
+export function pageSql(server: BenchServer, agentId: string) {
+  const e = agentEvents;
+  const query = server.db.read
+    .select({
+      id: e.id, turnId: e.turnId, turnSequence: agentTurns.turnSequence, sequence: e.sequence, eventKind: e.eventKind,
+      isOpeningEvent: e.isOpeningEvent, createdAt: e.createdAt,
+      i1: agentInputs.id, i2: agentInputs.inputKind, i3: agentInputs.actorId, i4: agentInputs.inputIdempotencyKey, i5: agentInputs.controlType,
+      i6: agentInputs.interactionId, i7: agentInputs.agentConfigId, i8: agentInputs.contentBlocks,
+      o1: modelOutputs.modelCallContextId, o2: modelOutputs.stopReason, o3: modelOutputs.contentBlocks,
+      r1: toolCallResults.toolCallId, r2: toolCallResults.outcome, r3: toolCallResults.contentBlocks,
+      c1: contextCheckpoints.id, c2: contextCheckpoints.summarizedThroughEventSequence, c3: contextCheckpoints.summary,
+    })
+    .from(e)
+    .innerJoin(agentTurns, eq(agentTurns.id, e.turnId))
+    .leftJoin(agentInputs, eq(agentInputs.id, e.agentInputId))
+    .leftJoin(modelOutputs, eq(modelOutputs.id, e.modelOutputId))
+    .leftJoin(toolCallResults, eq(toolCallResults.toolCallId, e.toolCallId))
+    .leftJoin(contextCheckpoints, eq(contextCheckpoints.id, e.contextCheckpointId))
+    .where(and(eq(e.agentId, agentId), gt(e.sequence, sql.placeholder("after") as never)))
+    .orderBy(asc(e.sequence))
+    .limit(LIMIT);
+  return query.toSQL().sql;
+}
+
+/**
+ * Tops the agent's timeline up to `target` events with svc's own journal functions (the write path of a
+ * config change, minus HTTP and config compilation), 200 events per transaction and turn, so a long
+ * timeline costs seconds rather than minutes on PGlite.
+ */
+async function fillTimeline(server: BenchServer, agentId: string, target: number) {
+  for (;;) {
+    const added = await server.db.tx(async (tx) => {
+      const agent = (await lockAgent(tx, agentId))!;
+      const missing = Math.min(200, target - (agent.nextEventSequence - 1));
+      if (missing <= 0) return 0;
+      const turn = await openTurn(tx, agentId);
+      for (let i = 0; i < missing; i++) {
+        const input = await insertInput(tx, {
+          orgId: agent.orgId, agentId, inputKind: "config_change", deliveryMode: "immediate", state: "resolved",
+          agentConfigId: agent.currentConfigId, idempotencyScope: "agent_config_change", inputIdempotencyKey: null,
+          requestDigest: "bench-fill", contentBlocks: [],
+        } as never);
+        const event = await appendEvent(tx, server.app.services.signals, agent, { turnId: turn.id, kind: "agent_input", agentInputId: input.id, opening: i === 0, semantic: i === 0 });
+        await markResolved(tx, input.id, event.id);
+      }
+      return missing;
+    });
+    if (added === 0) return;
+  }
+}
+
+export async function pageReads(server: BenchServer, timeline: { project: Project; agentId: string }, reads: number, size = 4000): Promise<BenchResult> {
+  const { project, agentId: publicId } = timeline;
+  const path = `${project.base}/agents/${publicId}/events`;
+  // The internal uuid of the agent, from the first page's event rows.
+  const first = await server.api.get(`${path}?after_sequence=0&limit=1`, { token: project.token });
+  const raw = await rawAccess(server, 1);
+  const [{ agent_id: agentId, n }] = await raw.query(
+    `SELECT agent_id, count(*)::int AS n FROM agent_events GROUP BY agent_id ORDER BY count(*) DESC LIMIT 1`,
+  );
+  if (first.status !== 200) throw new Error(`events: ${first.status}`);
+  const written = Number(n);
+  await fillTimeline(server, agentId, size);
+  const total = size;
+  progress(`reads: timeline of ${total} events ready (${written} written through the API)`);
+  const text = pageSql(server, agentId);
+  // Offsets cycle through the whole timeline; page 1 (after_sequence=0) is the one the task names.
+  const offsets = Array.from({ length: reads }, (_, i) => (i % 5 === 0 ? 0 : Math.floor(((i * 7919) % Math.max(1, total - LIMIT)))));
+
+  for (let i = 0; i < 20; i++) {
+    await server.api.get(`${path}?after_sequence=${offsets[i]}&limit=${LIMIT}`, { token: project.token });
+    await raw.query(text, [agentId, offsets[i], LIMIT]);
+  }
+  const api: number[] = [];
+  const sqlTimes: number[] = [];
+  let apiStart = performance.now();
+  for (const after of offsets) {
+    const t = performance.now();
+    const reply = await server.api.get(`${path}?after_sequence=${after}&limit=${LIMIT}`, { token: project.token });
+    if (reply.status !== 200 || reply.body.data.length === 0) throw new Error(`page read failed: ${reply.status}`);
+    api.push(performance.now() - t);
+  }
+  const apiSeconds = (performance.now() - apiStart) / 1000;
+  apiStart = performance.now();
+  for (const after of offsets) {
+    const t = performance.now();
+    const rows = await raw.query(text, [agentId, after, LIMIT]);
+    if (rows.length === 0) throw new Error("raw page empty");
+    sqlTimes.push(performance.now() - t);
+  }
+  const rawSeconds = (performance.now() - apiStart) / 1000;
+  await raw.close();
+  const a = summary(api);
+  const s = summary(sqlTimes);
+  return {
+    id: "reads",
+    title: `Event page reads (limit ${LIMIT}) over a ${total}-event timeline`,
+    measured:
+      `\`GET …/agents/{id}/events?after_sequence=X&limit=${LIMIT}\` on one agent with ${total} \`agent_input\` events (${written} written ` +
+      "through the API by benchmark 2, the rest by svc's journal functions in batches), " + `${reads} sequential requests; every fifth has after_sequence=0, the others spread over the timeline. Includes ` +
+      "HTTP, bearer auth, the agent access check, the page query and JSON serialization of 100 events.",
+    baseline:
+      "The same page query svc runs (the SQL text drizzle generates for `eventsAfter`, five joins), executed raw on the same " +
+      "database with the same parameters (a pg client, or the PGlite instance).",
+    rows: [
+      { metric: "pages/s (sequential)", baseline: reads / rawSeconds, svc: reads / apiSeconds, unit: "/s", higherIsBetter: true },
+      { metric: "latency p50", baseline: s.p50, svc: a.p50, unit: "ms" },
+      { metric: "latency p99", baseline: s.p99, svc: a.p99, unit: "ms" },
+    ],
+  };
+}

@@ -1,0 +1,95 @@
+/**
+ * `npm run bench`: runs every benchmark on PGlite, and on PostgreSQL too when DATABASE_URL is set, prints
+ * each result beside its baseline and rewrites docs/performance.md from the results of both kinds
+ * (kept in bench/results/<kind>.json, so a run on one kind keeps the other's last results).
+ *
+ *   npm run bench                       # PGlite, plus PostgreSQL when DATABASE_URL is set
+ *   npm run bench -- --db=pglite        # one kind only
+ *   npm run bench -- --only=sse,reads   # some benchmarks (sse, append, reads, orchestration)
+ *   npm run bench -- --report-only      # rebuild docs/performance.md from bench/results only
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { startFakeProvider } from "../packages/server/src/runtime/models/fake-provider/index.js";
+import { appendThroughput } from "./append.js";
+import { machine, printResult, startBenchServer, type BenchResult, type DbKind } from "./lib.js";
+import { orchestration } from "./orchestration.js";
+import { pageReads } from "./reads.js";
+import { sseFanout } from "./sse-fanout.js";
+import { renderReport } from "./report.js";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const args = new Map(process.argv.slice(2).map((a) => a.replace(/^--/, "").split("=") as [string, string]));
+const only = args.get("only")?.split(",");
+const wanted = (id: string) => !only || only.includes(id);
+const kinds: DbKind[] = args.get("db") ? [args.get("db") as DbKind] : process.env["DATABASE_URL"] ? ["pglite", "postgres"] : ["pglite"];
+
+export interface KindResults {
+  kind: DbKind;
+  at: string;
+  machine: ReturnType<typeof machine>;
+  results: BenchResult[];
+}
+
+async function runKind(kind: DbKind): Promise<KindResults> {
+  const provider = await startFakeProvider();
+  const results: BenchResult[] = [];
+  const keep = (r: BenchResult) => {
+    printResult(kind, r);
+    results.push(r);
+  };
+  try {
+    if (wanted("sse")) {
+      const server = await startBenchServer(kind);
+      try {
+        keep(await sseFanout(server, provider.baseUrl, 50));
+      } finally {
+        await server.close();
+      }
+    }
+    if (wanted("append") || wanted("reads")) {
+      const server = await startBenchServer(kind);
+      try {
+        const { result, longTimeline } = await appendThroughput(server, provider.baseUrl, kind === "pglite" ? 600 : 2000, kind === "pglite" ? 320 : 1200);
+        if (wanted("append")) keep(result);
+        if (wanted("reads")) keep(await pageReads(server, longTimeline, kind === "pglite" ? 300 : 500));
+      } finally {
+        await server.close();
+      }
+    }
+    if (wanted("orchestration")) {
+      const server = await startBenchServer(kind);
+      try {
+        keep(await orchestration(server, provider));
+      } finally {
+        await server.close();
+      }
+    }
+  } finally {
+    await provider.close();
+  }
+  return { kind, at: new Date().toISOString(), machine: machine(kind), results };
+}
+
+const resultsDir = join(root, "bench", "results");
+mkdirSync(resultsDir, { recursive: true });
+for (const kind of args.has("report-only") ? [] : kinds) {
+  console.log(`\n=== ${kind} ===`);
+  const fresh = await runKind(kind);
+  const file = join(resultsDir, `${kind}.json`);
+  // A partial run (--only) replaces only the benchmarks it ran.
+  if (only && existsSync(file)) {
+    const previous = JSON.parse(readFileSync(file, "utf8")) as KindResults;
+    const merged = previous.results.filter((r) => !fresh.results.some((f) => f.id === r.id));
+    fresh.results = [...merged, ...fresh.results];
+  }
+  writeFileSync(file, JSON.stringify(fresh, null, 2) + "\n");
+}
+const all: KindResults[] = (["pglite", "postgres"] as DbKind[])
+  .map((k) => join(resultsDir, `${k}.json`))
+  .filter((f) => existsSync(f))
+  .map((f) => JSON.parse(readFileSync(f, "utf8")));
+writeFileSync(join(root, "docs", "performance.md"), renderReport(all));
+console.log("\nwrote docs/performance.md");
+process.exit(0);
