@@ -21,34 +21,37 @@ export interface WorkerLog {
 
 /**
  * The agent loop's worker: `concurrency` slots, each claiming one agent at a time from the wakeup table.
- * A slot that finds nothing sleeps until a wakeup hint or `pollMs`. While a model call runs, its runtime
- * lease is renewed every third of the lease; a renewal that finds the lock gone or a cancel requested
- * aborts the call. `stop` aborts in-flight calls (they are recorded as retries) and waits for the slots.
+ * A slot that finds nothing sleeps until a wakeup hint wakes it (one idle slot per hint) or `pollMs`.
+ * While a model call runs, its runtime lease is renewed every third of the lease; a renewal that finds
+ * the lock gone or a cancel requested aborts the call. `stop` aborts in-flight calls (they are recorded as retries) and waits for the slots.
  */
 export function startWorker(deps: StepDeps, options: WorkerOptions, log: WorkerLog) {
   const workerId = `${hostname()}:${process.pid}:${newUuid().slice(-12)}`;
   const inFlight = new Map<string, AbortController>();
   let running = true;
-  const idle = new Set<() => void>();
-  const nudge = () => {
-    for (const resolve of idle) resolve();
-    idle.clear();
+  // Idle slots, longest-waiting first. A hint wakes one slot, not all: every woken slot runs a claim query,
+  // and a herd of empty claims (each hint × every idle slot) starved the one slot doing the work.
+  const idle: Array<() => void> = [];
+  const wakeOne = () => idle.shift()?.();
+  const wakeAll = () => {
+    for (const wake of idle.splice(0)) wake();
   };
   const unsubscribers: Array<Promise<() => void>> = [
-    deps.signals.onWakeup(nudge),
+    deps.signals.onWakeup(wakeOne),
     deps.signals.onCancel((agentId) => inFlight.get(agentId)?.abort(new Error("canceled"))),
   ];
-  deps.signals.onReconnect(nudge);
+  deps.signals.onReconnect(wakeAll);
 
   function sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
       const timer = setTimeout(done, ms);
       function done() {
         clearTimeout(timer);
-        idle.delete(done);
+        const at = idle.indexOf(done);
+        if (at >= 0) idle.splice(at, 1);
         resolve();
       }
-      idle.add(done);
+      idle.push(done);
     });
   }
 
@@ -62,8 +65,14 @@ export function startWorker(deps: StepDeps, options: WorkerOptions, log: WorkerL
         await sleep(options.pollMs);
         continue;
       }
-      if (step === undefined) await sleep(options.pollMs);
-      else if (step) await execute(step);
+      if (step === undefined) {
+        await sleep(options.pollMs);
+        continue;
+      }
+      // Found work, so more may be waiting (a burst of inputs sends many hints but they may have come
+      // while every slot was busy): pass the baton to one idle slot.
+      wakeOne();
+      if (step) await execute(step);
     }
   }
 
@@ -100,7 +109,7 @@ export function startWorker(deps: StepDeps, options: WorkerOptions, log: WorkerL
     workerId,
     async stop(): Promise<void> {
       running = false;
-      nudge();
+      wakeAll();
       for (const controller of inFlight.values()) controller.abort(new Error("worker shutting down"));
       await Promise.all(slots);
       for (const unsubscribe of unsubscribers) (await unsubscribe)();
