@@ -23,6 +23,7 @@ commands:
 Configuration comes from the environment; see docs/configuration.md.`;
 
 type Command = "serve" | "api" | "worker" | "maintenance" | "migrate";
+const SHARED_DATABASE_ONLY = ["api", "worker", "maintenance"];
 
 async function main(argv: string[]): Promise<number> {
   const command = argv[0];
@@ -44,6 +45,11 @@ async function main(argv: string[]): Promise<number> {
       return 2;
     }
     throw err;
+  }
+  if (!config.databaseUrl && SHARED_DATABASE_ONLY.includes(command)) {
+    // PGlite keeps its files to one process: a second one opening the data dir would corrupt it.
+    console.error(`svc: "${command}" runs beside other svc processes and needs DATABASE_URL; the embedded database belongs to one process, so use "svc serve"`);
+    return 2;
   }
   const log = pino({ level: config.logLevel });
   return run(command as Command, config, log);

@@ -49,4 +49,14 @@ describe("the svc process on the embedded database", () => {
     const badPort = spawn(process.execPath, ["--import", "tsx", MAIN, "serve"], { env: { ...process.env, PORT: "http" }, stdio: "ignore" });
     expect(await exited(badPort)).toBe(2);
   });
+
+  it("refuses to run one role of a split deployment on the embedded database, which one process owns", async () => {
+    for (const role of ["api", "worker", "maintenance"]) {
+      const child = svc([role], 0);
+      let stderr = "";
+      child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+      expect(await exited(child), role).toBe(2);
+      expect(stderr).toContain("needs DATABASE_URL");
+    }
+  });
 });
