@@ -273,6 +273,7 @@ describe("config issues point into the source", () => {
       { path: "", message: "Nested mappings are not allowed in compact mappings", line: 2, column: 14 },
     ]);
     expect(await issuesOf(p, "version: v1\nversion: v1\n")).toEqual([{ path: "", message: "Map keys must be unique", line: 2, column: 1 }]);
+    expect(await issuesOf(p, "version: v1\ntools:\n  a: {}\n  b: [{x: 1, x: 2}]\n")).toEqual([{ path: "", message: "Map keys must be unique", line: 4, column: 14 }]);
   });
 
   it("reports JSON syntax errors and JSON issues with their positions", async () => {
@@ -328,6 +329,15 @@ describe("config issues point into the source", () => {
     const chain = ["l0: &l0 [x]", ...Array.from({ length: 120 }, (_, i) => `l${i + 1}: &l${i + 1} [*l${i}]`)].join("\n");
     expect(await issuesOf(p, chain)).toEqual([{ path: "", message: "a config may use at most 100 aliases", line: 102, column: 14 }]);
     expect((await create(p, yamlConfig(p))).status).toBe(201);
+  });
+
+  it("refuses a source longer than 131072 characters before parsing it", async () => {
+    const p = await agentProject(server.api, fake.baseUrl);
+    const padded = (length: number) => yamlConfig(p).padEnd(length, "#");
+    const reply = await create(p, padded(128 * 1024 + 1));
+    expect(reply.status).toBe(400);
+    expect(reply.body).toMatchObject({ code: "validation_failed", issues: [expect.objectContaining({ path: "/source" })] });
+    expect((await create(p, padded(128 * 1024))).status).toBe(201);
   });
 
   it("refuses what svc cannot run yet instead of ignoring it", async () => {

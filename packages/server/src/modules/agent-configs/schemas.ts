@@ -7,6 +7,8 @@ export const TAG = "Agent configs and profiles";
 const strict = { additionalProperties: false } as const;
 
 export const SOURCE_FORMATS = ["yaml", "json"] as const;
+export const MAX_SOURCE_LENGTH = 128 * 1024;
+
 const SourceFormatSchema = Type.Enum([...SOURCE_FORMATS], { description: "How `source` is written." });
 
 /** The body that creates a config; the agents module takes the same pair when it launches or reconfigures an agent. */
@@ -14,7 +16,9 @@ export const AgentConfigSource = Type.Object(
   {
     source: Type.String({
       minLength: 1,
-      description: "The config document (`version: v1`, `instruction`, `model`, optional `tools`). See docs/agent-configs.md.",
+      // Parsing YAML costs about a second per MiB of CPU on the event loop; a config is far smaller.
+      maxLength: MAX_SOURCE_LENGTH,
+      description: "The config document (`version: v1`, `instruction`, `model`, optional `tools`), at most 131072 characters. See docs/agent-configs.md.",
     }),
     source_format: SourceFormatSchema,
   },

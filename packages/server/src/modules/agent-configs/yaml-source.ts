@@ -17,10 +17,14 @@ export function parseYamlSource(text: string): ParseOutcome {
   const structural = structuralProblem(Array.from(new Parser().parse(text)));
   if (structural) return { ok: false, problems: [structural] };
   // prettyErrors off: the raw messages, with positions added by the caller in the API's own shape.
-  const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true });
+  // uniqueKeys off: the library compares every key with every other key of its map, which made a
+  // 1 MiB map take a minute; duplicateKey does the same check with a set.
+  const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: false });
   if (doc.errors.length > 0) {
     return { ok: false, problems: doc.errors.map((error) => ({ message: error.message, offset: error.pos[0] })) };
   }
+  const duplicate = duplicateKey(doc.contents);
+  if (duplicate) return { ok: false, problems: [duplicate] };
   let value: unknown;
   try {
     value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
@@ -48,6 +52,27 @@ export function parseYamlSource(text: string): ParseOutcome {
       locate: (path, anchor) => resolveOffset<Node>(doc.contents, path, anchor, step, (node) => node.range?.[0]),
     },
   };
+}
+
+/** The first key repeated within its mapping (scalar keys compared as text); walked without recursion. */
+function duplicateKey(root: Node | null): SyntaxProblem | undefined {
+  const pending: Array<Node | null> = [root];
+  for (let node = pending.pop(); node !== undefined; node = pending.pop()) {
+    if (isMap(node)) {
+      const seen = new Set<string>();
+      for (const pair of node.items) {
+        if (isScalar(pair.key)) {
+          const key = String(pair.key.value);
+          if (seen.has(key)) return { message: "Map keys must be unique", offset: pair.key.range?.[0] ?? 0 };
+          seen.add(key);
+        }
+        pending.push(pair.value as Node | null);
+      }
+    } else if (isSeq(node)) {
+      for (const item of node.items) pending.push(item as Node | null);
+    }
+  }
+  return undefined;
 }
 
 /** The first collection nested deeper than MAX_NESTING, or the alias past MAX_ALIASES; walked without recursion. */
