@@ -249,3 +249,49 @@ const t0 = performance.now();
 export function progress(message: string) {
   process.stderr.write(`  [${((performance.now() - t0) / 1000).toFixed(1)}s] ${message}\n`);
 }
+
+export interface StatementCount {
+  statements: number;
+  transactions: number;
+}
+
+const counted: StatementCount = { statements: 0, transactions: 0 };
+let countingPg = false;
+
+/**
+ * Counts the SQL statements and transactions every client of `server`'s database runs from now on (the
+ * benchmark's own queries included; subtract them). BEGIN/COMMIT are counted as a transaction, not
+ * as statements. Patches node-postgres' Client or the PGlite instance, in this process only.
+ */
+export function countStatements(server: BenchServer): () => StatementCount {
+  if (server.raw.pglite) {
+    const db = server.raw.pglite as PGlite & { __counted?: boolean };
+    if (!db.__counted) {
+      db.__counted = true;
+      const query = db.query.bind(db);
+      const transaction = db.transaction.bind(db);
+      db.query = ((...args: Parameters<PGlite["query"]>) => (counted.statements++, query(...args))) as PGlite["query"];
+      db.transaction = ((work: Parameters<PGlite["transaction"]>[0]) => {
+        counted.transactions++;
+        return transaction((tx) => {
+          const inner = tx.query.bind(tx);
+          tx.query = ((...args: Parameters<typeof tx.query>) => (counted.statements++, inner(...args))) as typeof tx.query;
+          return work(tx);
+        });
+      }) as PGlite["transaction"];
+    }
+  } else if (!countingPg) {
+    countingPg = true;
+    const prototype = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+    const query = prototype.query;
+    prototype.query = function (this: unknown, ...args: unknown[]) {
+      const text = typeof args[0] === "string" ? args[0] : (args[0] as { text?: string } | undefined)?.text;
+      const verb = text?.trim().slice(0, 8).toLowerCase() ?? "";
+      if (verb.startsWith("begin")) counted.transactions++;
+      else if (!verb.startsWith("commit") && !verb.startsWith("rollback")) counted.statements++;
+      return query.apply(this, args);
+    };
+  }
+  const start = { ...counted };
+  return () => ({ statements: counted.statements - start.statements, transactions: counted.transactions - start.transactions });
+}

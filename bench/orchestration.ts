@@ -6,14 +6,14 @@ import { performance } from "node:perf_hooks";
 import { Agent, request } from "undici";
 import type { FakeProvider } from "../packages/server/src/runtime/models/fake-provider/index.js";
 import { rawAccess } from "./append.js";
-import { benchProject, launchAgent, progress, sendInput, sleep, summary, type BenchResult, type BenchServer, type Row } from "./lib.js";
+import { benchProject, countStatements, launchAgent, progress, sendInput, sleep, summary, type BenchResult, type BenchServer, type Row } from "./lib.js";
 
 /** [active agents, model steps per agent] */
 const SCENARIOS: Array<[number, number]> = [
-  [1, 150],
-  [10, 30],
-  [100, 6],
-  [500, 2],
+  [1, 100],
+  [10, 20],
+  [100, 4],
+  [500, 1],
 ];
 
 async function inLanes<T>(items: T[], lanes: number, work: (item: T) => Promise<void>) {
@@ -54,6 +54,8 @@ export async function orchestration(server: BenchServer, provider: FakeProvider)
     const target = before + agents * steps;
     const callsBefore = provider.requests.length;
 
+    const counter = countStatements(server);
+    let polls = 0;
     const start = performance.now();
     const worker = server.startWorker();
     let done = before;
@@ -61,9 +63,11 @@ export async function orchestration(server: BenchServer, provider: FakeProvider)
     while (done < target && performance.now() < deadline) {
       await sleep(5);
       done = await outputs();
+      polls += 1;
     }
     const wallMs = performance.now() - start;
     await worker.stop();
+    const work = counter();
     if (done < target) throw new Error(`${agents} agents: only ${done - before}/${agents * steps} steps in 60 s`);
     const totalSteps = agents * steps;
     const calls = provider.requests.length - callsBefore;
@@ -104,6 +108,7 @@ export async function orchestration(server: BenchServer, provider: FakeProvider)
     if (agents > 1) rows.push({ metric: `${agents} agents: time per step seen by one agent`, baseline: (bareWall * lanes) / totalSteps * (agents / lanes), svc: perStep, unit: "ms" });
     notes.push(
       `${agents} agents × ${steps} steps: setup ${(setupMs / 1000).toFixed(1)} s, run ${(wallMs / 1000).toFixed(2)} s, ${calls} provider calls, ` +
+        `${((work.statements - polls) / totalSteps).toFixed(1)} SQL statements in ${(work.transactions / totalSteps).toFixed(1)} transactions per step, ` +
         `bare call p50 ${bare.p50.toFixed(2)} ms / p99 ${bare.p99.toFixed(2)} ms with ${lanes} lanes`,
     );
   }

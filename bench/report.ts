@@ -24,8 +24,8 @@ export function renderReport(all: KindResults[]): string {
     "Each run starts a real svc in-process (the same `buildApp` as `svc serve`, listening on loopback) on a new, migrated",
     "database: a fresh PGlite instance, or a new database on the PostgreSQL server (dropped afterwards). Model calls go to",
     "the fake provider over HTTP. Results are kept in `bench/results/<kind>.json`; this page is rebuilt from both files, so",
-    "a run on one kind keeps the other's last results. A full run takes about 2.5 min (PostgreSQL) to 3 min (PGlite) per kind;",
-    "each measured phase stays under a minute (benchmark 4 runs four scenarios of 8–40 s each, plus setup).",
+    "a run on one kind keeps the other's last results. A full run takes about 2 min (PostgreSQL) to 2.5 min (PGlite) per kind;",
+    "each benchmark stays under a minute (benchmark 4: four scenarios of 3–25 s each, plus setup).",
     "",
   );
   out.push("## How to read", "");
@@ -36,6 +36,9 @@ export function renderReport(all: KindResults[]): string {
     "- Client, server and (for PGlite) the database share one Node process and its CPU, in svc and baseline runs alike, so",
     "  the numbers include the load generator. PGlite is single-threaded: every query of every request is serialized.",
     "- p50/p99 are nearest-rank percentiles over all samples of the run.",
+    "- Benchmark 4 counts the SQL statements a model step runs (BEGIN/COMMIT counted as transactions, the benchmark's own",
+    "  polling subtracted). A step is latency-bound on them, not on the provider: on PGlite, where statements queue on one",
+    "  connection, steps/s is about 1 ÷ (statements per step × time per statement) however many agents are active.",
     "",
   );
   for (const run of all) {
