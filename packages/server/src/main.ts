@@ -2,7 +2,7 @@
 import pino from "pino";
 import { buildApp, type Services } from "./app.js";
 import { ConfigError, loadConfig, type Config } from "./config.js";
-import { openDatabase, type Database } from "./platform/db/index.js";
+import { DataDirInUse, openDatabase, type Database } from "./platform/db/index.js";
 import { startMaintenance, type MaintenanceTask } from "./maintenance.js";
 import { runFakeProvider } from "./runtime/models/fake-provider/cli.js";
 import { leaseReaper, startAgentWorker } from "./runtime/index.js";
@@ -56,7 +56,14 @@ async function main(argv: string[]): Promise<number> {
 }
 
 async function run(command: Command, config: Config, log: pino.Logger): Promise<number> {
-  const db = await openDatabase(config, { migrate: command === "serve" || command === "migrate" });
+  let db: Database;
+  try {
+    db = await openDatabase(config, { migrate: command === "serve" || command === "migrate" });
+  } catch (err) {
+    if (!(err instanceof DataDirInUse)) throw err;
+    console.error(`svc: ${err.message}`);
+    return 2;
+  }
   if (command === "migrate") {
     await db.close();
     log.info("migrations applied");

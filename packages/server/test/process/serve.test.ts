@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -42,6 +42,30 @@ describe("the svc process on the embedded database", () => {
     expect((await api.login("restart@example.com", "long enough")).userId).toBe(session.userId);
     server.kill("SIGTERM");
     expect(await exited(server)).toBe(0);
+  });
+
+  it("keeps a second process off a data directory in use, and takes over one whose process was killed", { timeout: 120_000 }, async () => {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const first = svc(["serve"], port);
+    await ready(url);
+    for (const args of [["serve"], ["migrate"]]) {
+      const second = svc(args, await freePort());
+      let stderr = "";
+      second.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+      expect(await exited(second), args[0]).toBe(2);
+      expect(stderr).toContain(`in use by svc process ${first.pid}`);
+    }
+    expect((await fetch(`${url}/readyz`)).status).toBe(200);
+
+    first.kill("SIGKILL");
+    await exited(first);
+    const next = svc(["serve"], port);
+    await ready(url);
+    expect(readFileSync(join(dataDir, "svc.pid"), "utf8")).toBe(String(next.pid));
+    next.kill("SIGTERM");
+    expect(await exited(next)).toBe(0);
+    expect(existsSync(join(dataDir, "svc.pid"))).toBe(false);
   });
 
   it("refuses an unknown command and a bad setting with exit code 2", async () => {

@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { PGlite } from "@electric-sql/pglite";
 import type { Config } from "../../config.js";
+import { lockDataDir } from "./data-dir-lock.js";
 import { openEmbedded } from "./embedded.js";
 import { migrateEmbedded, migratePostgres } from "./migrate.js";
 import { openPostgres } from "./postgres.js";
@@ -13,7 +14,20 @@ export async function openDatabase(config: Config, options: { migrate: boolean }
     return openPostgres({ url: config.databaseUrl });
   }
   mkdirSync(config.dataDir, { recursive: true });
-  const client = await PGlite.create({ dataDir: `${config.dataDir}/pgdata` });
-  if (options.migrate) await migrateEmbedded(client);
-  return openEmbedded({ client });
+  const release = lockDataDir(config.dataDir);
+  try {
+    const client = await PGlite.create({ dataDir: `${config.dataDir}/pgdata` });
+    if (options.migrate) await migrateEmbedded(client);
+    const db = await openEmbedded({ client });
+    return {
+      ...db,
+      close: async () => {
+        await db.close();
+        release();
+      },
+    };
+  } catch (err) {
+    release();
+    throw err;
+  }
 }
