@@ -24,9 +24,11 @@ export const ERROR_STATUS = {
   request_too_large: 413,
   unsupported_media_type: 415,
   unprocessable: 422,
+  // The spec classes it with the client codes, so not the reference's 502: the request depended on a
+  // third party the caller chose (a provider, an MCP server) that did not answer.
+  upstream_unavailable: 424,
   rate_limited: 429,
   internal_error: 500,
-  upstream_unavailable: 502,
   service_unavailable: 503,
   authentication_unavailable: 503,
 } as const;
