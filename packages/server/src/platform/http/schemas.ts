@@ -51,6 +51,15 @@ export const ErrorEnvelope = Type.Object(
   { additionalProperties: false },
 );
 
+const CLIENT_CODES = Object.entries(ERROR_STATUS).flatMap(([code, status]) => (status < 500 && code !== "managed_work_admission_denied" ? [code] : []));
+const SERVER_CODES = Object.entries(ERROR_STATUS).flatMap(([code, status]) => (status >= 500 ? [code] : []));
+
+/** A 4xx or 5xx a route does not list: only `{error, code}`, the code from the client or server subset. */
+const genericError = (codes: string[]) =>
+  Type.Object({ error: Type.String(), code: Type.Enum(codes) }, { additionalProperties: false });
+const GenericClientError = genericError(CLIENT_CODES);
+const GenericServerError = genericError(SERVER_CODES);
+
 export function Page<T extends TSchema>(item: T) {
   return Type.Object(
     { data: Type.Array(item), next_cursor: Type.Union([Type.String(), Type.Null()]) },
@@ -62,7 +71,7 @@ export const OkResponse = Type.Object({ ok: Type.Literal(true) }, { additionalPr
 
 /** Error responses every authenticated route may give, for the OpenAPI document. */
 export function errorResponses(...statuses: number[]) {
-  const out: Record<number, typeof ErrorEnvelope> = {};
+  const out: Record<string, TSchema> = { "4xx": GenericClientError, "5xx": GenericServerError };
   for (const status of [400, 401, 403, 404, ...statuses]) out[status] = ErrorEnvelope;
   return out;
 }
