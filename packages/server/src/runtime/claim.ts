@@ -1,10 +1,10 @@
-import { sql } from "drizzle-orm";
-import { agentRuntimeLocks, modelCallContexts } from "../db/schema/index.js";
+import { and, asc, eq, lte, sql } from "drizzle-orm";
+import { agentRuntimeLocks, agents, agentWakeups, modelCallContexts } from "../db/schema/index.js";
 import { dbNow, dbSecondsFromNow } from "../db/schema/columns.js";
 import type { Tx } from "../platform/db/index.js";
 import { newUuid } from "../platform/ids.js";
 import { waitingInputs } from "../modules/inputs/store.js";
-import { latestSequence, lockAgent, type AgentRow } from "../modules/timeline/journal.js";
+import { latestSequence, type AgentRow } from "../modules/timeline/journal.js";
 import { admitInputs } from "./admission.js";
 import { loadTurnState, nextModelWork, pendingToolWork, turnSettled, batchIncomplete } from "./frontier.js";
 import type { ModelStep } from "./model-step.js";
@@ -25,18 +25,24 @@ export interface ClaimOptions {
  * claimed wakeup needed no model call.
  */
 export async function claimNext(tx: Tx, signals: AgentSignals, options: ClaimOptions): Promise<ModelStep | null | undefined> {
-  const rows = await tx.execute<{ agent_id: string }>(sql`
-    SELECT w.agent_id FROM agent_wakeups w
-    JOIN agents a ON a.id = w.agent_id
-    WHERE w.ready_at <= ${dbNow} AND a.state = 'active'
-      AND NOT EXISTS (SELECT 1 FROM agent_runtime_locks l WHERE l.agent_id = w.agent_id)
-    ORDER BY w.ready_at, w.agent_id
-    LIMIT 1
-    FOR UPDATE OF a SKIP LOCKED`);
-  const agentId = (rows as unknown as { rows: Array<{ agent_id: string }> }).rows[0]?.agent_id;
-  if (!agentId) return undefined;
-  const agent = (await lockAgent(tx, agentId))!;
-  return (await decide(tx, signals, agent, options)) ?? null;
+  // The claim locks the agent's row itself (FOR UPDATE OF agents): the row it returns is the one
+  // lockAgent would, so the claim needs no second read.
+  const [claimed] = await tx
+    .select({ agent: agents })
+    .from(agentWakeups)
+    .innerJoin(agents, eq(agents.id, agentWakeups.agentId))
+    .where(
+      and(
+        lte(agentWakeups.readyAt, dbNow),
+        eq(agents.state, "active"),
+        sql`NOT EXISTS (SELECT 1 FROM ${agentRuntimeLocks} WHERE ${agentRuntimeLocks.agentId} = ${agentWakeups.agentId})`,
+      ),
+    )
+    .orderBy(asc(agentWakeups.readyAt), asc(agentWakeups.agentId))
+    .limit(1)
+    .for("update", { of: agents, skipLocked: true });
+  if (!claimed) return undefined;
+  return (await decide(tx, signals, claimed.agent, options)) ?? null;
 }
 
 async function decide(tx: Tx, signals: AgentSignals, agent: AgentRow, options: ClaimOptions): Promise<ModelStep | undefined> {
@@ -94,5 +100,5 @@ async function start(tx: Tx, agent: AgentRow, turnId: string, operation: "normal
     })
     .returning();
   await clearWakeup(tx, agent.id);
-  return { agentId: agent.id, lockId, context: context! };
+  return { agentId: agent.id, orgId: agent.orgId, projectId: agent.projectId, lockId, context: context! };
 }

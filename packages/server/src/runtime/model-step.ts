@@ -1,5 +1,5 @@
 import { and, eq } from "drizzle-orm";
-import { agentConfigs, agentRuntimeLocks, agents, contextCheckpoints, modelCallContexts, modelOutputs, toolCalls } from "../db/schema/index.js";
+import { agentConfigs, agentRuntimeLocks, contextCheckpoints, modelCallContexts, modelOutputs, toolCalls } from "../db/schema/index.js";
 import { dbNow } from "../db/schema/columns.js";
 import type { Database, Tx } from "../platform/db/index.js";
 import { encodeId, newUuid } from "../platform/ids.js";
@@ -26,6 +26,8 @@ export interface StepDeps {
 /** A claimed model call: the context row inserted by the claim, under the runtime lock `lockId`. */
 export interface ModelStep {
   agentId: string;
+  orgId: string;
+  projectId: string;
   lockId: string;
   context: ContextRow;
 }
@@ -60,10 +62,7 @@ async function callModel(deps: StepDeps, step: ModelStep, signal: AbortSignal): 
   const { context } = step;
   const [config] = await deps.db.read.select({ definition: agentConfigs.compiledDefinition }).from(agentConfigs).where(eq(agentConfigs.id, context.agentConfigId));
   const definition = config!.definition;
-  const endpoint = await deps.db.tx(async (tx) => {
-    const [owner] = await tx.select({ orgId: agents.orgId, projectId: agents.projectId }).from(agents).where(eq(agents.id, step.agentId));
-    return deps.runAccess.endpointFor(tx, owner!.orgId, owner!.projectId, definition.model);
-  });
+  const endpoint = await deps.db.tx((tx) => deps.runAccess.endpointFor(tx, step.orgId, step.projectId, definition.model));
   if ("refused" in endpoint) return { kind: "failure", failure: { kind: "configuration", message: endpoint.refused, retryable: false } };
   const conversation = await loadConversation(deps.db.read, step.agentId, context.inputEventSequence, definition.model, deps.media);
   const usable = definition.model.contextWindowTokens - definition.model.maxOutputTokens;
