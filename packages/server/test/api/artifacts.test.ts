@@ -5,7 +5,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { AppError } from "../../src/platform/errors.js";
 import { encodeId, newUuid } from "../../src/platform/ids.js";
 import type { BlockType, PreparedBlocks, SubmittedBlock } from "../../src/modules/artifacts/service.js";
-import { useTestServer } from "../support/server.js";
+import { startFakeS3 } from "../support/fake-s3.js";
+import { startTestServer, useTestServer, type TestServer } from "../support/server.js";
 import { getBytes, insertTestAgent, type InsertedAgent } from "./artifacts-fixtures.js";
 
 const server = useTestServer();
@@ -274,29 +275,72 @@ describe("reading artifacts over HTTP", () => {
 });
 
 describe("orphan blobs", () => {
-  const age = (file: string, hours: number) => {
-    const then = new Date(Date.now() - hours * 3600_000);
-    utimesSync(file, then, then);
-  };
-  const pathOf = (key: string) => join(server.config.dataDir, "blobs", key);
+  /** The blob store under a test server, reached behind svc's back. */
+  interface BlobsBehindSvc {
+    /** Writes bytes svc knows nothing of, as a write that crashed before its rename leaves them. */
+    write(key: string, bytes: Buffer): void;
+    age(key: string, hours: number): void;
+    has(key: string): boolean;
+  }
 
-  it("removes unreferenced blobs older than an hour and keeps everything else", async () => {
-    const { artifacts } = server.app.services;
-    const kept = await prepare([media(PNG)]);
-    await record(kept, agent);
-    const orphan = await prepare([media(PNG)]);
-    const young = await prepare([media(PNG)]);
+  const hoursAgo = (hours: number) => new Date(Date.now() - hours * 3600_000);
+
+  async function expectOnlyOldOrphansSwept(target: TestServer, owner: InsertedAgent, blobs: BlobsBehindSvc): Promise<void> {
+    const { artifacts } = target.app.services;
+    const upload = () => artifacts.prepareContentBlocks([media(PNG)], ALL);
+    const kept = await upload();
+    await target.db.tx((tx) => artifacts.recordArtifacts(tx, kept, owner.ids));
+    const orphan = await upload();
+    const young = await upload();
     const [keptKey, orphanKey, youngKey] = [kept, orphan, young].map((p) => p.artifacts[0]!.storageKey) as [string, string, string];
-    const crashedWrite = `${pathOf(orphanKey)}.0123456789ab.tmp`;
-    writeFileSync(crashedWrite, "partial");
-    for (const file of [pathOf(keptKey), pathOf(orphanKey), crashedWrite]) age(file, 2);
+    const crashedWrite = `${orphanKey}.0123456789ab.tmp`;
+    blobs.write(crashedWrite, Buffer.from("partial"));
+    for (const key of [keptKey, orphanKey, crashedWrite]) blobs.age(key, 2);
 
     expect(await artifacts.sweepOrphanBlobs()).toBe(2);
-    expect(existsSync(pathOf(orphanKey))).toBe(false);
-    expect(existsSync(crashedWrite)).toBe(false);
-    expect(existsSync(pathOf(keptKey))).toBe(true);
-    expect(existsSync(pathOf(youngKey))).toBe(true);
-    const read = await artifacts.readArtifact(agent.ids.agentId, kept.artifacts[0]!.id);
+    expect(blobs.has(orphanKey)).toBe(false);
+    expect(blobs.has(crashedWrite)).toBe(false);
+    expect(blobs.has(keptKey)).toBe(true);
+    expect(blobs.has(youngKey)).toBe(true);
+    const read = await artifacts.readArtifact(owner.ids.agentId, kept.artifacts[0]!.id);
     expect(read?.bytes).toEqual(PNG);
+  }
+
+  it("removes unreferenced files older than an hour and keeps everything else", async () => {
+    const pathOf = (key: string) => join(server.config.dataDir, "blobs", key);
+    await expectOnlyOldOrphansSwept(server, agent, {
+      write: (key, bytes) => writeFileSync(pathOf(key), bytes),
+      age: (key, hours) => utimesSync(pathOf(key), hoursAgo(hours), hoursAgo(hours)),
+      has: (key) => existsSync(pathOf(key)),
+    });
+  });
+
+  it("removes unreferenced S3 objects older than an hour and keeps everything else", async () => {
+    const s3 = await startFakeS3();
+    const s3Server = await startTestServer({
+      SVC_BLOB_STORE: "s3",
+      SVC_S3_ENDPOINT: s3.url,
+      SVC_S3_REGION: s3.region,
+      SVC_S3_BUCKET: s3.bucket,
+      SVC_S3_ACCESS_KEY_ID: s3.accessKeyId,
+      SVC_S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
+    });
+    try {
+      const s3Owner = await s3Server.api.userWithOrg();
+      const s3Agent = await insertTestAgent(s3Server, s3Owner.org.id, s3Owner.project.id);
+      await expectOnlyOldOrphansSwept(s3Server, s3Agent, {
+        write: (key, bytes) => s3.objects.set(key, { bytes, contentType: "binary/octet-stream", modifiedAt: new Date() }),
+        age: (key, hours) => {
+          s3.objects.get(key)!.modifiedAt = hoursAgo(hours);
+        },
+        has: (key) => s3.objects.has(key),
+      });
+      const listings = s3.requests.filter((r) => r.query.get("list-type") === "2");
+      expect(listings.map((r) => r.query.get("prefix"))).toEqual(["artifacts/"]);
+      expect(s3.requests.filter((r) => r.signatureError !== null)).toEqual([]);
+    } finally {
+      await s3Server.close();
+      await s3.close();
+    }
   });
 });

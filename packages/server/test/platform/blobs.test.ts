@@ -1,10 +1,12 @@
+import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { AwsClient } from "aws4fetch";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig, type S3BlobConfig } from "../../src/config.js";
 import { createFileBlobStore } from "../../src/platform/blobs/file.js";
-import { createS3BlobStore } from "../../src/platform/blobs/s3.js";
+import { createS3BlobStore, parseListObjectsV2 } from "../../src/platform/blobs/s3.js";
 import { createBlobStore, type BlobStore } from "../../src/platform/blobs/index.js";
 import { AppError } from "../../src/platform/errors.js";
 import { decodeId } from "../../src/platform/ids.js";
@@ -42,6 +44,27 @@ function storeContract(name: string, open: () => BlobStore) {
       expect(await store.get("bin/empty")).toEqual(Buffer.alloc(0));
     });
 
+    it("lists the keys under a prefix in order, strictly after a position, at most `limit` of them", async () => {
+      const store = open();
+      const before = Date.now();
+      for (const key of ["p/b/2", "p/a/1", "p/b/1", "p/b-1", "p/c", "p-1/x", "pq", "q/other"]) await store.put(key, PNG, "image/png");
+      const keys = async (after: string | undefined, limit = 100) => (await store.list!("p", after, limit)).map((e) => e.key);
+      // `p/b-1` sorts before `p/b/…` because '-' precedes '/'; `p-1/x` and `pq` are not under `p`.
+      expect(await keys(undefined)).toEqual(["p/a/1", "p/b-1", "p/b/1", "p/b/2", "p/c"]);
+      expect(await keys(undefined, 2)).toEqual(["p/a/1", "p/b-1"]);
+      expect(await keys("p/b-1", 2)).toEqual(["p/b/1", "p/b/2"]);
+      expect(await keys("p/b/2")).toEqual(["p/c"]);
+      expect(await keys("p/c")).toEqual([]);
+      expect(await keys("p/b", 1)).toEqual(["p/b-1"]);
+      expect(await keys(undefined, 0)).toEqual([]);
+      expect(await store.list!("missing", undefined, 10)).toEqual([]);
+      for (const entry of await store.list!("p", undefined, 100)) {
+        // Loose bounds: file systems keep coarser times than Date.now().
+        expect(entry.modifiedAt.getTime(), entry.key).toBeGreaterThan(before - 5_000);
+        expect(entry.modifiedAt.getTime(), entry.key).toBeLessThan(Date.now() + 5_000);
+      }
+    });
+
     it("refuses keys that are not plain relative paths", async () => {
       const store = open();
       for (const key of ["../escape", "/absolute", "a//b", "a/../b", ".hidden", "a/.x", "with space", "trailing/", "", "x".repeat(513)]) {
@@ -73,23 +96,14 @@ describe("file store", () => {
     expect(readdirSync(join(dir, "artifacts/day"))).toEqual(["one"]);
   });
 
-  it("lists keys in order after a position, across directories, ignoring names that are not keys", async () => {
+  it("lists only the names that are keys", async () => {
     const dir = join(root, "listing");
     const store = createFileBlobStore(dir);
-    for (const key of ["p/b/2", "p/a/1", "p/b/1", "p/b-1", "p/c", "q/other"]) await store.put(key, PNG, "image/png");
+    await store.put("p/a", PNG, "image/png");
     mkdirSync(join(dir, "p/.cache"));
+    writeFileSync(join(dir, "p/.cache/x"), "x");
     writeFileSync(join(dir, "p/.DS_Store"), "x");
-    const keys = async (after: string | undefined, limit = 100) => (await store.list!("p", after, limit)).map((e) => e.key);
-    // `p/b-1` sorts before `p/b/…` because '-' precedes '/'.
-    expect(await keys(undefined)).toEqual(["p/a/1", "p/b-1", "p/b/1", "p/b/2", "p/c"]);
-    expect(await keys(undefined, 2)).toEqual(["p/a/1", "p/b-1"]);
-    expect(await keys("p/b-1", 2)).toEqual(["p/b/1", "p/b/2"]);
-    expect(await keys("p/b/2")).toEqual(["p/c"]);
-    expect(await keys("p/c")).toEqual([]);
-    expect(await keys(undefined, 100)).toHaveLength(5);
-    expect(await store.list!("missing", undefined, 10)).toEqual([]);
-    const [entry] = await store.list!("p/a", undefined, 1);
-    expect(entry!.modifiedAt).toBeInstanceOf(Date);
+    expect((await store.list!("p", undefined, 10)).map((e) => e.key)).toEqual(["p/a"]);
   });
 });
 
@@ -154,6 +168,76 @@ describe("S3 store against a fake S3 server", () => {
     expect(s3.requests.length - before).toBe(1);
   });
 
+  it("lists through signed ListObjectsV2 requests on the bucket, with the objects' times", async () => {
+    const store = createS3BlobStore(config);
+    await store.put("listed/one", PNG, "image/png");
+    await store.put("listed/two", PNG, "image/png");
+    const longAgo = new Date("2024-02-29T12:34:56.789Z");
+    s3.objects.get("listed/one")!.modifiedAt = longAgo;
+    const two = { key: "listed/two", modifiedAt: s3.objects.get("listed/two")!.modifiedAt };
+    const before = s3.requests.length;
+    expect(await store.list!("listed", undefined, 10)).toEqual([{ key: "listed/one", modifiedAt: longAgo }, two]);
+    expect(await store.list!("listed", "listed/one", 1)).toEqual([two]);
+    const seen = s3.requests.slice(before);
+    expect(seen.map((r) => `${r.method} ${r.path}`)).toEqual([`GET /${s3.bucket}`, `GET /${s3.bucket}`]);
+    expect(seen.map((r) => Object.fromEntries(r.query))).toEqual([
+      { "list-type": "2", prefix: "listed/", "max-keys": "10" },
+      { "list-type": "2", prefix: "listed/", "start-after": "listed/one", "max-keys": "1" },
+    ]);
+    for (const request of seen) expect(request.signatureError).toBeNull();
+  });
+
+  it("skips keys svc cannot have written and pages on past them", async () => {
+    const store = createS3BlobStore(config);
+    const now = new Date();
+    // In S3's byte order: tab, space and '&' all sort before 'c'.
+    for (const key of ["odd/a", "odd/b\tz", "odd/b c", "odd/b&c", "odd/c", "odd/d"]) {
+      s3.objects.set(key, { bytes: PNG, contentType: "image/png", modifiedAt: now });
+    }
+    const before = s3.requests.length;
+    expect((await store.list!("odd", undefined, 2)).map((e) => e.key)).toEqual(["odd/a", "odd/c"]);
+    const seen = s3.requests.slice(before);
+    expect(seen.map((r) => r.query.get("start-after"))).toEqual([null, "odd/b\tz", "odd/b c", "odd/b&c"]);
+    for (const request of seen) expect(request.signatureError).toBeNull();
+    expect((await store.list!("odd", "odd/c", 10)).map((e) => e.key)).toEqual(["odd/d"]);
+  });
+
+  it("reports a failing or refused listing as 503", async () => {
+    s3.failNext();
+    const failed = await createS3BlobStore(config).list!("p", undefined, 10).catch((err: unknown) => err);
+    expect((failed as AppError).code).toBe("service_unavailable");
+    expect(String((failed as AppError).cause)).toMatch(/S3 GET list p\/: 500 InternalError/);
+    const refused = await createS3BlobStore({ ...config, secretAccessKey: "not-the-secret" }).list!("p", undefined, 10).catch((err: unknown) => err);
+    expect((refused as AppError).code).toBe("service_unavailable");
+    expect(String((refused as AppError).cause)).toMatch(/403 SignatureDoesNotMatch/);
+  });
+
+  it("checks the query string as part of the signature", async () => {
+    const client = new AwsClient({ accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey, service: "s3", region: s3.region, retries: 0 });
+    const emptyHash = createHash("sha256").digest("hex");
+    const signed = await client.sign(`${s3.url}/${s3.bucket}?list-type=2&prefix=a%2F`, { headers: { "x-amz-content-sha256": emptyHash } });
+    expect((await fetch(signed)).status).toBe(200);
+    const tampered = await fetch(signed.url.replace("prefix=a%2F", "prefix=b%2F"), { headers: signed.headers });
+    expect(tampered.status).toBe(403);
+    expect(s3.requests.at(-1)!.signatureError).toBe("signature does not match");
+  });
+
+  it("reads ListObjectsV2 XML: entities decoded once, objects with an unreadable time kept", () => {
+    const xml =
+      `<?xml version="1.0" encoding="UTF-8"?>\n<ListBucketResult><Name>b</Name><IsTruncated>true</IsTruncated>` +
+      `<Contents><Key>a&amp;b&lt;c&gt;&quot;&apos;&#45;&#x2d;&amp;lt;</Key><LastModified>2025-01-02T03:04:05.006Z</LastModified>` +
+      `<ETag>&quot;abc&quot;</ETag></Contents>` +
+      `<Contents><Key>x&#1114112;&#xD800;</Key><LastModified>yesterday</LastModified></Contents>` +
+      `<Contents><Key>no-time</Key></Contents>` +
+      `<Contents><Size>1</Size></Contents></ListBucketResult>`;
+    const page = parseListObjectsV2(xml);
+    expect(page.truncated).toBe(true);
+    expect(page.objects.map((o) => o.key)).toEqual([`a&b<c>"'--&lt;`, "x&#1114112;&#xD800;", "no-time"]);
+    expect(page.objects[0]!.modifiedAt.toISOString()).toBe("2025-01-02T03:04:05.006Z");
+    expect(page.objects.slice(1).map((o) => Number.isNaN(o.modifiedAt.getTime()))).toEqual([true, true]);
+    expect(parseListObjectsV2("<ListBucketResult><IsTruncated>false</IsTruncated></ListBucketResult>")).toEqual({ objects: [], truncated: false });
+  });
+
   it("reports an unreachable store as 503", async () => {
     const closed = await startFakeS3();
     await closed.close();
@@ -175,7 +259,7 @@ describe("S3 store against a fake S3 server", () => {
       const { artifacts } = server.app.services;
       const prepared = await artifacts.prepareContentBlocks([{ type: "media", media_type: "image/png", data: PNG.toString("base64") }], new Set(["media"]));
       await server.db.tx((tx) => artifacts.recordArtifacts(tx, prepared, agent.ids));
-      expect(s3.objects.get(prepared.artifacts[0]!.storageKey)).toEqual({ bytes: PNG, contentType: "image/png" });
+      expect(s3.objects.get(prepared.artifacts[0]!.storageKey)).toEqual({ bytes: PNG, contentType: "image/png", modifiedAt: expect.any(Date) });
       const ref = prepared.blocks[0] as { artifact_id: string };
       const content = await getBytes(server, `${agent.path}/artifacts/${ref.artifact_id}/content`, token);
       expect(content.status).toBe(200);

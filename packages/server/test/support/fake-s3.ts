@@ -4,8 +4,9 @@ import type { AddressInfo } from "node:net";
 
 /**
  * A small S3 server speaking the real wire protocol for one bucket, path-style: PUT, GET and DELETE of
- * objects, S3's XML error documents, and full verification of AWS Signature Version 4 on every request
- * (the signature is recomputed here from the canonical request, independently of the client's signer).
+ * objects, ListObjectsV2, S3's XML error documents, and full verification of AWS Signature Version 4 on
+ * every request (the signature is recomputed here from the canonical request, query string included,
+ * independently of the client's signer).
  */
 export interface FakeS3 {
   url: string;
@@ -13,16 +14,24 @@ export interface FakeS3 {
   accessKeyId: string;
   secretAccessKey: string;
   region: string;
-  objects: Map<string, { bytes: Buffer; contentType: string }>;
+  /** Set `modifiedAt` to back-date an object, as the orphan sweep only takes old ones. */
+  objects: Map<string, StoredObject>;
   requests: RecordedRequest[];
   /** Answers the next request with 500 InternalError, as an overloaded store does. */
   failNext(): void;
   close(): Promise<void>;
 }
 
+export interface StoredObject {
+  bytes: Buffer;
+  contentType: string;
+  modifiedAt: Date;
+}
+
 export interface RecordedRequest {
   method: string;
   path: string;
+  query: URLSearchParams;
   headers: IncomingMessage["headers"];
   /** Why the signature was refused, or null when it verified. */
   signatureError: string | null;
@@ -33,7 +42,7 @@ export async function startFakeS3(options: { bucket?: string; accessKeyId?: stri
   const accessKeyId = options.accessKeyId ?? "AKIDTEST";
   const secretAccessKey = options.secretAccessKey ?? "test-secret-key";
   const region = options.region ?? "us-east-1";
-  const objects = new Map<string, { bytes: Buffer; contentType: string }>();
+  const objects = new Map<string, StoredObject>();
   const requests: RecordedRequest[] = [];
   let failNext = false;
 
@@ -42,9 +51,12 @@ export async function startFakeS3(options: { bucket?: string; accessKeyId?: stri
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
     req.on("end", () => {
       const body = Buffer.concat(chunks);
-      const path = (req.url ?? "/").split("?")[0]!;
-      const signatureError = verifySignature(req, path, body, { accessKeyId, secretAccessKey, region });
-      requests.push({ method: req.method ?? "", path, headers: req.headers, signatureError });
+      const target = req.url ?? "/";
+      const mark = target.indexOf("?");
+      const path = mark < 0 ? target : target.slice(0, mark);
+      const query = new URLSearchParams(mark < 0 ? "" : target.slice(mark + 1));
+      const signatureError = verifySignature(req, path, query, body, { accessKeyId, secretAccessKey, region });
+      requests.push({ method: req.method ?? "", path, query, headers: req.headers, signatureError });
       const error = (status: number, code: string) => {
         res.writeHead(status, { "content-type": "application/xml" });
         res.end(`<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${code}</Message><RequestId>fake</RequestId></Error>`);
@@ -54,11 +66,19 @@ export async function startFakeS3(options: { bucket?: string; accessKeyId?: stri
         return error(500, "InternalError");
       }
       if (signatureError) return error(403, signatureError.startsWith("access key") ? "InvalidAccessKeyId" : "SignatureDoesNotMatch");
+      if (path === `/${bucket}` || path === `/${bucket}/`) {
+        if (req.method !== "GET") return error(405, "MethodNotAllowed");
+        if (query.get("list-type") !== "2") return error(501, "NotImplemented");
+        const listing = listObjectsV2(bucket, objects, query);
+        if (listing === null) return error(400, "InvalidArgument");
+        res.writeHead(200, { "content-type": "application/xml" });
+        return res.end(listing);
+      }
       const prefix = `/${bucket}/`;
       if (!path.startsWith(prefix)) return error(404, "NoSuchBucket");
       const key = decodeURIComponent(path.slice(prefix.length));
       if (req.method === "PUT") {
-        objects.set(key, { bytes: body, contentType: req.headers["content-type"] ?? "binary/octet-stream" });
+        objects.set(key, { bytes: body, contentType: req.headers["content-type"] ?? "binary/octet-stream", modifiedAt: new Date() });
         res.writeHead(200, { etag: `"${createHash("md5").update(body).digest("hex")}"` });
         return res.end();
       }
@@ -91,6 +111,47 @@ export async function startFakeS3(options: { bucket?: string; accessKeyId?: stri
   };
 }
 
+/** ListObjectsV2 over `objects`; null when `max-keys` is not a count. */
+function listObjectsV2(bucket: string, objects: ReadonlyMap<string, StoredObject>, query: URLSearchParams): string | null {
+  const prefix = query.get("prefix") ?? "";
+  const startAfter = query.get("start-after");
+  const maxKeysParam = query.get("max-keys") ?? "1000";
+  if (!/^\d{1,9}$/.test(maxKeysParam)) return null;
+  // S3 never returns more than 1000 keys a page, whatever is asked.
+  const maxKeys = Math.min(Number(maxKeysParam), 1000);
+  const matching = [...objects.keys()]
+    .filter((key) => key.startsWith(prefix) && (startAfter === null || byteOrder(key, startAfter) > 0))
+    .sort(byteOrder);
+  const page = matching.slice(0, maxKeys);
+  const contents = page.map((key) => {
+    const object = objects.get(key)!;
+    const etag = `"${createHash("md5").update(object.bytes).digest("hex")}"`;
+    return (
+      `<Contents><Key>${xmlEscape(key)}</Key><LastModified>${object.modifiedAt.toISOString()}</LastModified>` +
+      `<ETag>${xmlEscape(etag)}</ETag><Size>${object.bytes.length}</Size><StorageClass>STANDARD</StorageClass></Contents>`
+    );
+  });
+  return [
+    `<?xml version="1.0" encoding="UTF-8"?>\n<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">`,
+    `<Name>${xmlEscape(bucket)}</Name><Prefix>${xmlEscape(prefix)}</Prefix>`,
+    startAfter === null ? "" : `<StartAfter>${xmlEscape(startAfter)}</StartAfter>`,
+    `<KeyCount>${page.length}</KeyCount><MaxKeys>${maxKeys}</MaxKeys><IsTruncated>${matching.length > page.length}</IsTruncated>`,
+    ...contents,
+    "</ListBucketResult>",
+  ].join("");
+}
+
+/** S3 orders keys by their UTF-8 bytes, which differs from JavaScript's UTF-16 order above U+FFFF. */
+function byteOrder(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
+}
+
+/** As S3 writes text: the five markup characters by name, control characters by number. */
+function xmlEscape(text: string): string {
+  const named: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;" };
+  return text.replace(/[&<>"'\u0000-\u001f]/g, (c) => named[c] ?? `&#${c.charCodeAt(0)};`);
+}
+
 const AUTHORIZATION =
   /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/s3\/aws4_request, SignedHeaders=([a-z0-9;-]+), Signature=([0-9a-f]{64})$/;
 
@@ -98,6 +159,7 @@ const AUTHORIZATION =
 function verifySignature(
   req: IncomingMessage,
   path: string,
+  query: URLSearchParams,
   body: Buffer,
   credentials: { accessKeyId: string; secretAccessKey: string; region: string },
 ): string | null {
@@ -115,12 +177,26 @@ function verifySignature(
     if (!names.includes(required)) return `${required} is not signed`;
   }
   const canonicalHeaders = names.map((name) => `${name}:${String(req.headers[name] ?? "").trim().replace(/\s+/g, " ")}\n`).join("");
-  const canonicalRequest = [req.method, path, "", canonicalHeaders, signedHeaders, payloadHash].join("\n");
+  const canonicalRequest = [req.method, path, canonicalQuery(query), canonicalHeaders, signedHeaders, payloadHash].join("\n");
   const scope = `${date}/${region}/s3/aws4_request`;
   const stringToSign = ["AWS4-HMAC-SHA256", amzDate, scope, sha256(Buffer.from(canonicalRequest))].join("\n");
   let key: Buffer = hmac(`AWS4${credentials.secretAccessKey}`, date);
   for (const part of [region, "s3", "aws4_request"]) key = hmac(key, part);
   return hmac(key, stringToSign).toString("hex") === signature ? null : "signature does not match";
+}
+
+/** SigV4's canonical query string: names and values URI-encoded, sorted by name, then by value. */
+function canonicalQuery(query: URLSearchParams): string {
+  return [...query]
+    .map(([name, value]) => [uriEncode(name), uriEncode(value)] as const)
+    .sort(([a, av], [b, bv]) => (a < b ? -1 : a > b ? 1 : av < bv ? -1 : av > bv ? 1 : 0))
+    .map(([name, value]) => `${name}=${value}`)
+    .join("&");
+}
+
+/** AWS's URI encoding: everything but `A-Z a-z 0-9 - _ . ~` as %XX of its UTF-8 bytes. */
+function uriEncode(text: string): string {
+  return encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }
 
 function sha256(bytes: Buffer): string {

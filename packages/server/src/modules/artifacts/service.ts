@@ -48,7 +48,7 @@ export interface PreparedBlocks {
  * Artifacts: files that entered an agent's timeline as inline media. Ingesting is split so that no
  * disk or network wait happens inside a transaction: `prepareContentBlocks` checks and uploads before
  * it, `recordArtifacts` writes the rows in the caller's transaction. When that transaction fails, the
- * uploaded blobs are left without a row; `sweepOrphanBlobs` removes them later (file store only).
+ * uploaded blobs are left without a row; `sweepOrphanBlobs` removes them later.
  */
 export function createArtifactsService(deps: { db: Database; blobs: BlobStore }) {
   const { db, blobs } = deps;
@@ -138,8 +138,8 @@ export function createArtifactsService(deps: { db: Database; blobs: BlobStore })
     /**
      * Deletes blobs older than an hour that no artifact row references: uploads of requests whose
      * transaction failed, temporary files of a crashed write, and the bytes of deleted agents. Works
-     * through the store in key order, one batch per call, and starts over after the last key. Only
-     * stores that can list (the file store) are swept; for S3 see docs/artifacts-and-actors.md.
+     * through the store in key order, one batch per call, and starts over after the last key. A store
+     * that cannot list is not swept; the file and S3 stores both can.
      */
     async sweepOrphanBlobs(): Promise<number> {
       if (!blobs.list) return 0;
