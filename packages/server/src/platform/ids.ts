@@ -47,6 +47,13 @@ export function newUuid(): string {
   return formatUuid(bytes);
 }
 
+const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** Whether `text` is a UUID in PostgreSQL's canonical text form (lowercase, hyphenated). */
+export function isUuid(text: unknown): text is string {
+  return typeof text === "string" && UUID_TEXT.test(text);
+}
+
 export function encodeId(kind: IdKind, uuid: string): string {
   return `${ID_PREFIXES[kind]}_${base32(Buffer.from(uuid.replaceAll("-", ""), "hex"))}`;
 }

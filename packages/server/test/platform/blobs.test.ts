@@ -48,7 +48,7 @@ function storeContract(name: string, open: () => BlobStore) {
       const store = open();
       const before = Date.now();
       for (const key of ["p/b/2", "p/a/1", "p/b/1", "p/b-1", "p/c", "p-1/x", "pq", "q/other"]) await store.put(key, PNG, "image/png");
-      const keys = async (after: string | undefined, limit = 100) => (await store.list!("p", after, limit)).map((e) => e.key);
+      const keys = async (after: string | undefined, limit = 100) => (await store.list("p", after, limit)).map((e) => e.key);
       // `p/b-1` sorts before `p/b/…` because '-' precedes '/'; `p-1/x` and `pq` are not under `p`.
       expect(await keys(undefined)).toEqual(["p/a/1", "p/b-1", "p/b/1", "p/b/2", "p/c"]);
       expect(await keys(undefined, 2)).toEqual(["p/a/1", "p/b-1"]);
@@ -57,8 +57,8 @@ function storeContract(name: string, open: () => BlobStore) {
       expect(await keys("p/c")).toEqual([]);
       expect(await keys("p/b", 1)).toEqual(["p/b-1"]);
       expect(await keys(undefined, 0)).toEqual([]);
-      expect(await store.list!("missing", undefined, 10)).toEqual([]);
-      for (const entry of await store.list!("p", undefined, 100)) {
+      expect(await store.list("missing", undefined, 10)).toEqual([]);
+      for (const entry of await store.list("p", undefined, 100)) {
         // Loose bounds: file systems keep coarser times than Date.now().
         expect(entry.modifiedAt.getTime(), entry.key).toBeGreaterThan(before - 5_000);
         expect(entry.modifiedAt.getTime(), entry.key).toBeLessThan(Date.now() + 5_000);
@@ -103,7 +103,7 @@ describe("file store", () => {
     mkdirSync(join(dir, "p/.cache"));
     writeFileSync(join(dir, "p/.cache/x"), "x");
     writeFileSync(join(dir, "p/.DS_Store"), "x");
-    expect((await store.list!("p", undefined, 10)).map((e) => e.key)).toEqual(["p/a"]);
+    expect((await store.list("p", undefined, 10)).map((e) => e.key)).toEqual(["p/a"]);
   });
 });
 
@@ -176,8 +176,8 @@ describe("S3 store against a fake S3 server", () => {
     s3.objects.get("listed/one")!.modifiedAt = longAgo;
     const two = { key: "listed/two", modifiedAt: s3.objects.get("listed/two")!.modifiedAt };
     const before = s3.requests.length;
-    expect(await store.list!("listed", undefined, 10)).toEqual([{ key: "listed/one", modifiedAt: longAgo }, two]);
-    expect(await store.list!("listed", "listed/one", 1)).toEqual([two]);
+    expect(await store.list("listed", undefined, 10)).toEqual([{ key: "listed/one", modifiedAt: longAgo }, two]);
+    expect(await store.list("listed", "listed/one", 1)).toEqual([two]);
     const seen = s3.requests.slice(before);
     expect(seen.map((r) => `${r.method} ${r.path}`)).toEqual([`GET /${s3.bucket}`, `GET /${s3.bucket}`]);
     expect(seen.map((r) => Object.fromEntries(r.query))).toEqual([
@@ -195,19 +195,19 @@ describe("S3 store against a fake S3 server", () => {
       s3.objects.set(key, { bytes: PNG, contentType: "image/png", modifiedAt: now });
     }
     const before = s3.requests.length;
-    expect((await store.list!("odd", undefined, 2)).map((e) => e.key)).toEqual(["odd/a", "odd/c"]);
+    expect((await store.list("odd", undefined, 2)).map((e) => e.key)).toEqual(["odd/a", "odd/c"]);
     const seen = s3.requests.slice(before);
     expect(seen.map((r) => r.query.get("start-after"))).toEqual([null, "odd/b\tz", "odd/b c", "odd/b&c"]);
     for (const request of seen) expect(request.signatureError).toBeNull();
-    expect((await store.list!("odd", "odd/c", 10)).map((e) => e.key)).toEqual(["odd/d"]);
+    expect((await store.list("odd", "odd/c", 10)).map((e) => e.key)).toEqual(["odd/d"]);
   });
 
   it("reports a failing or refused listing as 503", async () => {
     s3.failNext();
-    const failed = await createS3BlobStore(config).list!("p", undefined, 10).catch((err: unknown) => err);
+    const failed = await createS3BlobStore(config).list("p", undefined, 10).catch((err: unknown) => err);
     expect((failed as AppError).code).toBe("service_unavailable");
     expect(String((failed as AppError).cause)).toMatch(/S3 GET list p\/: 500 InternalError/);
-    const refused = await createS3BlobStore({ ...config, secretAccessKey: "not-the-secret" }).list!("p", undefined, 10).catch((err: unknown) => err);
+    const refused = await createS3BlobStore({ ...config, secretAccessKey: "not-the-secret" }).list("p", undefined, 10).catch((err: unknown) => err);
     expect((refused as AppError).code).toBe("service_unavailable");
     expect(String((refused as AppError).cause)).toMatch(/403 SignatureDoesNotMatch/);
   });

@@ -3,7 +3,7 @@ import type { BlobStore } from "../../platform/blobs/index.js";
 import type { Database, Tx } from "../../platform/db/index.js";
 import { AppError, notFound } from "../../platform/errors.js";
 import type { Principal } from "../../platform/http/auth.js";
-import { encodeId, newUuid } from "../../platform/ids.js";
+import { encodeId, isUuid, newUuid } from "../../platform/ids.js";
 import { requireAgent } from "../agents/access.js";
 import { checkContentBlocks, type BlockType, type SubmittedBlock } from "./content.js";
 import type { MediaRefBlock, MediaType, StructuredDataBlock, TextBlock } from "./schemas.js";
@@ -22,7 +22,6 @@ export const CONTENT_BODY_LIMIT = 48 * 1024 * 1024;
 const ORPHAN_MIN_AGE_MS = 60 * 60 * 1000;
 const SWEEP_BATCH = 500;
 const KEY_PREFIX = "artifacts";
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** A content block as stored and read back: inline media have become artifact references. */
 export type StoredContentBlock = TextBlock | StructuredDataBlock | MediaRefBlock;
@@ -138,17 +137,15 @@ export function createArtifactsService(deps: { db: Database; blobs: BlobStore })
     /**
      * Deletes blobs older than an hour that no artifact row references: uploads of requests whose
      * transaction failed, temporary files of a crashed write, and the bytes of deleted agents. Works
-     * through the store in key order, one batch per call, and starts over after the last key. A store
-     * that cannot list is not swept; the file and S3 stores both can.
+     * through the store in key order, one batch per call, and starts over after the last key.
      */
     async sweepOrphanBlobs(): Promise<number> {
-      if (!blobs.list) return 0;
       const entries = await blobs.list(KEY_PREFIX, sweepAfter, SWEEP_BATCH);
       sweepAfter = entries.length === SWEEP_BATCH ? entries.at(-1)!.key : undefined;
       const cutoff = Date.now() - ORPHAN_MIN_AGE_MS;
       const old = entries.filter((e) => e.modifiedAt.getTime() < cutoff).map((e) => e.key);
       // A key ends in its artifact's id; anything else (a temporary file) has no row by construction.
-      const ids = old.map((key) => key.slice(key.lastIndexOf("/") + 1)).filter((id) => UUID.test(id));
+      const ids = old.map((key) => key.slice(key.lastIndexOf("/") + 1)).filter(isUuid);
       const referenced = await store.storageKeysOf(db.read, ids);
       let removed = 0;
       for (const key of old) {

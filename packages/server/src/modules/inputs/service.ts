@@ -2,6 +2,8 @@ import type { Static } from "typebox";
 import { AppError, invalidRequest, notFound, stateConflict } from "../../platform/errors.js";
 import { isUniqueViolation, type Database, type Tx } from "../../platform/db/index.js";
 import type { Principal } from "../../platform/http/auth.js";
+import { decodeOpaqueCursor, encodeOpaqueCursor } from "../../platform/http/lists.js";
+import { isUuid } from "../../platform/ids.js";
 import { jsonDigest } from "../../platform/json.js";
 import type { AgentSignals } from "../../runtime/signals.js";
 import { markWakeup } from "../../runtime/wakeups.js";
@@ -198,16 +200,13 @@ function encodeBacklogCursor(row: store.InputRow): string {
     queuedAt: row.queuedAt.toISOString(),
     id: row.id,
   };
-  return Buffer.from(JSON.stringify(position)).toString("base64url");
+  return encodeOpaqueCursor(position);
 }
 
 function decodeBacklogCursor(cursor: string): store.BacklogPosition {
-  try {
-    const p = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as store.BacklogPosition;
-    const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-    if ((p.group === 0 || p.group === 1) && Number.isSafeInteger(p.rank) && !Number.isNaN(Date.parse(p.queuedAt)) && uuid.test(p.id)) return p;
-  } catch {
-    // Falls through to the error below.
+  const { group, rank, queuedAt, id } = decodeOpaqueCursor(cursor);
+  if ((group === 0 || group === 1) && Number.isSafeInteger(rank) && typeof queuedAt === "string" && !Number.isNaN(Date.parse(queuedAt)) && isUuid(id)) {
+    return { group, rank: rank as number, queuedAt, id };
   }
   throw invalidRequest("cursor is not valid");
 }

@@ -15,10 +15,10 @@ export interface BlobStore {
   delete(key: string): Promise<void>;
   /**
    * Keys under `prefix` sorted ascending and strictly after `after`, at most `limit` of them, with
-   * their last-modified times. Both built-in stores offer it (the file store walks its directories, the
-   * S3 store pages through ListObjectsV2); the orphan sweep needs it and skips a store without it.
+   * their last-modified times (the file store walks its directories, the S3 store pages through
+   * ListObjectsV2). The orphan sweep works through it.
    */
-  list?(prefix: string, after: string | undefined, limit: number): Promise<BlobEntry[]>;
+  list(prefix: string, after: string | undefined, limit: number): Promise<BlobEntry[]>;
 }
 
 export interface BlobEntry {

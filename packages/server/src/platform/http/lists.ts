@@ -1,6 +1,7 @@
 import { and, asc, desc, sql, type AnyColumn, type SQL } from "drizzle-orm";
 import { Type } from "typebox";
 import { invalidRequest } from "../errors.js";
+import { isUuid } from "../ids.js";
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 100;
@@ -96,21 +97,28 @@ export function toPage<Row, Item>(
 export function encodeCursor(sort: string, position: CursorPosition): string {
   const value = position.value instanceof Date ? position.value.toISOString() : position.value;
   const data: CursorData = { s: sort, v: value, i: position.id };
+  return encodeOpaqueCursor(data);
+}
+
+/** A cursor is JSON in base64url: opaque to clients, and checked field by field when it comes back. */
+export function encodeOpaqueCursor(data: object): string {
   return Buffer.from(JSON.stringify(data)).toString("base64url");
 }
 
-function decodeCursor(cursor: string, sort: string): CursorData {
-  let data: unknown;
+/** The JSON inside a cursor (400 invalid_request when it is not JSON); the caller checks its fields. */
+export function decodeOpaqueCursor(cursor: string): Record<string, unknown> {
   try {
-    data = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+    const data: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+    if (typeof data === "object" && data !== null) return data as Record<string, unknown>;
   } catch {
-    throw invalidRequest("cursor is not valid");
+    // Falls through to the error below.
   }
-  const { s, v, i } = (data ?? {}) as Partial<CursorData>;
-  const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-  if (typeof s !== "string" || typeof v !== "string" || typeof i !== "string" || !uuid.test(i)) {
-    throw invalidRequest("cursor is not valid");
-  }
+  throw invalidRequest("cursor is not valid");
+}
+
+function decodeCursor(cursor: string, sort: string): CursorData {
+  const { s, v, i } = decodeOpaqueCursor(cursor);
+  if (typeof s !== "string" || typeof v !== "string" || !isUuid(i)) throw invalidRequest("cursor is not valid");
   if (s !== sort) throw invalidRequest("cursor was made for another sort order; start again without a cursor");
   if (!s.endsWith("name") && Number.isNaN(Date.parse(v))) throw invalidRequest("cursor is not valid");
   return { s, v, i };
