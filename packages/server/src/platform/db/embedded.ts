@@ -1,20 +1,16 @@
-import { mkdirSync } from "node:fs";
-import { PGlite } from "@electric-sql/pglite";
+import type { PGlite } from "@electric-sql/pglite";
 import { sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/pglite";
 import * as schema from "../../db/schema/index.js";
 import { runTransaction } from "./transaction.js";
 import type { AppDb, Database, NotificationTransport } from "./types.js";
 
-/** Opens the embedded PostgreSQL (PGlite) stored in `dataDir`, or an existing PGlite instance in tests. */
-export async function openEmbedded(source: { dataDir: string } | { client: PGlite }): Promise<Database> {
-  let client: PGlite;
-  if ("client" in source) {
-    client = source.client;
-  } else {
-    mkdirSync(source.dataDir, { recursive: true });
-    client = await PGlite.create({ dataDir: source.dataDir });
-  }
+/**
+ * svc's database over an open PGlite instance. `openDatabase` opens the data directory (and claims it
+ * for this process); tests and benchmarks pass in-memory instances.
+ */
+export async function openEmbedded(source: { client: PGlite }): Promise<Database> {
+  const { client } = source;
   const db = drizzle({ client, schema }) as unknown as AppDb;
   return {
     kind: "embedded",

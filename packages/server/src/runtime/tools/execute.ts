@@ -41,14 +41,20 @@ async function definitionOf(tx: Tx, call: ToolCallRow): Promise<AgentDefinition>
 }
 
 export async function runToolWork(tx: Tx, signals: AgentSignals, agent: AgentRow, calls: ToolCallRow[]): Promise<void> {
+  // The calls of one model output share its definition: read it once per output.
+  const definitions = new Map<string, Promise<AgentDefinition>>();
+  const definitionFor = (call: ToolCallRow) => {
+    let definition = definitions.get(call.modelOutputId);
+    if (!definition) definitions.set(call.modelOutputId, (definition = definitionOf(tx, call)));
+    return definition;
+  };
   for (const call of calls) {
-    if (call.state === "awaiting_authorization") await authorize(tx, signals, agent, call);
+    if (call.state === "awaiting_authorization") await authorize(tx, signals, agent, call, await definitionFor(call));
     if (call.state === "ready" && call.type === "built_in") await dispatch(tx, signals, agent, call);
   }
 }
 
-async function authorize(tx: Tx, signals: AgentSignals, agent: AgentRow, call: ToolCallRow): Promise<void> {
-  const definition = await definitionOf(tx, call);
+async function authorize(tx: Tx, signals: AgentSignals, agent: AgentRow, call: ToolCallRow, definition: AgentDefinition): Promise<void> {
   const tool: ToolDefinition | undefined = definition.tools.find((t) => t.name === call.name && t.type === call.type);
   if (!tool) {
     await completeToolCall(tx, signals, agent, call, "failed", [textBlock(`Unsupported tool: ${call.name} is not configured for this agent.`)]);
