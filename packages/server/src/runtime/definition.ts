@@ -32,13 +32,40 @@ export interface ModelBinding {
   reasoningEffort: string;
 }
 
+/** An MCP server of the config: where it is, how svc authenticates, and who must approve its tools. */
+export interface McpServerDefinition {
+  url: string;
+  auth: { type: "none" } | { type: "bearer"; secretId: string };
+  /** The server-wide mode; `toolPermissions` overrides it for the tools it names. */
+  permission: PermissionMode;
+  toolPermissions: Record<string, PermissionMode>;
+}
+
+/** Providers accept tool names of at most 64 characters (OpenAI's limit, the lowest). */
+export const MAX_QUALIFIED_NAME = 64;
+
+/** The name the model sees for tool `tool` of MCP server `server`. */
+export function mcpToolName(server: string, tool: string): string {
+  return `mcp__${server}__${tool}`;
+}
+
+/** The server key and the server's own tool name of a qualified MCP tool name. Keys hold no `__`. */
+export function parseMcpToolName(name: string): { server: string; tool: string } | undefined {
+  if (!name.startsWith("mcp__")) return undefined;
+  const rest = name.slice("mcp__".length);
+  const split = rest.indexOf("__");
+  if (split <= 0 || split + 2 >= rest.length) return undefined;
+  return { server: rest.slice(0, split), tool: rest.slice(split + 2) };
+}
+
 export interface AgentDefinition {
   version: "v1";
   instruction: string;
   model: ModelBinding;
   /** Enabled tools only, sorted by name. */
   tools: ToolDefinition[];
-  mcp: Record<string, unknown>;
+  /** MCP servers by key. */
+  mcp: Record<string, McpServerDefinition>;
   machineSources: unknown[];
   skills: string[];
 }

@@ -342,15 +342,84 @@ describe("config issues point into the source", () => {
 
   it("refuses what svc cannot run yet instead of ignoring it", async () => {
     const p = await agentProject(server.api, fake.baseUrl);
-    const rest = "mcp:\n  linear: {url: https://mcp.example.com}\nmachine_sources:\n  - pool: default\nskills: [nope]\n";
+    const rest = "machine_sources:\n  - pool: default\nskills: [nope]\n";
     expect(await issuesOf(p, yamlConfig(p, rest))).toEqual([
-      { path: "/mcp", message: "MCP servers are not supported yet; remove the mcp section", line: 7, column: 3 },
-      { path: "/machine_sources", message: "machines are not supported yet; remove machine_sources", line: 9, column: 3 },
-      { path: "/skills", message: "skills are not supported yet; remove skills", line: 10, column: 9 },
-      { path: "/skills/0", message: 'must be a skill id (skl_…); got "nope"', line: 10, column: 10 },
+      { path: "/machine_sources", message: "machines are not supported yet; remove machine_sources", line: 7, column: 3 },
+      { path: "/skills", message: "skills are not supported yet; remove skills", line: 8, column: 9 },
+      { path: "/skills/0", message: 'must be a skill id (skl_…); got "nope"', line: 8, column: 10 },
     ]);
     // Empty sections hold nothing that cannot run.
     expect((await create(p, yamlConfig(p, "mcp: {}\nmachine_sources: []\nskills: []\n"))).status).toBe(201);
+  });
+});
+
+describe("the mcp section", () => {
+  it("accepts servers with a mode per server and per tool, and a project secret as bearer token", async () => {
+    const p = await agentProject(server.api, fake.baseUrl);
+    const secret = await server.api.post(
+      `/api/v1/orgs/${p.orgId}/secrets`,
+      { owner: { kind: "project", project_id: p.projectId }, name: "linear token", material: { kind: "generic", value: "t" } },
+      { token: p.token },
+    );
+    expect(secret.status, secret.text).toBe(201);
+    const rest = [
+      "mcp:",
+      "  linear:",
+      "    url: https://mcp.linear.app/mcp",
+      `    auth: {type: bearer, secret_id: ${secret.body.id}}`,
+      "    permission: {mode: always_ask}",
+      "    tools:",
+      "      get_issue: {permission: {mode: always_allow}}",
+      "      delete-issue: {permission: {mode: always_deny}}",
+      "  docs-2:",
+      "    url: http://127.0.0.1:9/mcp",
+      "",
+    ].join("\n");
+    const reply = await create(p, yamlConfig(p, rest));
+    expect(reply.status, reply.text).toBe(201);
+    const [row] = await server.db.read.select().from(agentConfigs).where(eq(agentConfigs.id, decodeId("agentConfig", reply.body.id)!));
+    expect(row!.compiledDefinition.mcp).toEqual({
+      "docs-2": { url: "http://127.0.0.1:9/mcp", auth: { type: "none" }, permission: "always_ask", toolPermissions: {} },
+      linear: {
+        url: "https://mcp.linear.app/mcp",
+        auth: { type: "bearer", secretId: decodeId("secret", secret.body.id) },
+        permission: "always_ask",
+        toolPermissions: { get_issue: "always_allow", "delete-issue": "always_deny" },
+      },
+    });
+  });
+
+  it("names every problem: keys, urls, auth, secrets the project cannot use and modes", async () => {
+    const p = await agentProject(server.api, fake.baseUrl);
+    const orgSecret = await server.api.post(`/api/v1/orgs/${p.orgId}/secrets`, { owner: { kind: "org" }, name: "org token", material: { kind: "generic", value: "t" } }, { token: p.token });
+    expect(orgSecret.status, orgSecret.text).toBe(201);
+    const rest = [
+      "mcp:",
+      "  bad__key: {url: https://a.example}",
+      "  nourl: {}",
+      "  ftp: {url: ftp://files.example/mcp}",
+      "  creds: {url: https://user:pw@a.example/mcp}",
+      "  oauth: {url: https://a.example, auth: {type: oauth, secret_id: x}}",
+      `  foreign: {url: https://a.example, auth: {type: bearer, secret_id: ${orgSecret.body.id}}}`,
+      "  modes:",
+      "    url: https://a.example",
+      "    permission: {mode: sometimes}",
+      "    tools:",
+      "      'a.b': {permission: {mode: always_allow}}",
+      "      ok: {}",
+      "",
+    ].join("\n");
+    expect(await issuesOf(p, yamlConfig(p, rest))).toEqual([
+      { path: "/mcp/bad__key", message: "server keys are 1 to 32 letters and digits, with single - or _ between them", line: 7, column: 3 },
+      { path: "/mcp/nourl/url", message: "is required: the server's Streamable HTTP endpoint, such as https://mcp.example.com/mcp", line: 8, column: 3 },
+      { path: "/mcp/ftp/url", message: "must use https (or http); got ftp:", line: 9, column: 14 },
+      { path: "/mcp/creds/url", message: "must not carry credentials; use auth with a secret", line: 10, column: 16 },
+      { path: "/mcp/oauth/auth/type", message: "oauth authentication for MCP servers is not supported yet; use none or bearer", line: 11, column: 48 },
+      { path: "/mcp/modes/permission/mode", message: "must be one of: always_allow, always_ask, always_deny; got \"sometimes\"", line: 15, column: 24 },
+      { path: "/mcp/modes/tools/a.b", message: "MCP tool names are letters, digits, _ or -, and mcp__modes__<tool> is at most 64 characters", line: 17, column: 7 },
+      { path: "/mcp/modes/tools/ok/permission", message: "is required: the mode for this tool, overriding the server's", line: 18, column: 7 },
+      { path: "/mcp/foreign/auth/secret_id", message: `no secret ${orgSecret.body.id} is owned by or granted to this project`, line: 12, column: 69 },
+    ]);
   });
 });
 

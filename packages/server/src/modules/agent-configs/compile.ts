@@ -1,5 +1,6 @@
-import type { AgentDefinition, ModelBinding, ToolDefinition } from "../../runtime/definition.js";
+import type { AgentDefinition, McpServerDefinition, ModelBinding, ToolDefinition } from "../../runtime/definition.js";
 import type { ToolChoice } from "./document.js";
+import type { McpServerChoice } from "./mcp-section.js";
 import type { ModelFacts } from "./model-rules.js";
 
 /** Bumped whenever the same source would compile to a different definition. */
@@ -18,6 +19,7 @@ export function buildDefinition(input: {
   binding: ModelBinding;
   facts: ModelFacts;
   tools: readonly ToolChoice[];
+  mcp: readonly McpServerChoice[];
 }): StoredDefinition {
   const tools = input.tools
     .filter((tool) => tool.type === "custom" || tool.enabled)
@@ -28,8 +30,8 @@ export function buildDefinition(input: {
     instruction: input.instruction,
     model: input.binding,
     tools,
-    // Non-empty mcp, machine_sources and skills are refused until svc can run them.
-    mcp: {},
+    mcp: Object.fromEntries([...input.mcp].sort((a, b) => (a.key < b.key ? -1 : 1)).map((server) => [server.key, mcpServer(server)])),
+    // Non-empty machine_sources and skills are refused until svc can run them.
     machineSources: [],
     skills: [],
     modelFacts: input.facts,
@@ -41,4 +43,9 @@ function toolDefinition(tool: ToolChoice): ToolDefinition {
     return { name: tool.name, type: "built_in", description: tool.tool.description, inputSchema: tool.tool.inputSchema, permission: tool.permission };
   }
   return { name: tool.name, type: "custom", description: tool.description, inputSchema: tool.inputSchema, permission: tool.permission };
+}
+
+function mcpServer(server: McpServerChoice): McpServerDefinition {
+  const auth: McpServerDefinition["auth"] = server.auth.type === "bearer" ? { type: "bearer", secretId: server.auth.secretId } : { type: "none" };
+  return { url: server.url, auth, permission: server.permission, toolPermissions: server.toolPermissions };
 }

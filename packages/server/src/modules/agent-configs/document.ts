@@ -1,9 +1,10 @@
 import { Ajv2020, type ErrorObject } from "ajv/dist/2020.js";
 import type { PermissionMode } from "../../runtime/definition.js";
 import { CACHE_RETENTIONS, type CacheRetention } from "../models/configured-schemas.js";
-import { builtInTool, CUSTOM_TOOL_PERMISSIONS, type BuiltInTool, type PermissionProfile } from "../../runtime/tools/catalog.js";
+import { builtInTool, CUSTOM_TOOL_PERMISSIONS, type BuiltInTool } from "../../runtime/tools/catalog.js";
 import type { ConfigIssues } from "./issues.js";
-import type { PathSegment } from "./source.js";
+import { readMcpSection, type McpServerChoice } from "./mcp-section.js";
+import { count, describe, has, isObject, MAX_NAME, readPermission, required, text, unknownKeys, type Obj, type Path } from "./fields.js";
 
 /**
  * The shape of a config document (`version: v1`), checked by hand so every problem gets a message a person
@@ -30,10 +31,8 @@ export interface ConfigDocument {
   instruction?: string;
   model?: ModelChoice;
   tools: ToolChoice[];
+  mcp: McpServerChoice[];
 }
-
-type Obj = Record<string, unknown>;
-type Path = readonly PathSegment[];
 
 const ROOT_KEYS = ["version", "instruction", "model", "tools", "mcp", "machine_sources", "skills"];
 const MODEL_KEYS = ["provider_config", "name", "context_window_tokens", "default_max_output_tokens", "cache_retention", "reasoning"];
@@ -44,15 +43,13 @@ const TOOL_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 const SKILL_ID = /^skl_[a-z2-7]{26}$/;
 /** OpenAI's limit on tools in one request, the lowest of the APIs svc speaks. */
 const MAX_TOOLS = 128;
-const INT32 = 2147483647;
-const MAX_NAME = 64;
 
 // Tool input schemas are sent to providers that speak JSON Schema 2020-12; check them against its meta-schema.
 const schemaChecker = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
 const JSON_SCHEMA_2020 = "https://json-schema.org/draft/2020-12/schema";
 
 export function readConfigDocument(value: unknown, issues: ConfigIssues): ConfigDocument {
-  const doc: ConfigDocument = { tools: [] };
+  const doc: ConfigDocument = { tools: [], mcp: [] };
   if (!isObject(value)) {
     issues.add([], `the config must be an object with version, instruction and model; got ${describe(value)}`);
     return doc;
@@ -68,7 +65,7 @@ export function readConfigDocument(value: unknown, issues: ConfigIssues): Config
   else doc.model = readModel(issues, value["model"]);
 
   if (has(value, "tools")) doc.tools = readTools(issues, value["tools"]);
-  unsupported(issues, value, "mcp", "object", "MCP servers are not supported yet; remove the mcp section");
+  if (has(value, "mcp")) doc.mcp = readMcpSection(issues, value["mcp"]);
   unsupported(issues, value, "machine_sources", "list", "machines are not supported yet; remove machine_sources");
   if (unsupported(issues, value, "skills", "list", "skills are not supported yet; remove skills")) {
     (value["skills"] as unknown[]).forEach((id, index) => {
@@ -188,28 +185,6 @@ function readCustomTool(issues: ConfigIssues, name: string, value: Obj): ToolCho
   return { type: "custom", name, description, inputSchema, permission };
 }
 
-function readPermission(issues: ConfigIssues, toolPath: Path, tool: Obj, profile: PermissionProfile): PermissionMode {
-  if (!has(tool, "permission")) return profile.defaultPermission;
-  const path = [...toolPath, "permission"];
-  const value = tool["permission"];
-  if (!isObject(value)) {
-    issues.add(path, `must be an object such as {mode: always_ask}; got ${describe(value)}`);
-    return profile.defaultPermission;
-  }
-  unknownKeys(issues, path, value, ["mode"]);
-  const modes = profile.permissionModes.join(", ");
-  if (!has(value, "mode")) {
-    issues.add([...path, "mode"], `is required: one of ${modes}`);
-    return profile.defaultPermission;
-  }
-  const mode = value["mode"];
-  if (!profile.permissionModes.includes(mode as PermissionMode)) {
-    issues.add([...path, "mode"], `must be one of: ${modes}; got ${describe(mode)}`);
-    return profile.defaultPermission;
-  }
-  return mode as PermissionMode;
-}
-
 /** A JSON Schema 2020-12 document describing an object, made of plain JSON data. */
 function readInputSchema(issues: ConfigIssues, path: Path, value: unknown): Obj | undefined {
   if (!isObject(value)) {
@@ -267,7 +242,7 @@ function checkJsonData(issues: ConfigIssues, root: Path, value: unknown): void {
   }
 }
 
-/** `mcp`, `machine_sources` and `skills` are read for their shape, then refused while svc cannot run them. */
+/** `machine_sources` and `skills` are read for their shape, then refused while svc cannot run them. */
 function unsupported(issues: ConfigIssues, doc: Obj, key: string, shape: "object" | "list", message: string): boolean {
   if (!has(doc, key)) return false;
   const value = doc[key];
@@ -279,56 +254,6 @@ function unsupported(issues: ConfigIssues, doc: Obj, key: string, shape: "object
   const empty = shape === "object" ? Object.keys(value as Obj).length === 0 : (value as unknown[]).length === 0;
   if (!empty) issues.add([key], message);
   return !empty;
-}
-
-function unknownKeys(issues: ConfigIssues, path: Path, value: Obj, allowed: readonly string[]): void {
-  for (const key of Object.keys(value)) {
-    if (!allowed.includes(key)) issues.addAtKey([...path, key], `unknown key; expected one of: ${allowed.join(", ")}`);
-  }
-}
-
-function required(issues: ConfigIssues, path: Path, value: Obj, key: string, what: string, maxLength = MAX_NAME): string | undefined {
-  if (!has(value, key)) {
-    issues.add([...path, key], `is required: ${what}`);
-    return undefined;
-  }
-  return text(issues, [...path, key], value[key], maxLength);
-}
-
-/** A string with something in it besides whitespace, and no NUL (PostgreSQL cannot store one). */
-function text(issues: ConfigIssues, path: Path, value: unknown, maxLength: number): string | undefined {
-  if (typeof value !== "string") issues.add(path, `must be a string; got ${describe(value)}`);
-  else if (value.trim() === "") issues.add(path, "must not be empty");
-  else if (value.includes("\u0000")) issues.add(path, "must not contain NUL characters");
-  else if (value.length > maxLength) issues.add(path, `must be at most ${maxLength} characters`);
-  else return value;
-  return undefined;
-}
-
-function count(issues: ConfigIssues, path: Path, value: unknown, min: number): number | undefined {
-  if (typeof value === "number" && Number.isInteger(value) && value >= min && value <= INT32) return value;
-  issues.add(path, `must be a whole number from ${min} to ${INT32}; got ${describe(value)}`);
-  return undefined;
-}
-
-/** Own keys only: a key named like an Object.prototype member must not count as present. */
-function has(value: Obj, key: string): boolean {
-  return Object.hasOwn(value, key);
-}
-
-function isObject(value: unknown): value is Obj {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
-  const proto = Object.getPrototypeOf(value) as unknown;
-  return proto === Object.prototype || proto === null;
-}
-
-/** The kind of a value, as an author would call it, for "got …" in messages. */
-function describe(value: unknown): string {
-  if (value === null || value === undefined) return "nothing";
-  if (typeof value === "string") return value.length > 40 ? `a string ("${value.slice(0, 37)}…")` : JSON.stringify(value);
-  if (typeof value === "number" || typeof value === "boolean") return String(value);
-  if (Array.isArray(value)) return "a list";
-  return isObject(value) ? "an object" : "a value that is not JSON data";
 }
 
 function unescapePointer(segment: string): string {

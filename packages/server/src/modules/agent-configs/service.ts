@@ -8,7 +8,9 @@ import { canonicalJson, sha256Tagged } from "../../platform/json.js";
 import { buildDefinition, COMPILER_VERSION } from "./compile.js";
 import { readConfigDocument } from "./document.js";
 import { ConfigIssues, syntaxIssues } from "./issues.js";
+import type { McpServerChoice } from "./mcp-section.js";
 import { bindModel } from "./model-rules.js";
+import { findProjectSecret } from "../secrets/store.js";
 import { parseSource, type SourceFormat } from "./source.js";
 import * as store from "./store.js";
 
@@ -73,9 +75,13 @@ export async function compileConfig(
   if (bound && enabledTools.length > 0 && !bound.facts.supportsTools) {
     issues.add(["tools"], `model "${bound.binding.name}" does not support tools in this project; remove the tools or choose another model`);
   }
+  if (bound && doc.mcp.length > 0 && !bound.facts.supportsTools) {
+    issues.add(["mcp"], `model "${bound.binding.name}" does not support tools in this project; remove the MCP servers or choose another model`);
+  }
+  await checkMcpSecrets(tx, orgId, projectId, doc.mcp, issues);
   issues.throwIfAny(source, parsed.source);
   // With no issues, the instruction and the model were valid and the model was bound.
-  const definition = buildDefinition({ instruction: doc.instruction!, binding: bound!.binding, facts: bound!.facts, tools: doc.tools });
+  const definition = buildDefinition({ instruction: doc.instruction!, binding: bound!.binding, facts: bound!.facts, tools: doc.tools, mcp: doc.mcp });
 
   const identity = { projectId, effectiveDefinitionHash: sha256Tagged(canonicalJson(definition)), sourceFormat, sourceHash: sha256Tagged(source) };
   const existing = await store.findConfigByIdentity(tx, identity);
@@ -94,6 +100,17 @@ export async function compileConfig(
   if (inserted) return { row: inserted, created: true };
   // A concurrent request committed the same config between the lookup and the insert: it is this one.
   return { row: (await store.findConfigByIdentity(tx, identity))!, created: false };
+}
+
+/** A bearer token must be a generic secret the project owns or was granted, as for every project secret use. */
+async function checkMcpSecrets(tx: Tx, orgId: string, projectId: string, servers: readonly McpServerChoice[], issues: ConfigIssues): Promise<void> {
+  for (const server of servers) {
+    if (server.auth.type !== "bearer") continue;
+    const found = await findProjectSecret(tx, orgId, projectId, server.auth.secretId);
+    const path = ["mcp", server.key, "auth", "secret_id"];
+    if (!found) issues.add(path, `no secret ${server.auth.publicSecretId} is owned by or granted to this project`);
+    else if (found.secret.kind !== "generic") issues.add(path, `must be a generic secret holding the token; ${server.auth.publicSecretId} is ${found.secret.kind}`);
+  }
 }
 
 /** The project's config, or undefined; for other modules, inside their transaction. */
