@@ -38,6 +38,10 @@ export interface RuntimeConfig {
   readonly pollMs: number;
   /** How often maintenance runs (lease reaping, expiry sweeps). */
   readonly maintenanceIntervalMs: number;
+  /** Deadline for initializing an MCP server and listing its tools. */
+  readonly mcpConnectTimeoutMs: number;
+  /** Deadline for one MCP tool call. */
+  readonly mcpCallTimeoutMs: number;
 }
 
 export interface RateLimitConfig {
@@ -114,6 +118,8 @@ export function loadConfig(env: Env = process.env): Config {
       workerConcurrency: intVar(env, "SVC_WORKER_CONCURRENCY", 16, 1, 1024),
       leaseSeconds: intVar(env, "SVC_RUNTIME_LEASE_SECONDS", 90, 1, 1800),
       pollMs: intVar(env, "SVC_WORKER_POLL_MS", 1000, 10, 60_000),
+      mcpConnectTimeoutMs: intVar(env, "SVC_MCP_CONNECT_TIMEOUT_MS", 30_000, 100, 300_000),
+      mcpCallTimeoutMs: intVar(env, "SVC_MCP_CALL_TIMEOUT_MS", 300_000, 100, 3_600_000),
       maintenanceIntervalMs: intVar(env, "SVC_MAINTENANCE_INTERVAL_MS", 15_000, 100, 3_600_000),
     }),
     deviceLogin: Object.freeze({

@@ -64,6 +64,11 @@ export function pendingToolWork(state: TurnState): ToolCallRow[] {
   return state.toolCalls.filter((c) => c.state === "awaiting_authorization" || (c.state === "ready" && c.type === "built_in"));
 }
 
+/** MCP calls cleared to run: the worker runs them outside the claim, in a tool step. */
+export function readyMcpCalls(state: TurnState): ToolCallRow[] {
+  return state.toolCalls.filter((c) => c.state === "ready" && c.type === "mcp");
+}
+
 /** Some tool call of the latest batch still waits (on a person, an external result, or the worker). */
 export function batchIncomplete(state: TurnState): boolean {
   return state.toolCalls.some((c) => c.state !== "completed");

@@ -2,15 +2,26 @@ import type { Services } from "../app.js";
 import type { Config } from "../config.js";
 import type { Database } from "../platform/db/index.js";
 import { createGuardedFetch } from "../platform/net/guarded-fetch.js";
+import { capResponseBytes } from "../platform/net/capped-fetch.js";
+import { createMcpClient } from "./mcp/client.js";
 import { createModelClient } from "./models/ai-sdk-client.js";
 import type { ModelClient } from "./models/types.js";
 import { reapExpiredLeases } from "./reaper.js";
 import { startWorker, type WorkerLog } from "./worker.js";
 
-/** Starts the agent loop's worker over the app's services; provider calls go through the SSRF guard. */
+/** An MCP answer larger than this is an error: results are capped far lower once stored (48 MiB bodies). */
+const MAX_MCP_RESPONSE_BYTES = 64 * 1024 * 1024;
+
+/** Starts the agent loop's worker over the app's services; provider and MCP calls go through the SSRF guard. */
 export function startAgentWorker(options: { db: Database; services: Services; config: Config; log: WorkerLog; models?: ModelClient }) {
   const { db, services, config } = options;
-  const models = options.models ?? createModelClient({ fetch: createGuardedFetch(config) });
+  const guardedFetch = createGuardedFetch(config);
+  const models = options.models ?? createModelClient({ fetch: guardedFetch });
+  const mcpClient = createMcpClient({
+    fetch: capResponseBytes(guardedFetch, MAX_MCP_RESPONSE_BYTES),
+    connectTimeoutMs: config.runtime.mcpConnectTimeoutMs,
+    callTimeoutMs: config.runtime.mcpCallTimeoutMs,
+  });
   return startWorker(
     {
       db,
@@ -18,6 +29,8 @@ export function startAgentWorker(options: { db: Database; services: Services; co
       models,
       runAccess: services.runAccess,
       media: (agentId, artifactId) => services.artifacts.readArtifact(agentId, artifactId),
+      mcp: { client: mcpClient, projectSecret: (tx, orgId, projectId, secretId) => services.secrets.resolvePayload(tx, orgId, projectId, secretId) },
+      artifacts: services.artifacts,
     },
     { concurrency: config.runtime.workerConcurrency, leaseSeconds: config.runtime.leaseSeconds, pollMs: config.runtime.pollMs },
     options.log,

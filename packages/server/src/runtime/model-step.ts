@@ -7,7 +7,9 @@ import type { ModelRunAccess } from "../modules/models/run-access.js";
 import { appendEvent, lockAgent, type AgentRow } from "../modules/timeline/journal.js";
 import { planCompaction, SUMMARY_INSTRUCTION, summaryRequestMessage } from "./compaction.js";
 import { conversationMessages, estimateTokens, loadConversation, replayScope, type MediaLoader } from "./context.js";
-import type { AgentDefinition } from "./definition.js";
+import type { AgentDefinition, ToolDefinition } from "./definition.js";
+import { prepareMcpTools, type McpAccess } from "./mcp/connections.js";
+import type { ArtifactsService } from "../modules/artifacts/service.js";
 import { DeltaPublisher } from "./deltas.js";
 import type { ContextRow } from "./frontier.js";
 import { ModelError, type ModelClient, type ModelMessage, type ModelRequest, type ModelResult } from "./models/types.js";
@@ -21,10 +23,14 @@ export interface StepDeps {
   models: ModelClient;
   runAccess: ModelRunAccess;
   media: MediaLoader;
+  mcp: McpAccess;
+  /** Stores media of tool results run by the worker (MCP). */
+  artifacts: Pick<ArtifactsService, "prepareContentBlocks" | "recordArtifacts">;
 }
 
 /** A claimed model call: the context row inserted by the claim, under the runtime lock `lockId`. */
 export interface ModelStep {
+  kind: "model";
   agentId: string;
   orgId: string;
   projectId: string;
@@ -33,7 +39,7 @@ export interface ModelStep {
 }
 
 type Outcome =
-  | { kind: "result"; result: ModelResult; definition: AgentDefinition; toolCallIds: Map<string, string> }
+  | { kind: "result"; result: ModelResult; definition: AgentDefinition; tools: ToolDefinition[]; toolCallIds: Map<string, string> }
   | { kind: "checkpoint"; summary: string; through: number }
   | { kind: "compact"; message: string }
   | { kind: "failure"; failure: Failure };
@@ -90,8 +96,11 @@ async function callModel(deps: StepDeps, step: ModelStep, signal: AbortSignal): 
   }
 
   const messages = conversationMessages(conversation);
-  const tools = definition.tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema as ModelRequest["tools"][number]["inputSchema"] }));
-  const estimate = estimateTokens(definition.instruction) + estimateTokens(JSON.stringify(tools)) + conversation.items.reduce((sum, i) => sum + i.tokens, 0);
+  const mcp = await prepareMcpTools(deps.db, deps.mcp, { ...step, turnId: context.turnId }, definition, signal);
+  const offered = [...definition.tools, ...mcp.tools];
+  const tools = offered.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema as ModelRequest["tools"][number]["inputSchema"] }));
+  const system = [definition.instruction, ...mcp.notes].join("\n\n");
+  const estimate = estimateTokens(system) + estimateTokens(JSON.stringify(tools)) + conversation.items.reduce((sum, i) => sum + i.tokens, 0);
   if (estimate > usable) return { kind: "compact", message: `estimated ${estimate} input tokens exceed the usable window of ${usable}` };
   const publisher = new DeltaPublisher(deps.signals, step.agentId, {
     turnId: encodeId("turn", context.turnId),
@@ -99,9 +108,9 @@ async function callModel(deps: StepDeps, step: ModelStep, signal: AbortSignal): 
     sourceSequence: context.inputEventSequence,
   });
   try {
-    const result = await deps.models.stream({ ...base, system: definition.instruction, messages, tools }, (delta) => publisher.push(delta));
+    const result = await deps.models.stream({ ...base, system, messages, tools }, (delta) => publisher.push(delta));
     publisher.stop(result);
-    return { kind: "result", result, definition, toolCallIds: publisher.toolCallIds };
+    return { kind: "result", result, definition, tools: offered, toolCallIds: publisher.toolCallIds };
   } catch (err) {
     publisher.fail(err);
     if (err instanceof ModelError && err.kind === "context_overflow") return { kind: "compact", message: err.message };
@@ -145,7 +154,7 @@ async function record(tx: Tx, signals: AgentSignals, agent: AgentRow, context: C
 }
 
 async function recordResult(tx: Tx, signals: AgentSignals, agent: AgentRow, context: ContextRow, outcome: Extract<Outcome, { kind: "result" }>): Promise<void> {
-  const { result, definition } = outcome;
+  const { result, definition, tools } = outcome;
   const calls = result.parts.filter((p) => p.type === "tool_call");
   const usesTools = calls.length > 0 && (result.stopReason === "tool_use" || result.stopReason === "end_turn");
   if (result.stopReason === "tool_use" && calls.length === 0) {
@@ -160,7 +169,8 @@ async function recordResult(tx: Tx, signals: AgentSignals, agent: AgentRow, cont
     if (part.type === "tool_call") {
       if (!usesTools) continue;
       const id = outcome.toolCallIds.get(part.providerCallId) ?? newUuid();
-      const type = definition.tools.find((t) => t.name === part.name)?.type ?? "built_in";
+      // A name the model made up is checked by the worker's tool work, which fails it as unsupported.
+      const type = tools.find((t) => t.name === part.name)?.type ?? (part.name.startsWith("mcp__") ? "mcp" : "built_in");
       newCalls.push({ id, agentId: agent.id, turnId: context.turnId, modelOutputId: outputId, providerCallId: part.providerCallId, name: part.name, input: part.input, type });
       blocks.push({ type: "tool_call", tool_call_id: encodeId("toolCall", id), tool_type: type, name: part.name, input: part.input });
     } else {

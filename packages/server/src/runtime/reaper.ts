@@ -1,7 +1,8 @@
 import { and, eq, lt } from "drizzle-orm";
-import { agentRuntimeLocks, agents, modelCallContexts } from "../db/schema/index.js";
+import { agentRuntimeLocks, agents, modelCallContexts, toolCalls } from "../db/schema/index.js";
 import { dbNow } from "../db/schema/columns.js";
 import type { Database } from "../platform/db/index.js";
+import { encodeId } from "../platform/ids.js";
 import { recordFailure } from "./outcomes.js";
 import type { AgentSignals } from "./signals.js";
 import { markWakeup } from "./wakeups.js";
@@ -11,7 +12,8 @@ const BATCH = 100;
 /**
  * Maintenance task (design brief §3.10): runtime locks whose lease ran out belong to a worker that
  * died or stalled. Its started model call becomes a retry (the outcome is ambiguous: the provider may
- * have answered), the lock goes, and the agent is woken so another worker continues as attempt n+1.
+ * have answered), its running MCP calls go back to `ready` (they run again: an MCP call is at least
+ * once), the lock goes, and the agent is woken so another worker continues.
  * Agents locked by someone else right now are skipped and reaped on a later tick.
  */
 export async function reapExpiredLeases(db: Database, signals: AgentSignals): Promise<number> {
@@ -41,6 +43,12 @@ export async function reapExpiredLeases(db: Database, signals: AgentSignals): Pr
           retryable: true,
         });
       }
+      const released = await tx
+        .update(toolCalls)
+        .set({ state: "ready", runtimeLockId: null, updatedAt: dbNow })
+        .where(and(eq(toolCalls.runtimeLockId, lock.id), eq(toolCalls.state, "running")))
+        .returning({ id: toolCalls.id });
+      for (const call of released) signals.toolCallChanged(tx, agent.id, { toolCallId: encodeId("toolCall", call.id), state: "ready" });
       await tx.delete(agentRuntimeLocks).where(eq(agentRuntimeLocks.id, lock.id));
       if (started.length === 0) await markWakeup(tx, signals, lock.agentId, "lease_reaped");
       return true;

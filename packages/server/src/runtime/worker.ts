@@ -3,8 +3,9 @@ import { eq } from "drizzle-orm";
 import { agentRuntimeLocks } from "../db/schema/index.js";
 import { dbNow, dbSecondsFromNow } from "../db/schema/columns.js";
 import { newUuid } from "../platform/ids.js";
-import { claimNext } from "./claim.js";
-import { runModelStep, type ModelStep, type StepDeps } from "./model-step.js";
+import { claimNext, type Step } from "./claim.js";
+import { runModelStep, type StepDeps } from "./model-step.js";
+import { runToolStep } from "./tool-step.js";
 
 export interface WorkerOptions {
   /** Model calls run at once by this process. */
@@ -57,7 +58,7 @@ export function startWorker(deps: StepDeps, options: WorkerOptions, log: WorkerL
 
   async function slot(): Promise<void> {
     while (running) {
-      let step: ModelStep | null | undefined;
+      let step: Step | null | undefined;
       try {
         step = await deps.db.tx((tx) => claimNext(tx, deps.signals, { workerId, leaseSeconds: options.leaseSeconds }));
       } catch (err) {
@@ -76,22 +77,23 @@ export function startWorker(deps: StepDeps, options: WorkerOptions, log: WorkerL
     }
   }
 
-  async function execute(step: ModelStep): Promise<void> {
+  async function execute(step: Step): Promise<void> {
     const controller = new AbortController();
     inFlight.set(step.agentId, controller);
     const renewal = setInterval(() => void renew(step, controller), (options.leaseSeconds * 1000) / 3);
     try {
-      await runModelStep(deps, step, controller.signal);
+      if (step.kind === "model") await runModelStep(deps, step, controller.signal);
+      else await runToolStep(deps, step, controller.signal);
     } catch (err) {
-      // The lease runs out and maintenance turns the call into a retry; nothing is lost.
-      log.error({ err, agentId: step.agentId }, "recording a model step failed");
+      // The lease runs out and maintenance turns the work into a retry; nothing is lost.
+      log.error({ err, agentId: step.agentId, step: step.kind }, "recording a step failed");
     } finally {
       clearInterval(renewal);
       inFlight.delete(step.agentId);
     }
   }
 
-  async function renew(step: ModelStep, controller: AbortController): Promise<void> {
+  async function renew(step: Step, controller: AbortController): Promise<void> {
     try {
       const [lock] = await deps.db.read
         .update(agentRuntimeLocks)

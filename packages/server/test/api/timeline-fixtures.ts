@@ -202,6 +202,8 @@ export class TimelineWriter {
           input: call.input ?? {},
           type: call.type ?? "custom",
           state: call.state ?? "awaiting_authorization",
+          // A running call is owned by a runtime (a check constraint); no worker reads this one.
+          ...(call.state === "running" ? { runtimeLockId: newUuid() } : {}),
         });
       }
       const event = await appendEvent(tx, this.signals, agent, {

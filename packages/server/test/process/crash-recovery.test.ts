@@ -6,7 +6,8 @@ import { join } from "node:path";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { startFakeProvider } from "../../src/runtime/models/fake-provider/index.js";
 import { agentProject, yamlConfig } from "../support/agents.js";
-import { createConfig, finalOutputs, launch, modelCalls, providerRequests, untilEvents } from "../support/agent-loop.js";
+import { createConfig, eventually, finalOutputs, launch, modelCalls, providerRequests, untilEvents } from "../support/agent-loop.js";
+import { startFakeMcpServer } from "../support/fake-mcp.js";
 import { ApiClient } from "../support/client.js";
 import { exited, freePort, MAIN, ready } from "../support/process.js";
 import { adminQuery, withDatabase } from "../support/global-setup.js";
@@ -32,43 +33,94 @@ function svc(env: Record<string, string>): ChildProcess {
   return spawn(process.execPath, ["--import", "tsx", MAIN, "serve"], { env: { ...process.env, ...env }, stdio: ["ignore", "ignore", "inherit"] });
 }
 
+/**
+ * One `svc serve` child on a fresh database and port, with a short lease so maintenance reaps quickly.
+ * `crashAndRestart` kills it with SIGKILL and starts a new one on the same database.
+ */
+async function startNode() {
+  const { url, env } = await serveEnv();
+  let child = svc(env);
+  cleanups.push(async () => child.kill("SIGKILL"));
+  await ready(url);
+  return {
+    api: new ApiClient(url, url),
+    async crashAndRestart() {
+      child.kill("SIGKILL");
+      await exited(child);
+      child = svc(env);
+      await ready(url);
+    },
+    async stop() {
+      child.kill("SIGTERM");
+      await exited(child);
+    },
+  };
+}
+
+async function serveEnv(): Promise<{ url: string; env: Record<string, string> }> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const env = {
+    ...(await databaseEnv()),
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    SVC_LOG_LEVEL: "error",
+    SVC_PUBLIC_URL: url,
+    SVC_ALLOW_PRIVATE_NETWORK: "true",
+    SVC_RUNTIME_LEASE_SECONDS: "2",
+    SVC_MAINTENANCE_INTERVAL_MS: "300",
+    SVC_WORKER_POLL_MS: "100",
+  };
+  return { url, env };
+}
+
 describe("crash recovery", () => {
   it("a worker killed mid-call loses nothing: after its lease runs out the call is retried as attempt 2", { timeout: 120_000 }, async () => {
     const provider = await startFakeProvider();
     cleanups.push(() => provider.close());
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
-    const env = {
-      ...(await databaseEnv()),
-      PORT: String(port),
-      HOST: "127.0.0.1",
-      SVC_LOG_LEVEL: "error",
-      SVC_PUBLIC_URL: url,
-      SVC_ALLOW_PRIVATE_NETWORK: "true",
-      SVC_RUNTIME_LEASE_SECONDS: "2",
-      SVC_MAINTENANCE_INTERVAL_MS: "300",
-      SVC_WORKER_POLL_MS: "100",
-    };
-    let child = svc(env);
-    cleanups.push(async () => child.kill("SIGKILL"));
-    await ready(url);
-    const api = new ApiClient(url, url);
+    const node = await startNode();
+    const { api } = node;
     const project = await agentProject(api, provider.baseUrl);
     provider.script({ hang: true }, { text: "finished by the next worker" });
     const agentId = await launch(api, project, await createConfig(api, project, yamlConfig(project)), "do the thing");
     await providerRequests(provider, 1);
 
-    child.kill("SIGKILL");
-    await exited(child);
-    child = svc(env);
-    await ready(url);
+    await node.crashAndRestart();
 
     const list = await untilEvents(api, project, agentId, (e) => finalOutputs(e).length === 1);
     expect(list.map((e) => e.sequence)).toEqual([1, 2, 3]);
     expect(list.filter((e) => e.event_kind === "model_output")).toHaveLength(1);
     expect(finalOutputs(list)[0].content_blocks).toEqual([{ type: "text", text: "finished by the next worker" }]);
     expect(modelCalls(provider)).toHaveLength(2);
-    child.kill("SIGTERM");
-    await exited(child);
+    await node.stop();
+  });
+
+  it("a worker killed during an MCP call loses nothing: the call runs again and its result is recorded once", { timeout: 120_000 }, async () => {
+    const provider = await startFakeProvider();
+    const mcp = await startFakeMcpServer();
+    cleanups.push(() => provider.close(), () => mcp.close());
+    const node = await startNode();
+    const { api } = node;
+    const project = await agentProject(api, provider.baseUrl);
+    provider.script({ toolCalls: [{ name: "mcp__docs__greet", input: { name: "Dee" } }] }, { text: "greeted" });
+    mcp.hangCalls(1);
+    const config = yamlConfig(project, `mcp:\n  docs:\n    url: ${mcp.url}\n    permission: {mode: always_allow}\n`);
+    const agentId = await launch(api, project, await createConfig(api, project, config), "greet Dee");
+    await eventually(async () => mcp.calls().length, (n) => n === 1);
+
+    await node.crashAndRestart();
+
+    const list = await untilEvents(api, project, agentId, (e) => finalOutputs(e).length === 1);
+    expect(list.map((e) => [e.sequence, e.event_kind])).toEqual([
+      [1, "agent_input"],
+      [2, "agent_input"],
+      [3, "model_output"],
+      [4, "tool_result"],
+      [5, "model_output"],
+    ]);
+    expect(list[3]).toMatchObject({ outcome: "succeeded", content_blocks: [{ type: "text", text: "Hello, Dee!" }] });
+    expect(mcp.calls().map((c) => c.tool)).toEqual(["greet", "greet"]);
+    expect(modelCalls(provider)).toHaveLength(2);
+    await node.stop();
   });
 });

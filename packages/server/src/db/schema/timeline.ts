@@ -173,6 +173,8 @@ export const toolCalls = pgTable(
       sql`(${t.state} = 'completed') = (${t.outcome} IS NOT NULL AND ${t.completedAt} IS NOT NULL)
         AND (${t.outcome} IS NULL OR ${t.outcome} IN ('succeeded', 'failed', 'denied', 'canceled'))`,
     ),
+    // A running call belongs to the runtime executing it; no other state has an owner.
+    check("tool_calls_running_owner", sql`(${t.state} = 'running') = (${t.runtimeLockId} IS NOT NULL)`),
     index("tool_calls_agent_created_idx").on(t.agentId, t.createdAt, t.id),
     index("tool_calls_turn_idx").on(t.turnId),
   ],
@@ -266,4 +268,37 @@ export const agentRuntimeLocks = pgTable(
     cancelRequestedAt: optionalTime("cancel_requested_at"),
   },
   (t) => [index("agent_runtime_locks_expiry_idx").on(t.leaseExpiresAt)],
+);
+
+/**
+ * An agent's session with one MCP server of its config: the tools the server offered when it was last
+ * initialized (at the start of a turn, or when the config's server entry changed), which the model sees.
+ */
+export const agentMcpConnections = pgTable(
+  "agent_mcp_connections",
+  {
+    id: idColumn(),
+    agentId: uuid("agent_id").notNull().references(() => agents.id, { onDelete: "cascade" }),
+    serverKey: text("server_key").notNull(),
+    endpoint: text("endpoint").notNull(),
+    /** Hash of the server's config entry: a different entry means a fresh initialization. */
+    configHash: text("config_hash").notNull(),
+    state: text("state").notNull(),
+    protocolVersion: text("protocol_version"),
+    sessionId: text("session_id"),
+    serverInfo: jsonb("server_info").$type<Record<string, unknown>>(),
+    capabilities: jsonb("capabilities").$type<Record<string, unknown>>(),
+    tools: jsonb("tools").$type<Array<{ name: string; description: string; inputSchema: Record<string, unknown> }>>().notNull().default([]),
+    error: text("error"),
+    /** The turn whose start last initialized the connection. */
+    turnId: uuid("turn_id").references(() => agentTurns.id, { onDelete: "set null" }),
+    generation: integer("generation").notNull().default(1),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    unique("agent_mcp_connections_server").on(t.agentId, t.serverKey),
+    check("agent_mcp_connections_state", sql`${t.state} IN ('initializing', 'ready', 'failed', 'expired')`),
+    check("agent_mcp_connections_error", sql`(${t.state} = 'failed') = (${t.error} IS NOT NULL)`),
+  ],
 );

@@ -5,6 +5,7 @@ import type { Principal } from "../../platform/http/auth.js";
 import type { PageRequest } from "../../platform/http/lists.js";
 import { newUuid } from "../../platform/ids.js";
 import { jsonDigest } from "../../platform/json.js";
+import { dropMcpConnectionsOutside } from "../../runtime/mcp/connections.js";
 import { loadTurnState, turnSettled } from "../../runtime/frontier.js";
 import type { AgentSignals } from "../../runtime/signals.js";
 import { clearWakeup } from "../../runtime/wakeups.js";
@@ -136,6 +137,7 @@ export function createAgentsService(deps: AgentsDeps) {
         }
         const { input, event } = await appendConfigChange(tx, agent, config.id, key ?? null, digest);
         await store.setCurrentConfig(tx, agent.id, config.id);
+        await dropMcpConnectionsOutside(tx, agent.id, config.compiledDefinition);
         return { config, input, eventId: event.id };
       });
     } catch (err) {

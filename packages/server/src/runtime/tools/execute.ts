@@ -1,42 +1,51 @@
 import { Ajv, type ValidateFunction } from "ajv";
 import { eq } from "drizzle-orm";
 import { agentConfigs, modelCallContexts, modelOutputs } from "../../db/schema/index.js";
-import type { Tx } from "../../platform/db/index.js";
+import type { AppDb, Tx } from "../../platform/db/index.js";
+import { mcpToolOf } from "../mcp/connections.js";
 import { insertInteraction } from "../../modules/interactions/store.js";
 import { completeToolCall, setToolCallState, textBlock, type ToolCallRow } from "../../modules/tools/complete.js";
 import type { AgentRow } from "../../modules/timeline/journal.js";
-import type { AgentDefinition, ToolDefinition } from "../definition.js";
+import type { AgentDefinition } from "../definition.js";
 import type { AgentSignals } from "../signals.js";
 import { permissionForm, questionForm, type AskQuestionInput } from "./forms.js";
 
 /*
- * The worker's tool work (design brief §3.5), all of it transactional for the tools svc runs today:
- * permission checks move `awaiting_authorization` calls on, and ready built-in calls are dispatched.
- * Custom calls are never dispatched: once ready they wait for the client's result.
+ * The worker's transactional tool work (design brief §3.5): permission checks move `awaiting_authorization`
+ * calls on, and ready built-in calls are dispatched. Ready MCP calls run outside the transaction, in a
+ * tool step (tool-step.ts). Custom calls are never dispatched: once ready they wait for the client's result.
  */
 
 const ajv = new Ajv({ allErrors: true, strict: false });
-const validators = new Map<string, ValidateFunction>();
+const validators = new Map<string, ValidateFunction | undefined>();
 
-function validatorFor(schema: Record<string, unknown>): ValidateFunction {
+/**
+ * A validator for a tool's input schema, or undefined for a schema ajv cannot compile: config schemas
+ * were checked when the config was made, but an MCP server's are its own, and that server validates too.
+ */
+function validatorFor(schema: Record<string, unknown>): ValidateFunction | undefined {
   const key = JSON.stringify(schema);
-  let validate = validators.get(key);
-  if (!validate) {
-    validate = ajv.compile(schema);
+  if (!validators.has(key)) {
     if (validators.size > 1000) validators.clear();
+    let validate: ValidateFunction | undefined;
+    try {
+      validate = ajv.compile(schema);
+    } catch {
+      validate = undefined;
+    }
     validators.set(key, validate);
   }
-  return validate;
+  return validators.get(key);
 }
 
-/** The definition the call was made under: the config of the model call that produced it. */
-async function definitionOf(tx: Tx, call: ToolCallRow): Promise<AgentDefinition> {
-  const [row] = await tx
+/** The definition a tool call was made under: the config of the model call that produced its output. */
+export async function definitionOfOutput(db: AppDb | Tx, modelOutputId: string): Promise<AgentDefinition> {
+  const [row] = await db
     .select({ definition: agentConfigs.compiledDefinition })
     .from(modelOutputs)
     .innerJoin(modelCallContexts, eq(modelCallContexts.id, modelOutputs.modelCallContextId))
     .innerJoin(agentConfigs, eq(agentConfigs.id, modelCallContexts.agentConfigId))
-    .where(eq(modelOutputs.id, call.modelOutputId));
+    .where(eq(modelOutputs.id, modelOutputId));
   return row!.definition;
 }
 
@@ -45,7 +54,7 @@ export async function runToolWork(tx: Tx, signals: AgentSignals, agent: AgentRow
   const definitions = new Map<string, Promise<AgentDefinition>>();
   const definitionFor = (call: ToolCallRow) => {
     let definition = definitions.get(call.modelOutputId);
-    if (!definition) definitions.set(call.modelOutputId, (definition = definitionOf(tx, call)));
+    if (!definition) definitions.set(call.modelOutputId, (definition = definitionOfOutput(tx, call.modelOutputId)));
     return definition;
   };
   for (const call of calls) {
@@ -55,13 +64,13 @@ export async function runToolWork(tx: Tx, signals: AgentSignals, agent: AgentRow
 }
 
 async function authorize(tx: Tx, signals: AgentSignals, agent: AgentRow, call: ToolCallRow, definition: AgentDefinition): Promise<void> {
-  const tool: ToolDefinition | undefined = definition.tools.find((t) => t.name === call.name && t.type === call.type);
+  const tool = call.type === "mcp" ? await mcpToolOf(tx, agent.id, definition, call.name) : definition.tools.find((t) => t.name === call.name && t.type === call.type);
   if (!tool) {
     await completeToolCall(tx, signals, agent, call, "failed", [textBlock(`Unsupported tool: ${call.name} is not configured for this agent.`)]);
     return;
   }
   const validate = validatorFor(tool.inputSchema);
-  if (!validate(call.input)) {
+  if (validate && !validate(call.input)) {
     const problems = (validate.errors ?? []).map((e) => `${e.instancePath || "input"} ${e.message ?? "is invalid"}`).join("; ");
     await completeToolCall(tx, signals, agent, call, "failed", [textBlock(`Malformed input for ${call.name}: ${problems}`)]);
     return;

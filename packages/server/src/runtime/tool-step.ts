@@ -1,0 +1,106 @@
+import { and, eq } from "drizzle-orm";
+import { agentMcpConnections, agentRuntimeLocks, toolCalls } from "../db/schema/index.js";
+import { dbNow } from "../db/schema/columns.js";
+import { AppError } from "../platform/errors.js";
+import { encodeId } from "../platform/ids.js";
+import type { PreparedBlocks, SubmittedBlock } from "../modules/artifacts/service.js";
+import { lockAgent } from "../modules/timeline/journal.js";
+import { completeToolCall, type ToolCallRow, type ToolOutcome } from "../modules/tools/complete.js";
+import { parseMcpToolName } from "./definition.js";
+import { describeMcpError, endpointOf } from "./mcp/connections.js";
+import { fallbackBlocks, resultBlocks } from "./mcp/results.js";
+import type { StepDeps } from "./model-step.js";
+import { definitionOfOutput } from "./tools/execute.js";
+import { markWakeup } from "./wakeups.js";
+
+/** Ready MCP calls claimed together: each is `running` under the runtime lock `lockId`. */
+export interface ToolStep {
+  kind: "tools";
+  agentId: string;
+  orgId: string;
+  projectId: string;
+  lockId: string;
+  calls: ToolCallRow[];
+}
+
+/** Calls of one batch run at once against their servers; the rest wait for a free place. */
+const PARALLEL_CALLS = 8;
+const RESULT_BLOCKS = new Set(["text", "media", "structured_data"] as const);
+
+/**
+ * Runs a claimed batch of MCP calls outside any transaction (design brief §3.5, the async phase), each
+ * result recorded in its own transaction as it arrives. A call is recorded only while it is still
+ * running under this step's lock: a cancel or a lost lease has decided for it already. Calls left
+ * running (the worker is stopping) go back to `ready` for the next claim.
+ */
+export async function runToolStep(deps: StepDeps, step: ToolStep, signal: AbortSignal): Promise<void> {
+  const queue = [...step.calls];
+  const lanes = Array.from({ length: Math.min(PARALLEL_CALLS, queue.length) }, async () => {
+    for (let call = queue.shift(); call && !signal.aborted; call = queue.shift()) await runMcpCall(deps, step, call, signal);
+  });
+  await Promise.all(lanes);
+  await deps.db.tx(async (tx) => {
+    const agent = await lockAgent(tx, step.agentId);
+    if (!agent) return;
+    const unfinished = await tx
+      .update(toolCalls)
+      .set({ state: "ready", runtimeLockId: null, updatedAt: dbNow })
+      .where(and(eq(toolCalls.runtimeLockId, step.lockId), eq(toolCalls.state, "running")))
+      .returning({ id: toolCalls.id });
+    for (const call of unfinished) deps.signals.toolCallChanged(tx, agent.id, { toolCallId: encodeId("toolCall", call.id), state: "ready" });
+    await tx.delete(agentRuntimeLocks).where(eq(agentRuntimeLocks.id, step.lockId));
+    await markWakeup(tx, deps.signals, agent.id, "tool_step_done");
+  });
+}
+
+async function runMcpCall(deps: StepDeps, step: ToolStep, call: ToolCallRow, signal: AbortSignal): Promise<void> {
+  let outcome: ToolOutcome;
+  let blocks: SubmittedBlock[];
+  try {
+    const result = await callServer(deps, step, call, signal);
+    outcome = result.isError ? "failed" : "succeeded";
+    blocks = resultBlocks(result);
+  } catch (err) {
+    // Canceled, or the worker is stopping: the cancel has completed the call, or the next claim reruns it.
+    if (signal.aborted) return;
+    outcome = "failed";
+    blocks = [{ type: "text", text: `The MCP server did not complete the call: ${describeMcpError(err)}` }];
+  }
+  const prepared = await prepare(deps, blocks);
+  await deps.db.tx(async (tx) => {
+    const agent = await lockAgent(tx, step.agentId);
+    if (!agent) return;
+    const [current] = await tx
+      .select()
+      .from(toolCalls)
+      .where(and(eq(toolCalls.id, call.id), eq(toolCalls.runtimeLockId, step.lockId), eq(toolCalls.state, "running")));
+    if (!current) return;
+    await deps.artifacts.recordArtifacts(tx, prepared, { orgId: step.orgId, projectId: step.projectId, agentId: step.agentId });
+    await completeToolCall(tx, deps.signals, agent, current, outcome, prepared.blocks);
+  });
+}
+
+async function callServer(deps: StepDeps, step: ToolStep, call: ToolCallRow, signal: AbortSignal) {
+  const definition = await definitionOfOutput(deps.db.read, call.modelOutputId);
+  const parsed = parseMcpToolName(call.name);
+  const server = parsed && definition.mcp[parsed.server];
+  // Authorization found the tool in this definition; a call that names no server never gets here.
+  if (!parsed || !server) throw new Error(`${call.name} names no MCP server of the agent's config`);
+  const [session] = await deps.db.read
+    .select({ sessionId: agentMcpConnections.sessionId, protocolVersion: agentMcpConnections.protocolVersion })
+    .from(agentMcpConnections)
+    .where(and(eq(agentMcpConnections.agentId, step.agentId), eq(agentMcpConnections.serverKey, parsed.server)));
+  const endpoint = await endpointOf(deps.db, deps.mcp, step, server);
+  const resume = session?.sessionId && session.protocolVersion ? { sessionId: session.sessionId, protocolVersion: session.protocolVersion } : undefined;
+  return deps.mcp.client.callTool(endpoint, resume, parsed.tool, call.input, signal);
+}
+
+/** The result's blocks with media stored; a result over svc's limits is cut down to a note and its text. */
+async function prepare(deps: StepDeps, blocks: SubmittedBlock[]): Promise<PreparedBlocks> {
+  try {
+    return await deps.artifacts.prepareContentBlocks(blocks, RESULT_BLOCKS);
+  } catch (err) {
+    if (!(err instanceof AppError)) throw err;
+    return deps.artifacts.prepareContentBlocks(fallbackBlocks(blocks, "it exceeded svc's limits on tool results"), RESULT_BLOCKS);
+  }
+}

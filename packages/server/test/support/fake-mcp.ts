@@ -1,0 +1,141 @@
+import { randomUUID } from "node:crypto";
+import { createServer, type IncomingMessage, type Server as HttpServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { CallToolRequestSchema, isInitializeRequest, ListToolsRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+
+/**
+ * A real MCP server over Streamable HTTP (the official SDK's server side) for tests: stateful sessions,
+ * a few tools with known answers, a record of every JSON-RPC request, and switches to require a bearer
+ * token, to forget every session (so the next request gets MCP's 404) and to refuse connections.
+ */
+
+export interface McpRequestRecord {
+  method: string;
+  sessionId: string | undefined;
+  authorization: string | undefined;
+  tool?: string;
+  arguments?: Record<string, unknown>;
+}
+
+/** A 1×1 transparent PNG. */
+export const PIXEL_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+
+const TOOLS = [
+  {
+    name: "greet",
+    description: "Greets a person by name.",
+    inputSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"], additionalProperties: false },
+  },
+  { name: "explode", description: "Always fails.", inputSchema: { type: "object", properties: {} } },
+  { name: "picture", description: "Returns a picture and its facts.", inputSchema: { type: "object", properties: {} } },
+  {
+    name: "wait",
+    description: "Answers after ms milliseconds.",
+    inputSchema: { type: "object", properties: { ms: { type: "number" } }, required: ["ms"] },
+  },
+];
+
+export interface FakeMcpServer {
+  url: string;
+  requests: McpRequestRecord[];
+  /** Tool calls received, in order. */
+  calls(): McpRequestRecord[];
+  requireToken(token: string | undefined): void;
+  forgetSessions(): void;
+  /** While down, every request is answered 503. */
+  setDown(down: boolean): void;
+  /** The next `count` tool calls are received but never answered (a server or worker stuck mid-call). */
+  hangCalls(count: number): void;
+  reset(): void;
+  close(): Promise<void>;
+}
+
+function answer(name: string, args: Record<string, unknown>): Promise<CallToolResult> | CallToolResult {
+  if (name === "greet") return { content: [{ type: "text", text: `Hello, ${String(args["name"])}!` }] };
+  if (name === "explode") return { content: [{ type: "text", text: "kaboom" }], isError: true };
+  if (name === "picture") {
+    return { content: [{ type: "text", text: "a pixel" }, { type: "image", data: PIXEL_PNG, mimeType: "image/png" }], structuredContent: { width: 1, height: 1 } };
+  }
+  if (name === "wait") return new Promise((resolve) => setTimeout(() => resolve({ content: [{ type: "text", text: `waited ${String(args["ms"])}` }] }), Number(args["ms"])));
+  throw new Error(`unknown tool ${name}`);
+}
+
+function mcpServer(hang: () => boolean): Server {
+  const server = new Server({ name: "fake-mcp", version: "1.0.0" }, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOLS }));
+  server.setRequestHandler(CallToolRequestSchema, (request) =>
+    hang() ? new Promise<CallToolResult>(() => {}) : answer(request.params.name, request.params.arguments ?? {}),
+  );
+  return server;
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString("utf8");
+  return text ? JSON.parse(text) : undefined;
+}
+
+export async function startFakeMcpServer(): Promise<FakeMcpServer> {
+  const sessions = new Map<string, StreamableHTTPServerTransport>();
+  const requests: McpRequestRecord[] = [];
+  let token: string | undefined;
+  let down = false;
+  let hanging = 0;
+  const hang = () => hanging > 0 && hanging-- > 0;
+
+  const http: HttpServer = createServer((req, res) => {
+    void (async () => {
+      if (down) return void res.writeHead(503).end("down");
+      if (token && req.headers.authorization !== `Bearer ${token}`) return void res.writeHead(401).end("unauthorized");
+      const body = req.method === "POST" ? await readJson(req) : undefined;
+      const sessionId = req.headers["mcp-session-id"] as string | undefined;
+      for (const message of Array.isArray(body) ? body : body ? [body] : []) {
+        const m = message as { method?: string; params?: { name?: string; arguments?: Record<string, unknown> } };
+        if (!m.method) continue;
+        requests.push({
+          method: m.method,
+          sessionId,
+          authorization: req.headers.authorization,
+          ...(m.method === "tools/call" ? { tool: m.params?.name, arguments: m.params?.arguments ?? {} } : {}),
+        });
+      }
+      let transport = sessionId ? sessions.get(sessionId) : undefined;
+      if (!transport) {
+        if (sessionId) return void res.writeHead(404).end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32001, message: "Session not found" }, id: null }));
+        if (req.method !== "POST" || !isInitializeRequest(body)) return void res.writeHead(400).end("initialize first");
+        const fresh = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (id) => void sessions.set(id, fresh) });
+        await mcpServer(hang).connect(fresh);
+        transport = fresh;
+      }
+      await transport.handleRequest(req, res, body);
+    })().catch((err: unknown) => {
+      if (!res.headersSent) res.writeHead(500).end(String(err));
+    });
+  });
+  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+  const { port } = http.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    requests,
+    calls: () => requests.filter((r) => r.method === "tools/call"),
+    requireToken: (value) => void (token = value),
+    forgetSessions: () => sessions.clear(),
+    setDown: (value) => void (down = value),
+    hangCalls: (count) => void (hanging = count),
+    reset() {
+      requests.length = 0;
+      token = undefined;
+      down = false;
+      hanging = 0;
+    },
+    async close() {
+      for (const transport of sessions.values()) await transport.close().catch(() => {});
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    },
+  };
+}
