@@ -25,8 +25,8 @@ export interface ClaimOptions {
  * One claim (design brief §3.1), in the caller's transaction: the oldest ready wakeup of an active agent
  * that no runtime holds, locked with SKIP LOCKED so concurrent workers never take the same agent.
  * Transactional tool work is done right here; ready MCP calls (set `running`) or a model call (a started
- * context) are returned under a new runtime lock for the caller to run outside the transaction. `undefined` means there was nothing to claim; `null` that the
- * claimed wakeup needed no model call.
+ * context) are returned under a new runtime lock for the caller to run outside the transaction.
+ * `undefined` means there was nothing to claim; `null` that the claimed wakeup needed no step.
  */
 export async function claimNext(tx: Tx, signals: AgentSignals, options: ClaimOptions): Promise<Step | null | undefined> {
   // The claim locks the agent's row itself (FOR UPDATE OF agents): the row it returns is the one
