@@ -41,6 +41,9 @@ export interface McpServerDefinition {
   toolPermissions: Record<string, PermissionMode>;
 }
 
+/** OpenAI's limit on tools in one request, the lowest of the APIs svc speaks. */
+export const MAX_TOOLS = 128;
+
 /** Providers accept tool names of at most 64 characters (OpenAI's limit, the lowest). */
 export const MAX_QUALIFIED_NAME = 64;
 

@@ -183,6 +183,19 @@ describe("MCP servers", () => {
     expect(connections).toEqual([]);
   });
 
+  it("offers no more tools than a provider takes in one request and tells the model what was left out", async () => {
+    const project = await agentProject(server.api, provider.baseUrl);
+    const custom = Array.from({ length: 126 }, (_, i) => `  t${i}: {type: custom, description: tool ${i}, input_schema: {type: object}}`).join("\n");
+    provider.script({ text: "fine" });
+    const config = yamlConfig(project, `tools:\n${custom}\n${mcpYaml(allowAll)}`);
+    const agentId = await launch(server.api, project, await createConfig(server.api, project, config), "hello");
+    await untilEvents(server.api, project, agentId, (e) => finalOutputs(e).length === 1);
+    const offered = offeredTools(0);
+    expect(offered).toHaveLength(128);
+    expect(offered.filter((name) => name.startsWith("mcp__docs__"))).toHaveLength(2);
+    expect(requestText(provider, 0)).toContain('The MCP server \\"docs\\" offers 4 tools; only 2 fit the limit of 128 tools per model call.');
+  });
+
   it("cancels a running MCP call: the call completes as canceled and the agent takes new work", async () => {
     const project = await agentProject(server.api, provider.baseUrl);
     provider.script({ toolCalls: [{ name: "mcp__docs__wait", input: { ms: 60_000 } }] });

@@ -2,6 +2,7 @@ import { Ajv2020, type ErrorObject } from "ajv/dist/2020.js";
 import type { PermissionMode } from "../../runtime/definition.js";
 import { CACHE_RETENTIONS, type CacheRetention } from "../models/configured-schemas.js";
 import { builtInTool, CUSTOM_TOOL_PERMISSIONS, type BuiltInTool } from "../../runtime/tools/catalog.js";
+import { MAX_TOOLS } from "../../runtime/definition.js";
 import type { ConfigIssues } from "./issues.js";
 import { readMcpSection, type McpServerChoice } from "./mcp-section.js";
 import { count, describe, has, isObject, MAX_NAME, readPermission, required, text, unknownKeys, type Obj, type Path } from "./fields.js";
@@ -41,8 +42,6 @@ const CUSTOM_KEYS = ["type", "description", "input_schema", "permission"];
 const TOOL_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 // Skills have no id kind in svc yet; their public form is the reference's.
 const SKILL_ID = /^skl_[a-z2-7]{26}$/;
-/** OpenAI's limit on tools in one request, the lowest of the APIs svc speaks. */
-const MAX_TOOLS = 128;
 
 // Tool input schemas are sent to providers that speak JSON Schema 2020-12; check them against its meta-schema.
 const schemaChecker = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });

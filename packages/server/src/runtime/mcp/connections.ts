@@ -5,7 +5,7 @@ import type { AppDb, Database, Tx } from "../../platform/db/index.js";
 import { jsonDigest } from "../../platform/json.js";
 import { newUuid } from "../../platform/ids.js";
 import type { SecretMaterial } from "../../modules/secrets/schemas.js";
-import { mcpToolName, parseMcpToolName, type AgentDefinition, type McpServerDefinition, type PermissionMode, type ToolDefinition } from "../definition.js";
+import { MAX_TOOLS, mcpToolName, parseMcpToolName, type AgentDefinition, type McpServerDefinition, type PermissionMode, type ToolDefinition } from "../definition.js";
 import type { McpClient, McpEndpoint, McpSession } from "./client.js";
 
 /**
@@ -66,15 +66,22 @@ export async function prepareMcpTools(db: Database, access: McpAccess, scope: Mc
   );
   const tools: ToolDefinition[] = [];
   const notes: string[] = [];
+  // A request with more tools than a provider takes would fail every model call: the surplus is left out.
+  let room = MAX_TOOLS - definition.tools.length;
   for (const row of rows) {
     if (row.state !== "ready") {
       notes.push(`The MCP server "${row.serverKey}" could not be reached (${row.error}); its tools are unavailable for now.`);
       continue;
     }
     const server = definition.mcp[row.serverKey]!;
-    for (const tool of row.tools) {
+    const offered = row.tools.filter((tool) => PROVIDER_TOOL_NAME.test(mcpToolName(row.serverKey, tool.name)));
+    const kept = offered.slice(0, Math.max(room, 0));
+    room -= kept.length;
+    if (kept.length < offered.length) {
+      notes.push(`The MCP server "${row.serverKey}" offers ${offered.length} tools; only ${kept.length} fit the limit of ${MAX_TOOLS} tools per model call.`);
+    }
+    for (const tool of kept) {
       const name = mcpToolName(row.serverKey, tool.name);
-      if (!PROVIDER_TOOL_NAME.test(name)) continue;
       tools.push({ name, type: "mcp", description: tool.description, inputSchema: tool.inputSchema, permission: permissionOf(server, tool.name) });
     }
   }
