@@ -52,7 +52,8 @@ export async function dropMcpConnectionsOutside(db: AppDb | Tx, agentId: string,
 }
 
 export async function prepareMcpTools(db: Database, access: McpAccess, scope: McpScope, definition: AgentDefinition, signal: AbortSignal): Promise<PreparedMcp> {
-  const keys = Object.keys(definition.mcp);
+  // Sorted here: jsonb keeps object keys in its own order (shortest first), not the order they were written.
+  const keys = Object.keys(definition.mcp).sort();
   if (keys.length === 0) return { tools: [], notes: [] };
   const existing = await db.read.select().from(agentMcpConnections).where(eq(agentMcpConnections.agentId, scope.agentId));
   if (existing.some((row) => !keys.includes(row.serverKey))) await dropMcpConnectionsOutside(db.read, scope.agentId, definition);
