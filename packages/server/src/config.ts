@@ -30,7 +30,7 @@ export interface Config {
 }
 
 export interface RuntimeConfig {
-  /** Model calls one worker process runs at once. */
+  /** Steps (model calls or batches of MCP calls) one worker process runs at once. */
   readonly workerConcurrency: number;
   /** How long a worker's claim on an agent lasts without renewal; renewed every third of it. */
   readonly leaseSeconds: number;

@@ -1,10 +1,10 @@
 import { and, eq, lt } from "drizzle-orm";
-import { agentRuntimeLocks, agents, modelCallContexts, toolCalls } from "../db/schema/index.js";
+import { agentRuntimeLocks, agents, modelCallContexts } from "../db/schema/index.js";
 import { dbNow } from "../db/schema/columns.js";
 import type { Database } from "../platform/db/index.js";
-import { encodeId } from "../platform/ids.js";
 import { recordFailure } from "./outcomes.js";
 import type { AgentSignals } from "./signals.js";
+import { releaseRunningCalls } from "./tool-step.js";
 import { markWakeup } from "./wakeups.js";
 
 const BATCH = 100;
@@ -43,12 +43,7 @@ export async function reapExpiredLeases(db: Database, signals: AgentSignals): Pr
           retryable: true,
         });
       }
-      const released = await tx
-        .update(toolCalls)
-        .set({ state: "ready", runtimeLockId: null, updatedAt: dbNow })
-        .where(and(eq(toolCalls.runtimeLockId, lock.id), eq(toolCalls.state, "running")))
-        .returning({ id: toolCalls.id });
-      for (const call of released) signals.toolCallChanged(tx, agent.id, { toolCallId: encodeId("toolCall", call.id), state: "ready" });
+      await releaseRunningCalls(tx, signals, agent.id, lock.id);
       await tx.delete(agentRuntimeLocks).where(eq(agentRuntimeLocks.id, lock.id));
       if (started.length === 0) await markWakeup(tx, signals, lock.agentId, "lease_reaped");
       return true;

@@ -6,11 +6,14 @@ import { encodeId } from "../platform/ids.js";
 import type { PreparedBlocks, SubmittedBlock } from "../modules/artifacts/service.js";
 import { lockAgent } from "../modules/timeline/journal.js";
 import { completeToolCall, type ToolCallRow, type ToolOutcome } from "../modules/tools/complete.js";
-import { parseMcpToolName } from "./definition.js";
+import type { Tx } from "../platform/db/index.js";
+import { parseMcpToolName, type AgentDefinition } from "./definition.js";
+import type { McpEndpoint } from "./mcp/client.js";
 import { describeMcpError, endpointOf } from "./mcp/connections.js";
 import { fallbackBlocks, resultBlocks } from "./mcp/results.js";
 import type { StepDeps } from "./model-step.js";
-import { definitionOfOutput } from "./tools/execute.js";
+import type { AgentSignals } from "./signals.js";
+import { definitionsOfCalls } from "./tools/execute.js";
 import { markWakeup } from "./wakeups.js";
 
 /** Ready MCP calls claimed together: each is `running` under the runtime lock `lockId`. */
@@ -34,30 +37,73 @@ const RESULT_BLOCKS = new Set(["text", "media", "structured_data"] as const);
  * running (the worker is stopping) go back to `ready` for the next claim.
  */
 export async function runToolStep(deps: StepDeps, step: ToolStep, signal: AbortSignal): Promise<void> {
+  const targetOf = mcpTargets(deps, step);
   const queue = [...step.calls];
   const lanes = Array.from({ length: Math.min(PARALLEL_CALLS, queue.length) }, async () => {
-    for (let call = queue.shift(); call && !signal.aborted; call = queue.shift()) await runMcpCall(deps, step, call, signal);
+    for (let call = queue.shift(); call && !signal.aborted; call = queue.shift()) await runMcpCall(deps, step, call, targetOf, signal);
   });
   await Promise.all(lanes);
   await deps.db.tx(async (tx) => {
     const agent = await lockAgent(tx, step.agentId);
     if (!agent) return;
-    const unfinished = await tx
-      .update(toolCalls)
-      .set({ state: "ready", runtimeLockId: null, updatedAt: dbNow })
-      .where(and(eq(toolCalls.runtimeLockId, step.lockId), eq(toolCalls.state, "running")))
-      .returning({ id: toolCalls.id });
-    for (const call of unfinished) deps.signals.toolCallChanged(tx, agent.id, { toolCallId: encodeId("toolCall", call.id), state: "ready" });
+    await releaseRunningCalls(tx, deps.signals, agent.id, step.lockId);
     await tx.delete(agentRuntimeLocks).where(eq(agentRuntimeLocks.id, step.lockId));
     await markWakeup(tx, deps.signals, agent.id, "tool_step_done");
   });
 }
 
-async function runMcpCall(deps: StepDeps, step: ToolStep, call: ToolCallRow, signal: AbortSignal): Promise<void> {
+/** Calls still running under `lockId` go back to `ready`, for the next claim to run again. The agent must be locked. */
+export async function releaseRunningCalls(tx: Tx, signals: AgentSignals, agentId: string, lockId: string): Promise<void> {
+  const released = await tx
+    .update(toolCalls)
+    .set({ state: "ready", runtimeLockId: null, updatedAt: dbNow })
+    .where(and(eq(toolCalls.runtimeLockId, lockId), eq(toolCalls.state, "running")))
+    .returning({ id: toolCalls.id });
+  for (const call of released) signals.toolCallChanged(tx, agentId, { toolCallId: encodeId("toolCall", call.id), state: "ready" });
+}
+
+/** Where a call goes: its server's endpoint (auth included), the agent's session there, and the server's own tool name. */
+interface McpTarget {
+  endpoint: McpEndpoint;
+  session: { sessionId: string; protocolVersion: string } | undefined;
+  tool: string;
+}
+
+/**
+ * Resolves each call's target, reading the definition, the secret and the session once per server of a
+ * model output: the calls of a batch share them.
+ */
+function mcpTargets(deps: StepDeps, step: ToolStep): (call: ToolCallRow) => Promise<McpTarget> {
+  const definitionFor = definitionsOfCalls(deps.db.read);
+  const servers = new Map<string, Promise<Omit<McpTarget, "tool">>>();
+  return async (call) => {
+    const parsed = parseMcpToolName(call.name);
+    // Authorization found the tool in the call's definition, so the name parses; this guards the type.
+    if (!parsed) throw new Error(`${call.name} names no MCP server`);
+    const key = `${call.modelOutputId}/${parsed.server}`;
+    let server = servers.get(key);
+    if (!server) servers.set(key, (server = serverTarget(deps, step, parsed.server, definitionFor(call))));
+    return { ...(await server), tool: parsed.tool };
+  };
+}
+
+async function serverTarget(deps: StepDeps, step: ToolStep, key: string, definition: Promise<AgentDefinition>): Promise<Omit<McpTarget, "tool">> {
+  const server = (await definition).mcp[key];
+  if (!server) throw new Error(`no MCP server "${key}" in the agent's config`);
+  const [session] = await deps.db.read
+    .select({ sessionId: agentMcpConnections.sessionId, protocolVersion: agentMcpConnections.protocolVersion })
+    .from(agentMcpConnections)
+    .where(and(eq(agentMcpConnections.agentId, step.agentId), eq(agentMcpConnections.serverKey, key)));
+  const resumable = session?.sessionId && session.protocolVersion ? { sessionId: session.sessionId, protocolVersion: session.protocolVersion } : undefined;
+  return { endpoint: await endpointOf(deps.db, deps.mcp, step, server), session: resumable };
+}
+
+async function runMcpCall(deps: StepDeps, step: ToolStep, call: ToolCallRow, targetOf: (call: ToolCallRow) => Promise<McpTarget>, signal: AbortSignal): Promise<void> {
   let outcome: ToolOutcome;
   let blocks: SubmittedBlock[];
   try {
-    const result = await callServer(deps, step, call, signal);
+    const target = await targetOf(call);
+    const result = await deps.mcp.client.callTool(target.endpoint, target.session, target.tool, call.input, signal);
     outcome = result.isError ? "failed" : "succeeded";
     blocks = resultBlocks(result);
   } catch (err) {
@@ -78,21 +124,6 @@ async function runMcpCall(deps: StepDeps, step: ToolStep, call: ToolCallRow, sig
     await deps.artifacts.recordArtifacts(tx, prepared, { orgId: step.orgId, projectId: step.projectId, agentId: step.agentId });
     await completeToolCall(tx, deps.signals, agent, current, outcome, prepared.blocks);
   });
-}
-
-async function callServer(deps: StepDeps, step: ToolStep, call: ToolCallRow, signal: AbortSignal) {
-  const definition = await definitionOfOutput(deps.db.read, call.modelOutputId);
-  const parsed = parseMcpToolName(call.name);
-  const server = parsed && definition.mcp[parsed.server];
-  // Authorization found the tool in this definition; a call that names no server never gets here.
-  if (!parsed || !server) throw new Error(`${call.name} names no MCP server of the agent's config`);
-  const [session] = await deps.db.read
-    .select({ sessionId: agentMcpConnections.sessionId, protocolVersion: agentMcpConnections.protocolVersion })
-    .from(agentMcpConnections)
-    .where(and(eq(agentMcpConnections.agentId, step.agentId), eq(agentMcpConnections.serverKey, parsed.server)));
-  const endpoint = await endpointOf(deps.db, deps.mcp, step, server);
-  const resume = session?.sessionId && session.protocolVersion ? { sessionId: session.sessionId, protocolVersion: session.protocolVersion } : undefined;
-  return deps.mcp.client.callTool(endpoint, resume, parsed.tool, call.input, signal);
 }
 
 /** The result's blocks with media stored; a result over svc's limits is cut down to a note and its text. */

@@ -8,7 +8,7 @@ import { runModelStep, type StepDeps } from "./model-step.js";
 import { runToolStep } from "./tool-step.js";
 
 export interface WorkerOptions {
-  /** Model calls run at once by this process. */
+  /** Steps (model calls or batches of MCP calls) run at once by this process. */
   concurrency: number;
   leaseSeconds: number;
   /** Upper bound on how long an idle slot waits before looking again when no hint arrives. */

@@ -30,7 +30,8 @@ export function buildDefinition(input: {
     instruction: input.instruction,
     model: input.binding,
     tools,
-    mcp: Object.fromEntries([...input.mcp].sort((a, b) => (a.key < b.key ? -1 : 1)).map((server) => [server.key, mcpServer(server)])),
+    // Unordered: the definition hash is taken over canonical JSON, and jsonb keeps keys in its own order.
+    mcp: Object.fromEntries(input.mcp.map((server) => [server.key, mcpServer(server)])),
     // Non-empty machine_sources and skills are refused until svc can run them.
     machineSources: [],
     skills: [],

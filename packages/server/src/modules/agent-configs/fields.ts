@@ -8,7 +8,7 @@ import type { PathSegment } from "./source.js";
 export type Obj = Record<string, unknown>;
 export type Path = readonly PathSegment[];
 
-export const INT32 = 2147483647;
+const INT32 = 2147483647;
 export const MAX_NAME = 64;
 
 export function readPermission(issues: ConfigIssues, toolPath: Path, tool: Obj, profile: PermissionProfile): PermissionMode {

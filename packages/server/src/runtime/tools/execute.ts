@@ -39,7 +39,7 @@ function validatorFor(schema: Record<string, unknown>): ValidateFunction | undef
 }
 
 /** The definition a tool call was made under: the config of the model call that produced its output. */
-export async function definitionOfOutput(db: AppDb | Tx, modelOutputId: string): Promise<AgentDefinition> {
+async function definitionOfOutput(db: AppDb | Tx, modelOutputId: string): Promise<AgentDefinition> {
   const [row] = await db
     .select({ definition: agentConfigs.compiledDefinition })
     .from(modelOutputs)
@@ -49,14 +49,18 @@ export async function definitionOfOutput(db: AppDb | Tx, modelOutputId: string):
   return row!.definition;
 }
 
-export async function runToolWork(tx: Tx, signals: AgentSignals, agent: AgentRow, calls: ToolCallRow[]): Promise<void> {
-  // The calls of one model output share its definition: read it once per output.
+/** The definition of each call's model output, read once per output: the calls of one output share it. */
+export function definitionsOfCalls(db: AppDb | Tx): (call: ToolCallRow) => Promise<AgentDefinition> {
   const definitions = new Map<string, Promise<AgentDefinition>>();
-  const definitionFor = (call: ToolCallRow) => {
+  return (call) => {
     let definition = definitions.get(call.modelOutputId);
-    if (!definition) definitions.set(call.modelOutputId, (definition = definitionOfOutput(tx, call.modelOutputId)));
+    if (!definition) definitions.set(call.modelOutputId, (definition = definitionOfOutput(db, call.modelOutputId)));
     return definition;
   };
+}
+
+export async function runToolWork(tx: Tx, signals: AgentSignals, agent: AgentRow, calls: ToolCallRow[]): Promise<void> {
+  const definitionFor = definitionsOfCalls(tx);
   for (const call of calls) {
     if (call.state === "awaiting_authorization") await authorize(tx, signals, agent, call, await definitionFor(call));
     if (call.state === "ready" && call.type === "built_in") await dispatch(tx, signals, agent, call);
