@@ -17,6 +17,7 @@ export async function admitInputs(tx: Tx, signals: AgentSignals, agent: AgentRow
       agentInputId: input.id,
       opening: true,
       semantic: true,
+      marks: "prompt",
       idempotencyKey: `agent_input:${input.id}`,
     });
     await markResolved(tx, input.id, event.id);

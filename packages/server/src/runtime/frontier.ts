@@ -1,12 +1,13 @@
-import { asc, eq } from "drizzle-orm";
-import { agentEvents, agentInputs, modelCallContexts, toolCalls } from "../db/schema/index.js";
+import { and, asc, eq, gte } from "drizzle-orm";
+import { modelCallContexts, toolCalls } from "../db/schema/index.js";
 import type { Tx } from "../platform/db/index.js";
 import { latestTurn, type TurnRow } from "../modules/timeline/journal.js";
 
 /*
  * What an agent should do next, computed from durable facts under the agent lock (design brief §3.3,
  * ported to code as §12 suggests). Only the latest turn matters, and in it only what happened after the
- * latest cancel: a cancel is a stop boundary.
+ * latest cancel: a cancel is a stop boundary. The turn row keeps that boundary and the latest prompt
+ * (`appendEvent` maintains both), so nothing here reads the timeline.
  */
 
 export type ContextRow = typeof modelCallContexts.$inferSelect;
@@ -30,33 +31,14 @@ export type ModelWork =
 export async function loadTurnState(tx: Tx, agentId: string): Promise<TurnState | undefined> {
   const turn = await latestTurn(tx, agentId);
   if (!turn) return undefined;
-  const events = await tx
-    .select({
-      sequence: agentEvents.sequence,
-      kind: agentEvents.eventKind,
-      inputKind: agentInputs.inputKind,
-      controlType: agentInputs.controlType,
-    })
-    .from(agentEvents)
-    .leftJoin(agentInputs, eq(agentInputs.id, agentEvents.agentInputId))
-    .where(eq(agentEvents.turnId, turn.id))
-    .orderBy(asc(agentEvents.sequence));
-  const stop = events.findLast((e) => e.controlType === "cancel_current")?.sequence ?? 0;
-  const live = events.filter((e) => e.sequence > stop);
-  const prompts = live.filter((e) => (e.kind === "agent_input" && e.inputKind === "content") || e.kind === "tool_result" || e.kind === "context_checkpoint");
   const contexts = await tx
     .select()
     .from(modelCallContexts)
-    .where(eq(modelCallContexts.turnId, turn.id))
+    .where(and(eq(modelCallContexts.turnId, turn.id), gte(modelCallContexts.inputEventSequence, turn.stopSequence)))
     .orderBy(asc(modelCallContexts.createdAt), asc(modelCallContexts.attemptNumber));
   // A cancel completes every unfinished tool call of the turn, so all of them count.
   const calls = await tx.select().from(toolCalls).where(eq(toolCalls.turnId, turn.id)).orderBy(asc(toolCalls.createdAt), asc(toolCalls.id));
-  return {
-    turn,
-    toolCalls: calls,
-    contexts: contexts.filter((c) => c.inputEventSequence >= stop),
-    latestPromptSequence: prompts.at(-1)?.sequence ?? 0,
-  };
+  return { turn, toolCalls: calls, contexts, latestPromptSequence: turn.latestPromptSequence };
 }
 
 /** Tool calls the worker itself must move on: permission checks, and ready built-in calls. */

@@ -1,3 +1,4 @@
+import { sql, type SQL } from "drizzle-orm";
 import type { Bus } from "../platform/bus.js";
 import type { Tx } from "../platform/db/index.js";
 
@@ -13,6 +14,8 @@ const CHANNELS = {
   deltas: "svc_model_deltas",
   wakeups: "svc_agent_wakeups",
   control: "svc_worker_control",
+  /** Sent by database triggers (migration 0005) when grants, provider configs or secrets change. */
+  modelAccess: "svc_model_access",
 } as const;
 
 /** NOTIFY payloads are capped at 8000 bytes; deltas larger than this are split before publishing. */
@@ -41,6 +44,8 @@ export interface AgentSignals {
   onDelta(agentId: string, listener: Listener<unknown>): Promise<() => void>;
   onWakeup(listener: Listener<string>): Promise<() => void>;
   onCancel(listener: Listener<string>): Promise<() => void>;
+  /** Model grants, provider configs or secrets changed somewhere: cached endpoints are stale. */
+  onModelAccessChanged(listener: () => void): Promise<() => void>;
   /** Called when notifications may have been missed; listeners should re-read. */
   onReconnect(listener: () => void): void;
 }
@@ -100,6 +105,25 @@ export function createAgentSignals(bus: Bus): AgentSignals {
     // Workers and the control channel listen for every agent: the decoder files every message under one key.
     onWakeup: (listener) => listen<string>(CHANNELS.wakeups, ALL, listener, (payload) => ({ agentId: ALL, value: payload })),
     onCancel: (listener) => listen<string>(CHANNELS.control, ALL, listener, (payload) => ({ agentId: ALL, value: payload })),
+    onModelAccessChanged: (listener) => listen<string>(CHANNELS.modelAccess, ALL, () => listener(), (payload) => ({ agentId: ALL, value: payload })),
     onReconnect: (listener) => bus.onReconnect(listener),
   };
+}
+
+/**
+ * The same hints as SQL expressions, for statements that write and notify at once: a NOTIFY issued
+ * inside a transaction is delivered only when it commits, so it costs no statement of its own.
+ */
+export const notifyIn = {
+  events: (agentId: string): SQL => sql`pg_notify(${CHANNELS.events}, ${agentId}::text)`,
+  wakeup: (agentId: string): SQL => sql`pg_notify(${CHANNELS.wakeups}, ${agentId}::text)`,
+  /** One notification per payload, in order, as a count (0 for an empty list). */
+  toolCalls: (agentId: string, signals: ToolCallSignal[]): SQL =>
+    eachOf(CHANNELS.toolCalls, signals.map((v) => JSON.stringify({ a: agentId, v }))),
+  deltas: (agentId: string, envelopes: unknown[]): SQL => eachOf(CHANNELS.deltas, envelopes.map((v) => JSON.stringify({ a: agentId, v }))),
+};
+
+function eachOf(channel: string, payloads: string[]): SQL {
+  if (payloads.length === 0) return sql`0`;
+  return sql`(SELECT count(pg_notify(${channel}, p)) FROM json_array_elements_text(${JSON.stringify(payloads)}::json) AS p)`;
 }

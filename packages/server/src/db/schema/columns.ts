@@ -10,6 +10,9 @@ export const dbNow = sql`date_trunc('milliseconds', statement_timestamp())`;
 /** The database clock `seconds` ahead, for expiry times. */
 export const dbSecondsFromNow = (seconds: number): SQL => sql`${dbNow} + make_interval(secs => ${seconds})`;
 
+/** A timestamp as epoch milliseconds (float8), for raw statements: every driver returns it as a number. */
+export const epochMs = (column: SQL): SQL => sql`(extract(epoch from ${column}) * 1000)::float8`;
+
 /** The database clock `seconds` back. */
 export const dbSecondsAgo = (seconds: number): SQL => sql`${dbNow} - make_interval(secs => ${seconds})`;
 

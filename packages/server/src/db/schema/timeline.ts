@@ -19,6 +19,10 @@ export const agentTurns = pgTable(
     eventCount: integer("event_count").notNull().default(0),
     latestEventId: uuid("latest_event_id"),
     latestSemanticEventId: uuid("latest_semantic_event_id"),
+    /** Highest sequence of an event that asks the model to answer (content input, tool result, checkpoint). */
+    latestPromptSequence: bigint("latest_prompt_sequence", { mode: "number" }).notNull().default(0),
+    /** Sequence of the turn's latest cancel (`cancel_current`): nothing before it asks for model work. */
+    stopSequence: bigint("stop_sequence", { mode: "number" }).notNull().default(0),
     startedAt: createdAt(),
     updatedAt: updatedAt(),
   },

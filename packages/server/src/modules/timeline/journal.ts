@@ -1,9 +1,10 @@
-import { and, desc, eq, sql } from "drizzle-orm";
+import { desc, eq, sql, type SQL } from "drizzle-orm";
 import { agentEvents, agents, agentTurns } from "../../db/schema/index.js";
-import { dbNow } from "../../db/schema/columns.js";
+import { dbNow, epochMs } from "../../db/schema/columns.js";
+import { rawRows } from "../../platform/db/index.js";
 import type { Tx } from "../../platform/db/index.js";
 import { newUuid } from "../../platform/ids.js";
-import type { AgentSignals } from "../../runtime/signals.js";
+import { notifyIn, type AgentSignals } from "../../runtime/signals.js";
 
 /*
  * Writing an agent's timeline. Every function here runs inside a transaction that has locked the
@@ -51,44 +52,63 @@ export interface NewEvent {
   /** Semantic events are the ones a conversation preview shows (design brief §2.8). */
   semantic: boolean;
   idempotencyKey?: string;
+  /**
+   * What the event means for the turn's model work: a content input asks the model to answer (tool
+   * results and checkpoints always do), a cancel is the turn's stop boundary.
+   */
+  marks?: "prompt" | "stop";
 }
 
 /**
  * Appends one event at the agent's next sequence, advances the counter and the turn's bookkeeping,
- * and signals followers after commit. `agent` must be the row `lockAgent` returned; its counter is
- * advanced in place so several appends in one transaction stay consistent.
+ * and signals followers on commit, all in one statement. `agent` must be the row `lockAgent` returned;
+ * its counter is advanced in place so several appends in one transaction stay consistent.
  */
-export async function appendEvent(tx: Tx, signals: AgentSignals, agent: AgentRow, event: NewEvent): Promise<EventRow> {
-  const sequence = agent.nextEventSequence;
-  const [row] = await tx
-    .insert(agentEvents)
-    .values({
-      id: newUuid(),
-      agentId: agent.id,
-      turnId: event.turnId,
-      sequence,
-      eventKind: event.kind,
-      isOpeningEvent: event.opening ?? false,
-      agentInputId: event.agentInputId ?? null,
-      modelOutputId: event.modelOutputId ?? null,
-      toolCallId: event.toolCallId ?? null,
-      contextCheckpointId: event.contextCheckpointId ?? null,
-      idempotencyKey: event.idempotencyKey ?? null,
-    })
-    .returning();
-  agent.nextEventSequence = sequence + 1;
-  await tx.update(agents).set({ nextEventSequence: sequence + 1 }).where(eq(agents.id, agent.id));
-  await tx
-    .update(agentTurns)
-    .set({
-      eventCount: sql`${agentTurns.eventCount} + 1`,
-      latestEventId: row!.id,
-      ...(event.semantic ? { latestSemanticEventId: row!.id } : {}),
-      updatedAt: dbNow,
-    })
-    .where(and(eq(agentTurns.id, event.turnId), eq(agentTurns.agentId, agent.id)));
-  signals.eventsAppended(tx, agent.id);
-  return row!;
+export async function appendEvent(tx: Tx, _signals: AgentSignals, agent: AgentRow, event: NewEvent): Promise<EventRow> {
+  const row = newEventRow(agent, event);
+  const prompt = event.marks === "prompt" || event.kind === "tool_result" || event.kind === "context_checkpoint";
+  const [written] = await rawRows<{ created_ms: number }>(
+    tx,
+    sql`WITH event AS (${insertEventSql(row)} RETURNING created_at),
+      counter AS (UPDATE agents SET next_event_sequence = ${row.sequence + 1} WHERE id = ${agent.id}),
+      turn AS (
+        UPDATE agent_turns SET
+          event_count = event_count + 1,
+          latest_event_id = ${row.id},
+          latest_semantic_event_id = CASE WHEN ${event.semantic}::boolean THEN ${row.id}::uuid ELSE latest_semantic_event_id END,
+          latest_prompt_sequence = CASE WHEN ${prompt}::boolean THEN ${row.sequence}::bigint WHEN ${event.marks === "stop"}::boolean THEN 0 ELSE latest_prompt_sequence END,
+          stop_sequence = CASE WHEN ${event.marks === "stop"}::boolean THEN ${row.sequence}::bigint ELSE stop_sequence END,
+          updated_at = ${dbNow}
+        WHERE id = ${event.turnId} AND agent_id = ${agent.id}
+      )
+      SELECT ${epochMs(sql`created_at`)} AS created_ms, ${notifyIn.events(agent.id)} FROM event`,
+  );
+  agent.nextEventSequence = row.sequence + 1;
+  return { ...row, createdAt: new Date(written!.created_ms) };
+}
+
+/** The row an append will write at the agent's next sequence (its creation time comes from the database). */
+export function newEventRow(agent: AgentRow, event: Omit<NewEvent, "semantic" | "marks">, sequence = agent.nextEventSequence): EventRow {
+  return {
+    id: newUuid(),
+    agentId: agent.id,
+    turnId: event.turnId,
+    sequence,
+    eventKind: event.kind,
+    isOpeningEvent: event.opening ?? false,
+    agentInputId: event.agentInputId ?? null,
+    modelOutputId: event.modelOutputId ?? null,
+    toolCallId: event.toolCallId ?? null,
+    contextCheckpointId: event.contextCheckpointId ?? null,
+    idempotencyKey: event.idempotencyKey ?? null,
+    createdAt: new Date(0),
+  };
+}
+
+/** The INSERT of one event row, for statements that write it together with its bookkeeping. */
+export function insertEventSql(row: EventRow): SQL {
+  return sql`INSERT INTO agent_events (id, agent_id, turn_id, sequence, event_kind, is_opening_event, agent_input_id, model_output_id, tool_call_id, context_checkpoint_id, idempotency_key)
+    VALUES (${row.id}, ${row.agentId}, ${row.turnId}, ${row.sequence}, ${row.eventKind}, ${row.isOpeningEvent}, ${row.agentInputId}, ${row.modelOutputId}, ${row.toolCallId}, ${row.contextCheckpointId}, ${row.idempotencyKey})`;
 }
 
 /** The highest sequence written so far (0 before the first event). */
