@@ -1,17 +1,17 @@
-import { and, asc, eq, inArray, lte, sql } from "drizzle-orm";
-import { agentRuntimeLocks, agents, agentWakeups, modelCallContexts, toolCalls } from "../db/schema/index.js";
-import { dbNow, dbSecondsFromNow } from "../db/schema/columns.js";
+import { inArray } from "drizzle-orm";
+import { toolCalls } from "../db/schema/index.js";
+import { dbNow } from "../db/schema/columns.js";
 import type { Tx } from "../platform/db/index.js";
-import { encodeId, newUuid } from "../platform/ids.js";
-import { waitingInputs } from "../modules/inputs/store.js";
-import { latestSequence, type AgentRow } from "../modules/timeline/journal.js";
-import { admitInputs } from "./admission.js";
-import { loadTurnState, nextModelWork, pendingToolWork, readyMcpCalls, turnSettled, batchIncomplete, type ToolCallRow } from "./frontier.js";
+import { encodeId } from "../platform/ids.js";
+import type { AgentRow } from "../modules/timeline/journal.js";
+import { loadTurnState, pendingToolWork, readyMcpCalls, batchIncomplete, type ToolCallRow } from "./frontier.js";
 import type { ModelStep } from "./model-step.js";
 import type { ToolStep } from "./tool-step.js";
 import type { AgentSignals } from "./signals.js";
+import { lockReadyAgent, readTurnSummary, startModelCall, type TurnSummary, type WaitingInput } from "./store/claim.js";
 import { runToolWork } from "./tools/execute.js";
 import { clearWakeup, scheduleWakeup } from "./wakeups.js";
+import { takeRuntimeLock } from "./store/lease.js";
 
 /** What a claim hands the worker to run outside the transaction. */
 export type Step = ModelStep | ToolStep;
@@ -21,36 +21,59 @@ export interface ClaimOptions {
   leaseSeconds: number;
 }
 
-/**
- * One claim (design brief §3.1), in the caller's transaction: the oldest ready wakeup of an active agent
- * that no runtime holds, locked with SKIP LOCKED so concurrent workers never take the same agent.
- * Transactional tool work is done right here; ready MCP calls (set `running`) or a model call (a started
- * context) are returned under a new runtime lock for the caller to run outside the transaction.
- * `undefined` means there was nothing to claim; `null` that the claimed wakeup needed no step.
- */
-export async function claimNext(tx: Tx, signals: AgentSignals, options: ClaimOptions): Promise<Step | null | undefined> {
-  // The claim locks the agent's row itself (FOR UPDATE OF agents): the row it returns is the one
-  // lockAgent would, so the claim needs no second read.
-  const [claimed] = await tx
-    .select({ agent: agents })
-    .from(agentWakeups)
-    .innerJoin(agents, eq(agents.id, agentWakeups.agentId))
-    .where(
-      and(
-        lte(agentWakeups.readyAt, dbNow),
-        eq(agents.state, "active"),
-        sql`NOT EXISTS (SELECT 1 FROM ${agentRuntimeLocks} WHERE ${agentRuntimeLocks.agentId} = ${agentWakeups.agentId})`,
-      ),
-    )
-    .orderBy(asc(agentWakeups.readyAt), asc(agentWakeups.agentId))
-    .limit(1)
-    .for("update", { of: agents, skipLocked: true });
-  if (!claimed) return undefined;
-  return (await decide(tx, signals, claimed.agent, options)) ?? null;
+export interface Claim {
+  /** The step to run; null when the claimed wakeup needed none. */
+  step: Step | null;
+  /** Another agent is ready too. */
+  moreReady: boolean;
 }
 
-async function decide(tx: Tx, signals: AgentSignals, agent: AgentRow, options: ClaimOptions): Promise<Step | undefined> {
-  const now = new Date();
+/** What the turn needs next, decided without a transaction's help. */
+type Decision =
+  | { kind: "start"; turnId: string | null; admit: WaitingInput[]; operation: "normal" | "compaction"; attempt: number }
+  | { kind: "retry_later"; at: Date }
+  | { kind: "tool_work" }
+  | { kind: "idle" };
+
+/**
+ * One claim (design brief §3.1), in the caller's transaction: lock a ready agent, read its turn in one
+ * statement and decide. A model call starts in one more statement; transactional tool work (permission
+ * checks, built-in calls) and ready MCP calls take the full frontier, which reads the turn's calls.
+ * `undefined` means there was nothing to claim.
+ */
+export async function claimNext(tx: Tx, signals: AgentSignals, options: ClaimOptions): Promise<Claim | undefined> {
+  const claimed = await lockReadyAgent(tx);
+  if (!claimed) return undefined;
+  const { agent, moreReady } = claimed;
+  const decision = decide(await readTurnSummary(tx, agent.id));
+  if (decision.kind === "start") {
+    const started = await startModelCall(tx, { agent, ...options, ...decision });
+    return { moreReady, step: { kind: "model", agentId: agent.id, orgId: agent.orgId, projectId: agent.projectId, ...started } };
+  }
+  if (decision.kind === "retry_later") await scheduleWakeup(tx, agent.id, decision.at, "model_retry_wait");
+  if (decision.kind === "idle") await clearWakeup(tx, agent.id);
+  if (decision.kind !== "tool_work") return { moreReady, step: null };
+  return { moreReady, step: (await decideWithToolWork(tx, signals, agent, options)) ?? null };
+}
+
+/** The frontier (frontier.ts) over the turn summary, for a turn whose tool calls are all completed. */
+function decide(summary: TurnSummary): Decision {
+  if (summary.callsOpen) return { kind: "tool_work" };
+  const fresh = (admit: WaitingInput[]): Decision => ({ kind: "start", turnId: null, admit, operation: "normal", attempt: 1 });
+  if (summary.steering.length > 0) return fresh(summary.steering);
+  const { last, turnId } = summary;
+  if (turnId && last?.state === "started") return { kind: "idle" };
+  if (turnId && last?.state === "failed" && last.recoveryKind === "retry") {
+    if (!last.retryDue) return { kind: "retry_later", at: last.retryAt! };
+    return { kind: "start", turnId, admit: [], operation: last.operation, attempt: last.attempt + 1 };
+  }
+  if (turnId && last?.state === "failed" && last.recoveryKind === "compact") return { kind: "start", turnId, admit: [], operation: "compaction", attempt: 1 };
+  if (turnId && summary.latestPromptSequence > summary.seen) return { kind: "start", turnId, admit: [], operation: "normal", attempt: 1 };
+  return summary.queued ? fresh([summary.queued]) : { kind: "idle" };
+}
+
+/** The general frontier, for a turn with unfinished tool calls: tool work first, then whatever follows it. */
+async function decideWithToolWork(tx: Tx, signals: AgentSignals, agent: AgentRow, options: ClaimOptions): Promise<Step | undefined> {
   let state = await loadTurnState(tx, agent.id);
   if (state && pendingToolWork(state).length > 0) {
     await runToolWork(tx, signals, agent, pendingToolWork(state));
@@ -58,47 +81,23 @@ async function decide(tx: Tx, signals: AgentSignals, agent: AgentRow, options: C
   }
   const mcpCalls = state ? readyMcpCalls(state) : [];
   if (mcpCalls.length > 0) return startToolStep(tx, signals, agent, mcpCalls, options);
-  if (!state || !batchIncomplete(state)) {
-    const steering = await waitingInputs(tx, agent.id, "steering");
-    if (steering.length > 0) {
-      const turn = await admitInputs(tx, signals, agent, steering);
-      return start(tx, agent, turn.id, "normal", 1, options);
-    }
-  }
-  const work = state ? nextModelWork(state, now) : undefined;
-  if (work?.kind === "start") return start(tx, agent, work.turnId, work.operation, work.attempt, options);
-  if (work?.kind === "retry_later") {
-    await scheduleWakeup(tx, agent.id, work.at, "model_retry_wait");
+  if (state && batchIncomplete(state)) {
+    await clearWakeup(tx, agent.id);
     return undefined;
   }
-  if (turnSettled(state, now)) {
-    const [next] = await waitingInputs(tx, agent.id, "queued");
-    if (next) {
-      const turn = await admitInputs(tx, signals, agent, [next]);
-      return start(tx, agent, turn.id, "normal", 1, options);
-    }
+  // The tool work completed the batch: the turn goes on as any turn whose calls are done.
+  const decision = decide(await readTurnSummary(tx, agent.id));
+  if (decision.kind === "start") {
+    const started = await startModelCall(tx, { agent, ...options, ...decision });
+    return { kind: "model", agentId: agent.id, orgId: agent.orgId, projectId: agent.projectId, ...started };
   }
-  // Nothing to do until something new happens (an input, a result, an answer): those mark a new wakeup.
-  await clearWakeup(tx, agent.id);
+  if (decision.kind === "retry_later") await scheduleWakeup(tx, agent.id, decision.at, "model_retry_wait");
+  else await clearWakeup(tx, agent.id);
   return undefined;
 }
 
-/** Takes the agent's runtime lease for this worker; the wakeup is consumed with it. */
-async function takeRuntimeLock(tx: Tx, agent: AgentRow, options: ClaimOptions): Promise<string> {
-  const lockId = newUuid();
-  await tx.insert(agentRuntimeLocks).values({
-    id: lockId,
-    agentId: agent.id,
-    workerId: options.workerId,
-    renewedAt: dbNow,
-    leaseExpiresAt: dbSecondsFromNow(options.leaseSeconds),
-  });
-  await clearWakeup(tx, agent.id);
-  return lockId;
-}
-
 async function startToolStep(tx: Tx, signals: AgentSignals, agent: AgentRow, calls: ToolCallRow[], options: ClaimOptions): Promise<ToolStep> {
-  const lockId = await takeRuntimeLock(tx, agent, options);
+  const lockId = await takeRuntimeLock(tx, agent.id, options);
   const running = await tx
     .update(toolCalls)
     .set({ state: "running", runtimeLockId: lockId, updatedAt: dbNow })
@@ -106,22 +105,4 @@ async function startToolStep(tx: Tx, signals: AgentSignals, agent: AgentRow, cal
     .returning();
   for (const call of running) signals.toolCallChanged(tx, agent.id, { toolCallId: encodeId("toolCall", call.id), state: "running" });
   return { kind: "tools", agentId: agent.id, orgId: agent.orgId, projectId: agent.projectId, lockId, calls: running };
-}
-
-async function start(tx: Tx, agent: AgentRow, turnId: string, operation: "normal" | "compaction", attempt: number, options: ClaimOptions): Promise<ModelStep> {
-  const lockId = await takeRuntimeLock(tx, agent, options);
-  const [context] = await tx
-    .insert(modelCallContexts)
-    .values({
-      id: newUuid(),
-      agentId: agent.id,
-      turnId,
-      operationKind: operation,
-      attemptNumber: attempt,
-      agentConfigId: agent.currentConfigId,
-      inputEventSequence: latestSequence(agent),
-      runtimeLockId: lockId,
-    })
-    .returning();
-  return { kind: "model", agentId: agent.id, orgId: agent.orgId, projectId: agent.projectId, lockId, context: context! };
 }

@@ -35,48 +35,141 @@ export function replayScope(model: ModelBinding): string {
 
 export const estimateTokens = (text: string): number => Math.ceil(text.length / 4);
 
-export async function loadConversation(db: AppDb, agentId: string, watermark: number, model: ModelBinding, media: MediaLoader): Promise<Conversation> {
-  const [checkpoint] = await db
-    .select({ summary: contextCheckpoints.summary, through: contextCheckpoints.summarizedThroughEventSequence })
-    .from(agentEvents)
-    .innerJoin(contextCheckpoints, eq(contextCheckpoints.id, agentEvents.contextCheckpointId))
-    .where(and(eq(agentEvents.agentId, agentId), eq(agentEvents.eventKind, "context_checkpoint"), lte(agentEvents.sequence, watermark)))
-    .orderBy(desc(agentEvents.sequence))
-    .limit(1);
-  const from = checkpoint?.through ?? 0;
+/** The timeline's facts a conversation is built from, for events in (after, watermark]. */
+interface TimelineFacts {
+  events: Array<typeof agentEvents.$inferSelect>;
+  inputs: InputRow[];
+  outputs: OutputRow[];
+  calls: CallRow[];
+  results: ResultRow[];
+}
+
+async function readTimeline(db: AppDb, agentId: string, after: number, watermark: number): Promise<TimelineFacts> {
   const events = await db
     .select()
     .from(agentEvents)
-    .where(and(eq(agentEvents.agentId, agentId), gt(agentEvents.sequence, from), lte(agentEvents.sequence, watermark)))
+    .where(and(eq(agentEvents.agentId, agentId), gt(agentEvents.sequence, after), lte(agentEvents.sequence, watermark)))
     .orderBy(asc(agentEvents.sequence));
   const ids = (pick: (e: (typeof events)[number]) => string | null) => events.map(pick).filter((v): v is string => v !== null);
   const inputIds = ids((e) => e.agentInputId);
   const outputIds = ids((e) => e.modelOutputId);
-  const inputs = inputIds.length ? await db.select().from(agentInputs).where(inArray(agentInputs.id, inputIds)) : [];
-  const outputs = outputIds.length ? await db.select().from(modelOutputs).where(inArray(modelOutputs.id, outputIds)) : [];
-  const calls = outputIds.length ? await db.select().from(toolCalls).where(inArray(toolCalls.modelOutputId, outputIds)) : [];
-  const callIds = calls.map((c) => c.id);
-  const results = callIds.length ? await db.select().from(toolCallResults).where(inArray(toolCallResults.toolCallId, callIds)) : [];
-  const resultSequence = new Map(events.filter((e) => e.toolCallId).map((e) => [e.toolCallId!, e.sequence]));
-  const inputById = new Map(inputs.map((i) => [i.id, i]));
-  const outputById = new Map(outputs.map((o) => [o.id, o]));
-  const resultByCall = new Map(results.filter((r) => resultSequence.has(r.toolCallId)).map((r) => [r.toolCallId, r]));
-  const scope = replayScope(model);
+  const resultIds = ids((e) => e.toolCallId);
+  return {
+    events,
+    inputs: inputIds.length ? await db.select().from(agentInputs).where(inArray(agentInputs.id, inputIds)) : [],
+    outputs: outputIds.length ? await db.select().from(modelOutputs).where(inArray(modelOutputs.id, outputIds)) : [],
+    calls: outputIds.length ? await db.select().from(toolCalls).where(inArray(toolCalls.modelOutputId, outputIds)) : [],
+    // A result counts once its event is on the timeline (a cancel writes results and events together).
+    results: resultIds.length ? await db.select().from(toolCallResults).where(inArray(toolCallResults.toolCallId, resultIds)) : [],
+  };
+}
 
-  const items: TimelineItem[] = [];
-  for (const event of events) {
-    if (event.agentInputId) {
-      const input = inputById.get(event.agentInputId)!;
-      const message = await inputMessage(input, event.sequence, (artifactId) => media(agentId, artifactId));
-      if (message) items.push(item(event.sequence, event.sequence, [message]));
-    } else if (event.modelOutputId) {
-      const output = outputById.get(event.modelOutputId)!;
-      const ownCalls = calls.filter((c) => c.modelOutputId === output.id);
-      const messages = outputMessages(output, ownCalls, resultByCall, output.replayScope === scope);
-      items.push(item(event.sequence, event.sequence, messages));
-    }
+type OutputFacts = Pick<OutputRow, "id" | "contentBlocks" | "providerReplay" | "replayScope">;
+type CallFacts = Pick<CallRow, "id" | "providerCallId" | "name" | "input">;
+type Entry =
+  | { sequence: number; kind: "input"; item: TimelineItem | null }
+  | { sequence: number; kind: "output"; output: OutputFacts; calls: CallFacts[]; rendered?: { key: string; item: TimelineItem } };
+
+/**
+ * An agent's conversation as immutable facts through sequence `through`: the latest checkpoint, input
+ * messages (rendered once, media included) and outputs with their calls, plus the results recorded so
+ * far. Outputs are rendered per call, since replay data depends on the model and results come later.
+ */
+export class ConversationLog {
+  private entries: Entry[] = [];
+  private readonly results = new Map<string, ResultRow>();
+
+  private constructor(
+    readonly agentId: string,
+    private readonly checkpoint: { summary: string; through: number } | null,
+    public through: number,
+  ) {}
+
+  /** Reads the conversation up to `watermark` from the database: the latest checkpoint, then what follows it. */
+  static async load(db: AppDb, agentId: string, watermark: number, media: MediaLoader): Promise<ConversationLog> {
+    const [checkpoint] = await db
+      .select({ summary: contextCheckpoints.summary, through: contextCheckpoints.summarizedThroughEventSequence })
+      .from(agentEvents)
+      .innerJoin(contextCheckpoints, eq(contextCheckpoints.id, agentEvents.contextCheckpointId))
+      .where(and(eq(agentEvents.agentId, agentId), eq(agentEvents.eventKind, "context_checkpoint"), lte(agentEvents.sequence, watermark)))
+      .orderBy(desc(agentEvents.sequence))
+      .limit(1);
+    const log = new ConversationLog(agentId, checkpoint ?? null, checkpoint?.through ?? 0);
+    await log.apply(await readTimeline(db, agentId, log.through, watermark), watermark, media);
+    return log;
   }
-  return { checkpoint: checkpoint ? { summary: checkpoint.summary, through: checkpoint.through } : null, items };
+
+  /**
+   * Brings the log up to `watermark` with the events it has not seen; false when those include a newer
+   * checkpoint, after which the log must be loaded anew.
+   */
+  async catchUp(db: AppDb, watermark: number, media: MediaLoader): Promise<boolean> {
+    if (this.through === watermark) return true;
+    const facts = await readTimeline(db, this.agentId, this.through, watermark);
+    if (facts.events.some((e) => e.eventKind === "context_checkpoint")) return false;
+    await this.apply(facts, watermark, media);
+    return true;
+  }
+
+  /** Inputs the claim admitted at `sequence`s right after `through`; false when the log has a gap before them. */
+  async appendInputs(inputs: Array<{ sequence: number; contentBlocks: unknown[] }>, media: MediaLoader): Promise<boolean> {
+    if (inputs.length === 0) return true;
+    if (inputs[0]!.sequence !== this.through + 1) return false;
+    const added: Entry[] = [];
+    for (const input of inputs) {
+      const message = await inputMessage({ inputKind: "content", contentBlocks: input.contentBlocks }, input.sequence, (id) => media(this.agentId, id));
+      added.push({ sequence: input.sequence, kind: "input", item: message ? item(input.sequence, input.sequence, [message]) : null });
+    }
+    this.entries.push(...added);
+    this.through = inputs.at(-1)!.sequence;
+    return true;
+  }
+
+  /** The output the step recorded at `sequence`, when it directly follows what the log holds. */
+  appendOutput(sequence: number, output: OutputFacts, calls: CallFacts[]): void {
+    if (sequence !== this.through + 1) return;
+    this.entries.push({ sequence, kind: "output", output, calls });
+    this.through = sequence;
+  }
+
+  /** The conversation a call made with `model` sees. */
+  conversation(model: ModelBinding): Conversation {
+    const scope = replayScope(model);
+    const items: TimelineItem[] = [];
+    for (const entry of this.entries) {
+      if (entry.kind === "input") {
+        if (entry.item) items.push(entry.item);
+        continue;
+      }
+      const replay = entry.output.replayScope === scope;
+      const key = `${replay}:${entry.calls.filter((c) => this.results.has(c.id)).length}`;
+      if (entry.rendered?.key !== key) {
+        const messages = outputMessages(entry.output, entry.calls, this.results, replay);
+        entry.rendered = { key, item: item(entry.sequence, entry.sequence, messages) };
+      }
+      items.push(entry.rendered.item);
+    }
+    return { checkpoint: this.checkpoint ? { ...this.checkpoint } : null, items };
+  }
+
+  private async apply(facts: TimelineFacts, watermark: number, media: MediaLoader): Promise<void> {
+    const inputById = new Map(facts.inputs.map((i) => [i.id, i]));
+    const outputById = new Map(facts.outputs.map((o) => [o.id, o]));
+    // Built aside and added at once: a failed media read leaves the log as it was.
+    const added: Entry[] = [];
+    for (const event of facts.events) {
+      if (event.agentInputId) {
+        const message = await inputMessage(inputById.get(event.agentInputId)!, event.sequence, (id) => media(this.agentId, id));
+        added.push({ sequence: event.sequence, kind: "input", item: message ? item(event.sequence, event.sequence, [message]) : null });
+      } else if (event.modelOutputId) {
+        const output = outputById.get(event.modelOutputId)!;
+        added.push({ sequence: event.sequence, kind: "output", output, calls: facts.calls.filter((c) => c.modelOutputId === output.id) });
+      }
+    }
+    for (const result of facts.results) this.results.set(result.toolCallId, result);
+    this.entries.push(...added);
+    this.through = watermark;
+  }
 }
 
 function item(sequence: number, group: number, messages: ModelMessage[]): TimelineItem {
@@ -86,7 +179,7 @@ function item(sequence: number, group: number, messages: ModelMessage[]): Timeli
 type InputRow = typeof agentInputs.$inferSelect;
 type Block = { type: string; text?: string; value?: unknown; artifact_id?: string; tool_call_id?: string; name?: string; input?: JsonObject };
 
-async function inputMessage(input: InputRow, sequence: number, media: (artifactId: string) => ReturnType<MediaLoader>): Promise<ModelMessage | null> {
+async function inputMessage(input: Pick<InputRow, "inputKind" | "contentBlocks">, sequence: number, media: (artifactId: string) => ReturnType<MediaLoader>): Promise<ModelMessage | null> {
   if (input.inputKind === "config_change") {
     return sequence === 1 ? null : { role: "user", content: "[svc: the agent's configuration was changed; the new instructions and tools apply from here.]" };
   }
@@ -111,7 +204,7 @@ type OutputRow = typeof modelOutputs.$inferSelect;
 type CallRow = typeof toolCalls.$inferSelect;
 type ResultRow = typeof toolCallResults.$inferSelect;
 
-function outputMessages(output: OutputRow, calls: CallRow[], results: Map<string, ResultRow>, replay: boolean): ModelMessage[] {
+function outputMessages(output: OutputFacts, calls: CallFacts[], results: Map<string, ResultRow>, replay: boolean): ModelMessage[] {
   const blocks = output.contentBlocks as Block[];
   const replays = output.providerReplay as Array<ProviderReplay | null>;
   const parts: AssistantContentPart[] = [];

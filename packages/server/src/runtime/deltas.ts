@@ -55,12 +55,9 @@ export class DeltaPublisher {
     this.add({ kind: "error", error: { message: (err as Error)?.message ?? "the model call failed" } });
   }
 
-  /** Publishes what is pending and waits for it (best effort: failures are dropped). */
-  async flush(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
+  /** Publishes what is pending in the background (best effort: failures are dropped). */
+  publishPending(): void {
     this.send();
-    await this.sending;
   }
 
   private toPublic(delta: ModelDelta): PublicDelta {
@@ -102,24 +99,36 @@ export class DeltaPublisher {
     }, FLUSH_MS);
   }
 
-  private send(): void {
+  /**
+   * Takes what is pending without publishing it: the recorder sends these in its own statement, so the
+   * last previews cost no round trip and reach subscribers with the commit, just before the output event.
+   */
+  drain(): unknown[] {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
     const batch = this.pending;
     this.pending = [];
-    if (batch.length === 0) return;
+    return batch.map(({ event, count }) => this.envelopeOf(event, count));
+  }
+
+  private send(): void {
+    const envelopes = this.drain();
+    if (envelopes.length === 0) return;
     this.sending = this.sending.then(async () => {
-      for (const { event, count } of batch) {
-        this.seq += 1;
-        const envelope = {
-          turn_id: this.envelope.turnId,
-          model_call_context_id: this.envelope.contextId,
-          seq: this.seq,
-          source_seq_start: Math.max(1, this.envelope.sourceSequence),
-          source_seq_end: Math.max(1, this.envelope.sourceSequence),
-          coalesced_count: count,
-          event,
-        };
-        await this.signals.publishDelta(this.agentId, envelope).catch(() => undefined);
-      }
+      for (const envelope of envelopes) await this.signals.publishDelta(this.agentId, envelope).catch(() => undefined);
     });
+  }
+
+  private envelopeOf(event: PublicDelta, count: number) {
+    this.seq += 1;
+    return {
+      turn_id: this.envelope.turnId,
+      model_call_context_id: this.envelope.contextId,
+      seq: this.seq,
+      source_seq_start: Math.max(1, this.envelope.sourceSequence),
+      source_seq_end: Math.max(1, this.envelope.sourceSequence),
+      coalesced_count: count,
+      event,
+    };
   }
 }

@@ -6,6 +6,7 @@ import { capResponseBytes } from "../platform/net/capped-fetch.js";
 import { createMcpClient } from "./mcp/client.js";
 import { createModelClient } from "./models/ai-sdk-client.js";
 import type { ModelClient } from "./models/types.js";
+import { createStepCaches } from "./caches.js";
 import { reapExpiredLeases } from "./reaper.js";
 import { startWorker, type WorkerLog } from "./worker.js";
 
@@ -27,8 +28,7 @@ export function startAgentWorker(options: { db: Database; services: Services; co
       db,
       signals: services.signals,
       models,
-      runAccess: services.runAccess,
-      media: (agentId, artifactId) => services.artifacts.readArtifact(agentId, artifactId),
+      caches: createStepCaches(services.runAccess, (agentId, artifactId) => services.artifacts.readArtifact(agentId, artifactId)),
       mcp: { client: mcpClient, projectSecret: (tx, orgId, projectId, secretId) => services.secrets.resolvePayload(tx, orgId, projectId, secretId) },
       artifacts: services.artifacts,
     },

@@ -1,12 +1,12 @@
 import { and, eq } from "drizzle-orm";
-import { agentConfigs, agentRuntimeLocks, contextCheckpoints, modelCallContexts, modelOutputs, toolCalls } from "../db/schema/index.js";
+import { agentRuntimeLocks, contextCheckpoints, modelCallContexts } from "../db/schema/index.js";
 import { dbNow } from "../db/schema/columns.js";
 import type { Database, Tx } from "../platform/db/index.js";
 import { encodeId, newUuid } from "../platform/ids.js";
-import type { ModelRunAccess } from "../modules/models/run-access.js";
 import { appendEvent, lockAgent, type AgentRow } from "../modules/timeline/journal.js";
+import type { StepCaches } from "./caches.js";
 import { planCompaction, SUMMARY_INSTRUCTION, summaryRequestMessage } from "./compaction.js";
-import { conversationMessages, estimateTokens, loadConversation, replayScope, type MediaLoader } from "./context.js";
+import { conversationMessages, estimateTokens, replayScope } from "./context.js";
 import type { AgentDefinition, ToolDefinition } from "./definition.js";
 import { prepareMcpTools, type McpAccess } from "./mcp/connections.js";
 import type { ArtifactsService } from "../modules/artifacts/service.js";
@@ -15,14 +15,15 @@ import type { ContextRow } from "./frontier.js";
 import { ModelError, type ModelClient, type ModelMessage, type ModelRequest, type ModelResult } from "./models/types.js";
 import { recordCompactionNeeded, recordFailure, type Failure } from "./outcomes.js";
 import type { AgentSignals } from "./signals.js";
+import type { AdmittedInput } from "./store/claim.js";
+import { recordReply, type ModelReply, type NewToolCall } from "./store/record.js";
 import { markWakeup } from "./wakeups.js";
 
 export interface StepDeps {
   db: Database;
   signals: AgentSignals;
   models: ModelClient;
-  runAccess: ModelRunAccess;
-  media: MediaLoader;
+  caches: StepCaches;
   mcp: McpAccess;
   /** Stores media of tool results run by the worker (MCP). */
   artifacts: Pick<ArtifactsService, "prepareContentBlocks" | "recordArtifacts">;
@@ -36,10 +37,12 @@ export interface ModelStep {
   projectId: string;
   lockId: string;
   context: ContextRow;
+  /** Inputs the claim admitted for this call, at their events' sequences. */
+  admitted: AdmittedInput[];
 }
 
 type Outcome =
-  | { kind: "result"; result: ModelResult; definition: AgentDefinition; tools: ToolDefinition[]; toolCallIds: Map<string, string> }
+  | { kind: "result"; result: ModelResult; definition: AgentDefinition; tools: ToolDefinition[]; toolCallIds: Map<string, string>; deltas: unknown[] }
   | { kind: "checkpoint"; summary: string; through: number }
   | { kind: "compact"; message: string }
   | { kind: "failure"; failure: Failure };
@@ -53,24 +56,35 @@ export async function runModelStep(deps: StepDeps, step: ModelStep, signal: Abor
   const outcome = await callModel(deps, step, signal).catch(
     (err: unknown): Outcome => ({ kind: "failure", failure: signal.aborted ? interrupted(signal) : asFailure(err) }),
   );
-  await deps.db.tx(async (tx) => {
+  const reply = outcome.kind === "result" ? replyOf(step, outcome) : undefined;
+  const event = await deps.db.tx(async (tx) => {
     const agent = await lockAgent(tx, step.agentId);
-    if (!agent) return;
-    const [context] = await tx.select().from(modelCallContexts).where(eq(modelCallContexts.id, step.context.id));
-    const [lock] = await tx.select().from(agentRuntimeLocks).where(eq(agentRuntimeLocks.id, step.lockId));
-    if (context?.state === "started" && lock) await record(tx, deps.signals, agent, context, outcome);
-    if (lock) await tx.delete(agentRuntimeLocks).where(eq(agentRuntimeLocks.id, step.lockId));
-    await markWakeup(tx, deps.signals, agent.id, "model_step_done");
+    if (!agent) return null;
+    if (reply) return recordReply(tx, agent, step, reply);
+    await recordOtherwise(tx, deps.signals, agent, step, outcome);
+    return null;
   });
+  if (event && reply) deps.caches.conversations.peek(step.agentId)?.appendOutput(event.sequence, outputFacts(reply), reply.calls);
+}
+
+/** Outcomes other than a well-formed reply: the lock and context are checked, then the general recorders run. */
+async function recordOtherwise(tx: Tx, signals: AgentSignals, agent: AgentRow, step: ModelStep, outcome: Outcome): Promise<void> {
+  const [context] = await tx.select().from(modelCallContexts).where(eq(modelCallContexts.id, step.context.id));
+  const [lock] = await tx.select().from(agentRuntimeLocks).where(eq(agentRuntimeLocks.id, step.lockId));
+  if (context?.state === "started" && lock) await record(tx, signals, agent, context, outcome);
+  if (lock) await tx.delete(agentRuntimeLocks).where(eq(agentRuntimeLocks.id, step.lockId));
+  await markWakeup(tx, signals, agent.id, "model_step_done");
 }
 
 async function callModel(deps: StepDeps, step: ModelStep, signal: AbortSignal): Promise<Outcome> {
   const { context } = step;
-  const [config] = await deps.db.read.select({ definition: agentConfigs.compiledDefinition }).from(agentConfigs).where(eq(agentConfigs.id, context.agentConfigId));
-  const definition = config!.definition;
-  const endpoint = await deps.db.tx((tx) => deps.runAccess.endpointFor(tx, step.orgId, step.projectId, definition.model));
+  const { caches } = deps;
+  const definition = await caches.definitions.get(deps.db.read, context.agentConfigId);
+  const endpoint = await caches.endpoints.get(deps.db, step.orgId, step.projectId, definition.model);
   if ("refused" in endpoint) return { kind: "failure", failure: { kind: "configuration", message: endpoint.refused, retryable: false } };
-  const conversation = await loadConversation(deps.db.read, step.agentId, context.inputEventSequence, definition.model, deps.media);
+  await caches.conversations.peek(step.agentId)?.appendInputs(step.admitted, caches.conversations.mediaLoader);
+  const log = await caches.conversations.upTo(deps.db.read, step.agentId, context.inputEventSequence);
+  const conversation = log.conversation(definition.model);
   const usable = definition.model.contextWindowTokens - definition.model.maxOutputTokens;
   const base: Omit<ModelRequest, "messages" | "tools" | "system"> = {
     apiFormat: definition.model.apiFormat,
@@ -110,13 +124,12 @@ async function callModel(deps: StepDeps, step: ModelStep, signal: AbortSignal): 
   try {
     const result = await deps.models.stream({ ...base, system, messages, tools }, (delta) => publisher.push(delta));
     publisher.stop(result);
-    return { kind: "result", result, definition, tools: offered, toolCallIds: publisher.toolCallIds };
+    return { kind: "result", result, definition, tools: offered, toolCallIds: publisher.toolCallIds, deltas: publisher.drain() };
   } catch (err) {
     publisher.fail(err);
+    publisher.publishPending();
     if (err instanceof ModelError && err.kind === "context_overflow") return { kind: "compact", message: err.message };
     throw err;
-  } finally {
-    await publisher.flush();
   }
 }
 
@@ -150,49 +163,55 @@ async function record(tx: Tx, signals: AgentSignals, agent: AgentRow, context: C
     await succeed(tx, context, undefined);
     return;
   }
-  await recordResult(tx, signals, agent, context, outcome);
+  // Only a malformed reply comes here: a well-formed one was recorded by recordReply.
+  void outcome;
+  await recordFailure(tx, signals, agent, context, { kind: "invalid_response", message: "the model asked to use tools but named none", retryable: true });
 }
 
-async function recordResult(tx: Tx, signals: AgentSignals, agent: AgentRow, context: ContextRow, outcome: Extract<Outcome, { kind: "result" }>): Promise<void> {
+/**
+ * The reply to record, or undefined for a malformed one (tool use without a tool call), which is
+ * recorded as a failure. Tool calls are kept when the model stopped to use them or ended its turn
+ * with them; text-only stops (length, refusal) drop them.
+ */
+function replyOf(step: ModelStep, outcome: Extract<Outcome, { kind: "result" }>): ModelReply | undefined {
   const { result, definition, tools } = outcome;
   const calls = result.parts.filter((p) => p.type === "tool_call");
+  if (result.stopReason === "tool_use" && calls.length === 0) return undefined;
   const usesTools = calls.length > 0 && (result.stopReason === "tool_use" || result.stopReason === "end_turn");
-  if (result.stopReason === "tool_use" && calls.length === 0) {
-    await recordFailure(tx, signals, agent, context, { kind: "invalid_response", message: "the model asked to use tools but named none", retryable: true });
-    return;
-  }
   const outputId = newUuid();
   const blocks: unknown[] = [];
   const replays: unknown[] = [];
-  const newCalls: Array<typeof toolCalls.$inferInsert> = [];
+  const newCalls: NewToolCall[] = [];
   for (const part of result.parts) {
     if (part.type === "tool_call") {
       if (!usesTools) continue;
       const id = outcome.toolCallIds.get(part.providerCallId) ?? newUuid();
       // A name the model made up is checked by the worker's tool work, which fails it as unsupported.
       const type = tools.find((t) => t.name === part.name)?.type ?? (part.name.startsWith("mcp__") ? "mcp" : "built_in");
-      newCalls.push({ id, agentId: agent.id, turnId: context.turnId, modelOutputId: outputId, providerCallId: part.providerCallId, name: part.name, input: part.input, type });
+      newCalls.push({ id, providerCallId: part.providerCallId, name: part.name, input: part.input, type });
       blocks.push({ type: "tool_call", tool_call_id: encodeId("toolCall", id), tool_type: type, name: part.name, input: part.input });
     } else {
       blocks.push({ type: part.type, text: part.text });
     }
     replays.push(part.providerReplay ?? null);
   }
-  const stopReason = usesTools ? "tool_use" : result.stopReason;
-  await tx.insert(modelOutputs).values({
-    id: outputId,
-    agentId: agent.id,
-    modelCallContextId: context.id,
-    stopReason,
+  void step;
+  return {
+    outputId,
+    stopReason: usesTools ? "tool_use" : result.stopReason,
     servedModel: result.servedModel ?? null,
-    contentBlocks: blocks,
-    providerReplay: replays,
+    blocks,
+    replays,
     replayScope: replayScope(definition.model),
-  });
-  if (newCalls.length > 0) await tx.insert(toolCalls).values(newCalls);
-  await appendEvent(tx, signals, agent, { turnId: context.turnId, kind: "model_output", modelOutputId: outputId, semantic: stopReason !== "tool_use" });
-  for (const call of newCalls) signals.toolCallChanged(tx, agent.id, { toolCallId: encodeId("toolCall", call.id!), state: "awaiting_authorization" });
-  await succeed(tx, context, result);
+    calls: newCalls,
+    usage: result.usage,
+    providerResponseId: result.providerResponseId ?? null,
+    deltas: outcome.deltas,
+  };
+}
+
+function outputFacts(reply: ModelReply) {
+  return { id: reply.outputId, contentBlocks: reply.blocks, providerReplay: reply.replays, replayScope: reply.replayScope };
 }
 
 async function succeed(tx: Tx, context: ContextRow, result: ModelResult | undefined): Promise<void> {

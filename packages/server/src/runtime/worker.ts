@@ -1,17 +1,15 @@
 import { hostname } from "node:os";
-import { eq } from "drizzle-orm";
-import { agentRuntimeLocks } from "../db/schema/index.js";
-import { dbNow, dbSecondsFromNow } from "../db/schema/columns.js";
 import { newUuid } from "../platform/ids.js";
 import { claimNext, type Step } from "./claim.js";
 import { runModelStep, type StepDeps } from "./model-step.js";
+import { renewLease } from "./store/lease.js";
 import { runToolStep } from "./tool-step.js";
 
 export interface WorkerOptions {
   /** Steps (model calls or batches of MCP calls) run at once by this process. */
   concurrency: number;
   leaseSeconds: number;
-  /** Upper bound on how long an idle slot waits before looking again when no hint arrives. */
+  /** Upper bound on how long idle slots wait before one looks again when no hint arrives. */
   pollMs: number;
 }
 
@@ -22,58 +20,51 @@ export interface WorkerLog {
 
 /**
  * The agent loop's worker: `concurrency` slots, each claiming one agent at a time from the wakeup table.
- * A slot that finds nothing sleeps until a wakeup hint wakes it (one idle slot per hint) or `pollMs`.
- * While a model call runs, its runtime lease is renewed every third of the lease; a renewal that finds
- * the lock gone or a cancel requested aborts the call. `stop` aborts in-flight calls (they are recorded as retries) and waits for the slots.
+ * Idle slots wait in a queue; a wakeup hint, or the worker's one poll timer, wakes the longest-waiting
+ * one, and a slot that claimed work wakes one more only when the claim saw another agent ready. While a
+ * step runs, its runtime lease is renewed every third of the lease; a renewal that finds the lock gone
+ * or a cancel requested aborts the step. `stop` aborts in-flight steps (recorded as retries) and waits.
  */
 export function startWorker(deps: StepDeps, options: WorkerOptions, log: WorkerLog) {
   const workerId = `${hostname()}:${process.pid}:${newUuid().slice(-12)}`;
   const inFlight = new Map<string, AbortController>();
   let running = true;
-  // Idle slots, longest-waiting first. A hint wakes one slot, not all: every woken slot runs a claim query,
-  // and a herd of empty claims (each hint × every idle slot) starved the one slot doing the work.
+  // Idle slots, longest-waiting first. A hint wakes one slot, not all: every woken slot runs a claim query.
   const idle: Array<() => void> = [];
   const wakeOne = () => idle.shift()?.();
   const wakeAll = () => {
     for (const wake of idle.splice(0)) wake();
   };
+  const poll = setInterval(wakeOne, options.pollMs);
   const unsubscribers: Array<Promise<() => void>> = [
     deps.signals.onWakeup(wakeOne),
     deps.signals.onCancel((agentId) => inFlight.get(agentId)?.abort(new Error("canceled"))),
+    deps.signals.onModelAccessChanged(() => deps.caches.endpoints.invalidate()),
   ];
-  deps.signals.onReconnect(wakeAll);
+  deps.signals.onReconnect(() => {
+    deps.caches.endpoints.invalidate();
+    wakeAll();
+  });
 
-  function sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        const at = idle.indexOf(done);
-        if (at >= 0) idle.splice(at, 1);
-        resolve();
-      }
-      idle.push(done);
-    });
-  }
+  const waitForWork = () => new Promise<void>((resolve) => (running ? idle.push(resolve) : resolve()));
 
   async function slot(): Promise<void> {
     while (running) {
-      let step: Step | null | undefined;
+      let claim: Awaited<ReturnType<typeof claimNext>>;
       try {
-        step = await deps.db.tx((tx) => claimNext(tx, deps.signals, { workerId, leaseSeconds: options.leaseSeconds }));
+        claim = await deps.db.tx((tx) => claimNext(tx, deps.signals, { workerId, leaseSeconds: options.leaseSeconds }));
       } catch (err) {
         log.warn({ err }, "claiming work failed; retrying");
-        await sleep(options.pollMs);
+        await waitForWork();
         continue;
       }
-      if (step === undefined) {
-        await sleep(options.pollMs);
+      if (!claim) {
+        await waitForWork();
         continue;
       }
-      // Found work, so more may be waiting (a burst of inputs sends many hints but they may have come
-      // while every slot was busy): pass the baton to one idle slot.
-      wakeOne();
-      if (step) await execute(step);
+      // Hints that came while every slot was busy are gone: the claim tells whether more work waits.
+      if (claim.moreReady) wakeOne();
+      if (claim.step) await execute(claim.step);
     }
   }
 
@@ -85,7 +76,9 @@ export function startWorker(deps: StepDeps, options: WorkerOptions, log: WorkerL
       if (step.kind === "model") await runModelStep(deps, step, controller.signal);
       else await runToolStep(deps, step, controller.signal);
     } catch (err) {
-      // The lease runs out and maintenance turns the work into a retry; nothing is lost.
+      // The lease runs out and maintenance turns the work into a retry; nothing is lost. The cached
+      // conversation may be ahead of what was recorded, so it is read anew next time.
+      deps.caches.conversations.forget(step.agentId);
       log.error({ err, agentId: step.agentId, step: step.kind }, "recording a step failed");
     } finally {
       clearInterval(renewal);
@@ -95,12 +88,8 @@ export function startWorker(deps: StepDeps, options: WorkerOptions, log: WorkerL
 
   async function renew(step: Step, controller: AbortController): Promise<void> {
     try {
-      const [lock] = await deps.db.read
-        .update(agentRuntimeLocks)
-        .set({ renewedAt: dbNow, leaseExpiresAt: dbSecondsFromNow(options.leaseSeconds) })
-        .where(eq(agentRuntimeLocks.id, step.lockId))
-        .returning({ cancelRequestedAt: agentRuntimeLocks.cancelRequestedAt });
-      if (!lock || lock.cancelRequestedAt) controller.abort(new Error(lock ? "canceled" : "runtime lease lost"));
+      const lease = await renewLease(deps.db, step.lockId, options.leaseSeconds);
+      if (lease !== "held") controller.abort(new Error(lease === "canceled" ? "canceled" : "runtime lease lost"));
     } catch (err) {
       log.warn({ err, agentId: step.agentId }, "renewing the runtime lease failed; will retry");
     }
@@ -111,6 +100,7 @@ export function startWorker(deps: StepDeps, options: WorkerOptions, log: WorkerL
     workerId,
     async stop(): Promise<void> {
       running = false;
+      clearInterval(poll);
       wakeAll();
       for (const controller of inFlight.values()) controller.abort(new Error("worker shutting down"));
       await Promise.all(slots);

@@ -105,10 +105,15 @@ export function newEventRow(agent: AgentRow, event: Omit<NewEvent, "semantic" | 
   };
 }
 
-/** The INSERT of one event row, for statements that write it together with its bookkeeping. */
-export function insertEventSql(row: EventRow): SQL {
+/**
+ * The INSERT of one event row, for statements that write it together with its bookkeeping; with
+ * `onlyIf` (a relation), the row is written only when that relation has a row.
+ */
+export function insertEventSql(row: EventRow, onlyIf?: SQL): SQL {
+  const values = sql`${row.id}::uuid, ${row.agentId}::uuid, ${row.turnId}::uuid, ${row.sequence}::bigint, ${row.eventKind}::text, ${row.isOpeningEvent}::boolean,
+    ${row.agentInputId}::uuid, ${row.modelOutputId}::uuid, ${row.toolCallId}::uuid, ${row.contextCheckpointId}::uuid, ${row.idempotencyKey}::text`;
   return sql`INSERT INTO agent_events (id, agent_id, turn_id, sequence, event_kind, is_opening_event, agent_input_id, model_output_id, tool_call_id, context_checkpoint_id, idempotency_key)
-    VALUES (${row.id}, ${row.agentId}, ${row.turnId}, ${row.sequence}, ${row.eventKind}, ${row.isOpeningEvent}, ${row.agentInputId}, ${row.modelOutputId}, ${row.toolCallId}, ${row.contextCheckpointId}, ${row.idempotencyKey})`;
+    ${onlyIf ? sql`SELECT ${values} FROM ${onlyIf}` : sql`VALUES (${values})`}`;
 }
 
 /** The highest sequence written so far (0 before the first event). */

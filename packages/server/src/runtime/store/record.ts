@@ -1,0 +1,95 @@
+import { sql } from "drizzle-orm";
+import { dbNow } from "../../db/schema/columns.js";
+import { rawRows, type Tx } from "../../platform/db/index.js";
+import { encodeId } from "../../platform/ids.js";
+import { insertEventSql, newEventRow, type AgentRow, type EventRow } from "../../modules/timeline/journal.js";
+import type { ContextRow } from "../frontier.js";
+import type { ModelUsage } from "../models/types.js";
+import { notifyIn } from "../signals.js";
+
+/** A tool call a model output asks for, as the record inserts it (`awaiting_authorization`). */
+export interface NewToolCall {
+  id: string;
+  providerCallId: string;
+  name: string;
+  input: Record<string, unknown>;
+  type: "built_in" | "custom" | "mcp";
+}
+
+export interface ModelReply {
+  outputId: string;
+  stopReason: string;
+  servedModel: string | null;
+  blocks: unknown[];
+  replays: unknown[];
+  replayScope: string;
+  calls: NewToolCall[];
+  usage: ModelUsage;
+  providerResponseId: string | null;
+  /** Preview envelopes not yet published: they ride on the record's commit, before the output event. */
+  deltas: unknown[];
+}
+
+/**
+ * Records a model call's reply in one statement (design brief §3.4 step 8): the output, its tool calls,
+ * its event with the counter and the turn's bookkeeping, the context's success and usage, the lease's
+ * end, and the next wakeup when there is more to do (tool work, or inputs waiting), with every
+ * notification delivered on commit. Nothing but the lease's end and a wakeup is written when the step
+ * no longer owns its call (a cancel closed the context, or the lease was reaped): whoever did decides.
+ * The agent must be locked by `tx`, in a statement before this one.
+ */
+export async function recordReply(tx: Tx, agent: AgentRow, step: { lockId: string; context: ContextRow }, reply: ModelReply): Promise<EventRow | null> {
+  const { context } = step;
+  const semantic = reply.stopReason !== "tool_use";
+  const event = newEventRow(agent, { turnId: context.turnId, kind: "model_output", modelOutputId: reply.outputId });
+  const calls = JSON.stringify(reply.calls.map((c) => ({ id: c.id, provider_call_id: c.providerCallId, name: c.name, input: c.input, type: c.type })));
+  const callSignals = reply.calls.map((c) => ({ toolCallId: encodeId("toolCall", c.id), state: "awaiting_authorization" }));
+  const guarded = sql`EXISTS (SELECT 1 FROM owned)`;
+  const [row] = await rawRows<{ recorded: boolean }>(
+    tx,
+    sql`WITH owned AS (
+        SELECT 1 WHERE EXISTS (SELECT 1 FROM model_call_contexts WHERE id = ${context.id} AND state = 'started')
+          AND EXISTS (SELECT 1 FROM agent_runtime_locks WHERE id = ${step.lockId})
+      ),
+      new_output AS (
+        INSERT INTO model_outputs (id, agent_id, model_call_context_id, stop_reason, served_model, content_blocks, provider_replay, replay_scope)
+        SELECT ${reply.outputId}::uuid, ${agent.id}::uuid, ${context.id}::uuid, ${reply.stopReason}::text, ${reply.servedModel}::text,
+          ${JSON.stringify(reply.blocks)}::jsonb, ${JSON.stringify(reply.replays)}::jsonb, ${reply.replayScope}::text FROM owned
+      ),
+      new_calls AS (
+        INSERT INTO tool_calls (id, agent_id, turn_id, model_output_id, provider_call_id, name, input, type)
+        SELECT c.id, ${agent.id}::uuid, ${context.turnId}::uuid, ${reply.outputId}::uuid, c.provider_call_id, c.name, c.input, c.type
+        FROM owned, jsonb_to_recordset(${calls}::jsonb) AS c(id uuid, provider_call_id text, name text, input jsonb, type text)
+      ),
+      new_event AS (${insertEventSql(event, sql`owned`)}),
+      advanced_counter AS (UPDATE agents SET next_event_sequence = ${event.sequence + 1} WHERE id = ${agent.id} AND ${guarded}),
+      turn_bookkeeping AS (
+        UPDATE agent_turns SET event_count = event_count + 1, latest_event_id = ${event.id},
+          latest_semantic_event_id = CASE WHEN ${semantic}::boolean THEN ${event.id}::uuid ELSE latest_semantic_event_id END, updated_at = ${dbNow}
+        WHERE id = ${context.turnId} AND ${guarded}
+      ),
+      succeeded AS (
+        UPDATE model_call_contexts SET state = 'succeeded', completed_at = ${dbNow}, runtime_lock_id = NULL,
+          provider_response_id = ${reply.providerResponseId}, input_tokens = ${reply.usage.inputTokens}, output_tokens = ${reply.usage.outputTokens},
+          cache_read_tokens = ${reply.usage.cacheReadTokens}, cache_write_tokens = ${reply.usage.cacheWriteTokens}, reasoning_tokens = ${reply.usage.reasoningTokens}
+        WHERE id = ${context.id} AND state = 'started' AND ${guarded}
+      ),
+      released AS (DELETE FROM agent_runtime_locks WHERE id = ${step.lockId}),
+      woken AS (
+        INSERT INTO agent_wakeups (agent_id, ready_at, reason)
+        SELECT ${agent.id}::uuid, ${dbNow}, 'model_step_done'
+        WHERE NOT ${guarded} OR ${reply.calls.length > 0}::boolean
+          OR EXISTS (SELECT 1 FROM agent_inputs i WHERE i.agent_id = ${agent.id} AND i.state = 'received' AND i.input_kind = 'content')
+        ON CONFLICT (agent_id) DO UPDATE SET ready_at = least(agent_wakeups.ready_at, excluded.ready_at),
+          reason = CASE WHEN excluded.ready_at < agent_wakeups.ready_at THEN excluded.reason ELSE agent_wakeups.reason END, updated_at = ${dbNow}
+        RETURNING 1
+      )
+      SELECT ${guarded} AS recorded, ${notifyIn.deltas(agent.id, reply.deltas)} AS deltas,
+        (SELECT ${notifyIn.events(agent.id)} FROM owned) AS events,
+        (SELECT ${notifyIn.toolCalls(agent.id, callSignals)} FROM owned) AS calls,
+        (SELECT ${notifyIn.wakeup(agent.id)} FROM woken) AS wakeups`,
+  );
+  if (!row?.recorded) return null;
+  agent.nextEventSequence = event.sequence + 1;
+  return event;
+}
