@@ -1,24 +1,22 @@
-import type { NotificationTransport, Tx } from "./db/index.js";
+import type { NotificationTransport } from "./db/index.js";
 
 export type BusHandler = (payload: string) => void;
 
 /**
  * Hints between processes over PostgreSQL LISTEN/NOTIFY. A hint says "go and re-read": it carries no
- * state that matters, may be lost (a reconnect reports that), and is only sent after a commit. Many
+ * state that matters and may be lost (a reconnect reports that). A hint about a change is a NOTIFY inside
+ * the change's transaction (see runtime/signals.ts), which PostgreSQL delivers only on commit. Many
  * in-process subscribers share one LISTEN per channel.
  */
 export interface Bus {
   subscribe(channel: string, handler: BusHandler): Promise<() => Promise<void>>;
   publish(channel: string, payload?: string): Promise<void>;
-  /** Publishes once the transaction commits; repeats of one (channel, payload) in a transaction collapse. */
-  publishAfterCommit(tx: Tx, channel: string, payload?: string): void;
   /** Runs after notifications may have been missed (a lost listening connection came back). */
   onReconnect(handler: () => void): void;
 }
 
 export function createBus(transport: NotificationTransport, onError: (err: unknown) => void = () => {}): Bus {
   const subscribers = new Map<string, Set<BusHandler>>();
-  const pending = new WeakMap<Tx, Set<string>>();
 
   function deliver(channel: string, payload: string): void {
     for (const handler of subscribers.get(channel) ?? []) {
@@ -56,18 +54,6 @@ export function createBus(transport: NotificationTransport, onError: (err: unkno
 
     publish(channel, payload = "") {
       return transport.notify(channel, payload);
-    },
-
-    publishAfterCommit(tx, channel, payload = "") {
-      let seen = pending.get(tx);
-      if (!seen) {
-        seen = new Set();
-        pending.set(tx, seen);
-      }
-      const key = `${channel}\u0000${payload}`;
-      if (seen.has(key)) return;
-      seen.add(key);
-      tx.afterCommit(() => void bus.publish(channel, payload).catch(onError));
     },
 
     onReconnect(handler) {

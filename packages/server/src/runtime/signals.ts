@@ -5,7 +5,9 @@ import type { Tx } from "../platform/db/index.js";
 /**
  * Per-agent hints carried over the bus. Each kind uses one channel for all agents, so a process holds
  * one LISTEN per kind however many agents it follows, and dispatches locally by agent id. Every hint
- * means "re-read the database"; losing one delays, never loses, work (DESIGN.md rule 2).
+ * means "re-read the database"; losing one delays, never loses, work (DESIGN.md rule 2). Hints about a
+ * change are sent inside its transaction (PostgreSQL delivers a NOTIFY only on commit), most of them
+ * as part of the statement that makes the change (`notifyIn`).
  */
 
 const CHANNELS = {
@@ -29,13 +31,10 @@ export interface ToolCallSignal {
 type Listener<T> = (value: T) => void;
 
 export interface AgentSignals {
-  /** After commit: the agent's timeline has new events. */
-  eventsAppended(tx: Tx, agentId: string): void;
-  toolCallChanged(tx: Tx, agentId: string, signal: ToolCallSignal): void;
-  /** After commit: the agent has work; workers should look at the wakeup table. */
-  wakeup(tx: Tx, agentId: string): void;
-  /** After commit: the runtime working on this agent should stop what it is doing. */
-  cancel(tx: Tx, agentId: string): void;
+  /** On commit: a tool call of the agent changed state. */
+  toolCallChanged(tx: Tx, agentId: string, signal: ToolCallSignal): Promise<void>;
+  /** On commit: the runtime working on this agent should stop what it is doing. */
+  cancel(tx: Tx, agentId: string): Promise<void>;
   /** Immediately, no transaction: a live preview, lost when nobody listens. */
   publishDelta(agentId: string, envelope: unknown): Promise<void>;
 
@@ -94,10 +93,8 @@ export function createAgentSignals(bus: Bus): AgentSignals {
   const ALL = "*";
 
   return {
-    eventsAppended: (tx, agentId) => bus.publishAfterCommit(tx, CHANNELS.events, agentId),
-    toolCallChanged: (tx, agentId, signal) => bus.publishAfterCommit(tx, CHANNELS.toolCalls, JSON.stringify({ a: agentId, v: signal })),
-    wakeup: (tx, agentId) => bus.publishAfterCommit(tx, CHANNELS.wakeups, agentId),
-    cancel: (tx, agentId) => bus.publishAfterCommit(tx, CHANNELS.control, agentId),
+    toolCallChanged: async (tx, agentId, signal) => void (await tx.execute(sql`SELECT ${notifyIn.toolCalls(agentId, [signal])}`)),
+    cancel: async (tx, agentId) => void (await tx.execute(sql`SELECT pg_notify(${CHANNELS.control}, ${agentId}::text)`)),
     publishDelta: (agentId, envelope) => bus.publish(CHANNELS.deltas, JSON.stringify({ a: agentId, v: envelope })),
     onEvents: (agentId, listener) => listen(CHANNELS.events, agentId, listener, plain),
     onToolCall: (agentId, listener) => listen(CHANNELS.toolCalls, agentId, listener, json),

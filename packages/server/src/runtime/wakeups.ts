@@ -2,26 +2,20 @@ import { eq, sql } from "drizzle-orm";
 import { agentWakeups } from "../db/schema/index.js";
 import { dbNow } from "../db/schema/columns.js";
 import type { Tx } from "../platform/db/index.js";
-import type { AgentSignals } from "./signals.js";
+import { notifyIn, type AgentSignals } from "./signals.js";
 
 /**
  * The work queue (design brief §3.1). Producers mark an agent ready; an earlier time always wins, so a
  * retry scheduled for later never delays work that is ready now. The worker decides what the work is.
  */
-export async function markWakeup(tx: Tx, signals: AgentSignals, agentId: string, reason: string, readyAt?: Date): Promise<void> {
-  const at = readyAt ? sql`${readyAt.toISOString()}::timestamptz` : dbNow;
-  await tx
-    .insert(agentWakeups)
-    .values({ agentId, readyAt: at, reason })
-    .onConflictDoUpdate({
-      target: agentWakeups.agentId,
-      set: {
-        readyAt: sql`least(${agentWakeups.readyAt}, excluded.ready_at)`,
-        reason: sql`CASE WHEN excluded.ready_at < ${agentWakeups.readyAt} THEN excluded.reason ELSE ${agentWakeups.reason} END`,
-        updatedAt: dbNow,
-      },
-    });
-  if (!readyAt) signals.wakeup(tx, agentId);
+export async function markWakeup(tx: Tx, _signals: AgentSignals, agentId: string, reason: string): Promise<void> {
+  await tx.execute(sql`WITH woken AS (
+      INSERT INTO agent_wakeups (agent_id, ready_at, reason) VALUES (${agentId}, ${dbNow}, ${reason})
+      ON CONFLICT (agent_id) DO UPDATE SET ready_at = least(agent_wakeups.ready_at, excluded.ready_at),
+        reason = CASE WHEN excluded.ready_at < agent_wakeups.ready_at THEN excluded.reason ELSE agent_wakeups.reason END, updated_at = ${dbNow}
+      RETURNING 1
+    )
+    SELECT ${notifyIn.wakeup(agentId)} FROM woken`);
 }
 
 export async function clearWakeup(tx: Tx, agentId: string): Promise<void> {

@@ -21,7 +21,8 @@ export interface WorkerLog {
 /**
  * The agent loop's worker: `concurrency` slots, each claiming one agent at a time from the wakeup table.
  * Idle slots wait in a queue; a wakeup hint, or the worker's one poll timer, wakes the longest-waiting
- * one, and a slot that claimed work wakes one more only when the claim saw another agent ready. While a
+ * one, and a slot that claimed work wakes one more only when the claim saw another agent ready. A slot
+ * claims again after a step only when hinted, so an agent that went quiet costs no empty claim. While a
  * step runs, its runtime lease is renewed every third of the lease; a renewal that finds the lock gone
  * or a cancel requested aborts the step. `stop` aborts in-flight steps (recorded as retries) and waits.
  */
@@ -30,12 +31,18 @@ export function startWorker(deps: StepDeps, options: WorkerOptions, log: WorkerL
   const inFlight = new Map<string, AbortController>();
   let running = true;
   // Idle slots, longest-waiting first. A hint wakes one slot, not all: every woken slot runs a claim query.
+  // A hint that finds every slot busy is owed: the next slot to finish claims again instead of waiting.
   const idle: Array<() => void> = [];
-  const wakeOne = () => idle.shift()?.();
+  let owed = 0;
+  const wakeOne = () => {
+    const wake = idle.shift();
+    if (wake) wake();
+    else owed = Math.min(owed + 1, options.concurrency);
+  };
   const wakeAll = () => {
     for (const wake of idle.splice(0)) wake();
   };
-  const poll = setInterval(wakeOne, options.pollMs);
+  const poll = setInterval(() => idle.shift()?.(), options.pollMs);
   const unsubscribers: Array<Promise<() => void>> = [
     deps.signals.onWakeup(wakeOne),
     deps.signals.onCancel((agentId) => inFlight.get(agentId)?.abort(new Error("canceled"))),
@@ -46,7 +53,15 @@ export function startWorker(deps: StepDeps, options: WorkerOptions, log: WorkerL
     wakeAll();
   });
 
-  const waitForWork = () => new Promise<void>((resolve) => (running ? idle.push(resolve) : resolve()));
+  const waitForWork = () =>
+    new Promise<void>((resolve) => {
+      if (!running || owed > 0) {
+        owed = Math.max(0, owed - 1);
+        resolve();
+      } else {
+        idle.push(resolve);
+      }
+    });
 
   async function slot(): Promise<void> {
     while (running) {
@@ -65,6 +80,8 @@ export function startWorker(deps: StepDeps, options: WorkerOptions, log: WorkerL
       // Hints that came while every slot was busy are gone: the claim tells whether more work waits.
       if (claim.moreReady) wakeOne();
       if (claim.step) await execute(claim.step);
+      // A step that left more work for its agent says so with a wakeup hint, like any other producer.
+      await waitForWork();
     }
   }
 

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { sql } from "drizzle-orm";
 import { createBus, type Bus } from "../../src/platform/bus.js";
-import { openPostgres, rawRows } from "../../src/platform/db/index.js";
+import { openPostgres, rawRows, type Tx } from "../../src/platform/db/index.js";
 import { useTestServer } from "../support/server.js";
 
 const server = useTestServer();
@@ -52,21 +52,21 @@ describe("the notification bus", () => {
     expect(a.payloads).toEqual(["one", "two"]);
   });
 
-  it("publishes hints only after a commit, once per transaction, and never after a rollback", async () => {
+  it("delivers a NOTIFY sent inside a transaction on commit, once per transaction, and never after a rollback", async () => {
     const seen = collect("bus_test_tx", 2);
     await settle();
+    const notify = (tx: Tx, payload: string) => tx.execute(sql`select pg_notify('bus_test_tx', ${payload})`);
     await server.db.tx(async (tx) => {
-      bus.publishAfterCommit(tx, "bus_test_tx", "first");
-      bus.publishAfterCommit(tx, "bus_test_tx", "first");
-      await tx.execute(sql`select 1`);
+      await notify(tx, "first");
+      await notify(tx, "first");
     });
     await server.db
       .tx(async (tx) => {
-        bus.publishAfterCommit(tx, "bus_test_tx", "rolled back");
+        await notify(tx, "rolled back");
         throw new Error("roll back");
       })
       .catch(() => {});
-    await server.db.tx(async (tx) => bus.publishAfterCommit(tx, "bus_test_tx", "second"));
+    await server.db.tx((tx) => notify(tx, "second"));
     expect(await seen.done).toEqual(["first", "second"]);
     await settle();
     expect(seen.payloads).toEqual(["first", "second"]);

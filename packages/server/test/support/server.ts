@@ -26,6 +26,8 @@ export interface TestServer {
   url: string;
   config: Config;
   db: Database;
+  /** The PGlite instance behind `db` on the embedded database, for counting its statements. */
+  pglite: PGlite | undefined;
   app: App;
   api: ApiClient;
   close(): Promise<void>;
@@ -48,7 +50,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     SVC_WORKER_POLL_MS: "200",
     ...env,
   });
-  const { db, drop, databaseUrl } = await cloneDatabase();
+  const { db, drop, databaseUrl, pglite } = await cloneDatabase();
   const app = await buildApp({ config, db, logger: false });
   const address = await app.http.listen({ host: "127.0.0.1", port: 0 });
   const quiet = { warn: () => {}, error: () => {} };
@@ -59,6 +61,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     url: address,
     config,
     db,
+    pglite,
     app,
     api: new ApiClient(address, TEST_ORIGIN),
     async close() {
@@ -101,6 +104,9 @@ export function useTestServer(env: Record<string, string> = {}, options: TestSer
     get db() {
       return running().db;
     },
+    get pglite() {
+      return running().pglite;
+    },
     get app() {
       return running().app;
     },
@@ -111,7 +117,7 @@ export function useTestServer(env: Record<string, string> = {}, options: TestSer
   };
 }
 
-async function cloneDatabase(): Promise<{ db: Database; drop: () => Promise<void>; databaseUrl?: string }> {
+async function cloneDatabase(): Promise<{ db: Database; drop: () => Promise<void>; databaseUrl?: string; pglite?: PGlite }> {
   const url = process.env["DATABASE_URL"];
   if (url) {
     const name = `svc_t_${inject("runId")}_${randomBytes(4).toString("hex")}`;
@@ -121,5 +127,5 @@ async function cloneDatabase(): Promise<{ db: Database; drop: () => Promise<void
   }
   const dump = new Blob([readFileSync(inject("embeddedTemplate"))]);
   const client = await PGlite.create({ loadDataDir: dump });
-  return { db: await openEmbedded({ client }), drop: async () => {} };
+  return { db: await openEmbedded({ client }), drop: async () => {}, pglite: client };
 }

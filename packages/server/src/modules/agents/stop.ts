@@ -30,7 +30,7 @@ export async function stopCurrentWork(tx: Tx, signals: AgentSignals, agent: Agen
   if (!state || (running.length === 0 && turnSettled(state, now))) return { event: null, runtimeCancelRequested: false, affected: false };
 
   const [lock] = await tx.update(agentRuntimeLocks).set({ cancelRequestedAt: dbNow }).where(eq(agentRuntimeLocks.agentId, agent.id)).returning();
-  if (lock) signals.cancel(tx, agent.id);
+  if (lock) await signals.cancel(tx, agent.id);
   if (running.length > 0) {
     await tx
       .update(modelCallContexts)

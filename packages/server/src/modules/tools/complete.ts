@@ -15,7 +15,7 @@ export type ToolOutcome = "succeeded" | "failed" | "denied" | "canceled";
 export async function setToolCallState(tx: Tx, signals: AgentSignals, call: ToolCallRow, state: Exclude<ToolCallState, "completed">): Promise<void> {
   await tx.update(toolCalls).set({ state, updatedAt: dbNow }).where(eq(toolCalls.id, call.id));
   call.state = state;
-  signals.toolCallChanged(tx, call.agentId, { toolCallId: encodeId("toolCall", call.id), state });
+  await signals.toolCallChanged(tx, call.agentId, { toolCallId: encodeId("toolCall", call.id), state });
 }
 
 /**
@@ -37,7 +37,7 @@ export async function completeToolCall(
     .where(eq(toolCalls.id, call.id))
     .returning();
   const event = await appendEvent(tx, signals, agent, { turnId: call.turnId, kind: "tool_result", toolCallId: call.id, semantic: false });
-  signals.toolCallChanged(tx, agent.id, { toolCallId: encodeId("toolCall", call.id), state: "completed" });
+  await signals.toolCallChanged(tx, agent.id, { toolCallId: encodeId("toolCall", call.id), state: "completed" });
   return { call: updated!, result: result!, event };
 }
 

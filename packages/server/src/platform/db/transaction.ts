@@ -1,22 +1,6 @@
 import type { AppDb, Tx } from "./types.js";
 
-/**
- * One transaction with post-commit hooks. Hooks publish hints (notifications) and must never run for a
- * rolled-back transaction, so they are collected here and run only after `transaction` resolved.
- */
+/** One transaction: a thrown error rolls it back. Hints (NOTIFY) sent inside it are delivered only on commit. */
 export async function runTransaction<T>(db: AppDb, work: (tx: Tx) => Promise<T>): Promise<T> {
-  const hooks: Array<() => void> = [];
-  const result = await db.transaction(async (drizzleTx) => {
-    const tx = Object.assign(drizzleTx, { afterCommit: (hook: () => void) => void hooks.push(hook) });
-    return work(tx);
-  });
-  for (const hook of hooks) {
-    try {
-      hook();
-    } catch (err) {
-      // A failed hint is healed by polling; it must not turn a committed change into an error.
-      process.emitWarning(`after-commit hook failed: ${String(err)}`);
-    }
-  }
-  return result;
+  return db.transaction(work);
 }
