@@ -2,17 +2,11 @@ import type { FastifyBaseLogger } from "fastify";
 import { Type } from "typebox";
 import type { Config } from "./config.js";
 import type { Database } from "./platform/db/index.js";
-import { loadMasterKey } from "./platform/crypto/master-key.js";
-import { EnvelopeCipher } from "./platform/crypto/envelope.js";
 import { API_PREFIX, createHttpApp, type HttpApp } from "./platform/http/app.js";
-import { createRateLimiter, type RateLimiter } from "./platform/rate-limit.js";
 import { AppError } from "./platform/errors.js";
+import { buildServices, type Services } from "./services.js";
 import { authRoutes, identityRoutes } from "./modules/identity/routes.js";
-import { createIdentityService, type IdentityService } from "./modules/identity/service.js";
-import { createOrgService, type OrgService } from "./modules/orgs/service.js";
 import { orgRoutes } from "./modules/orgs/routes.js";
-import { createSmtpMailer } from "./modules/identity/smtp-mailer.js";
-import { createDeviceLoginService, type DeviceLoginService } from "./modules/device-login/service.js";
 import { deviceLoginRoutes } from "./modules/device-login/routes.js";
 import { createMemberService, memberships } from "./modules/orgs/members-service.js";
 import { memberRoutes } from "./modules/orgs/members-routes.js";
@@ -20,14 +14,8 @@ import { createOrgApiKeyService } from "./modules/org-api-keys/service.js";
 import { orgApiKeyRoutes } from "./modules/org-api-keys/routes.js";
 import { createInvitationService } from "./modules/invitations/service.js";
 import { invitationRoutes } from "./modules/invitations/routes.js";
-import { createSecretsService, type SecretsService } from "./modules/secrets/service.js";
 import { secretRoutes } from "./modules/secrets/routes.js";
-import { createOrgCredentials } from "./modules/secrets/org-credentials.js";
-import { createModelsService, type ModelsService } from "./modules/models/service.js";
 import { modelRoutes } from "./modules/models/routes.js";
-import { createModelRunAccess, type ModelRunAccess } from "./modules/models/run-access.js";
-import { createBus, type Bus } from "./platform/bus.js";
-import { createAgentSignals, type AgentSignals } from "./runtime/signals.js";
 import { createInputsService } from "./modules/inputs/service.js";
 import { inputRoutes } from "./modules/inputs/routes.js";
 import { createAgentsService } from "./modules/agents/service.js";
@@ -38,9 +26,7 @@ import { createToolsService } from "./modules/tools/service.js";
 import { toolRoutes } from "./modules/tools/routes.js";
 import { createActorsService } from "./modules/actors/service.js";
 import { actorRoutes } from "./modules/actors/routes.js";
-import { createArtifactsService, type ArtifactsService } from "./modules/artifacts/service.js";
 import { artifactRoutes } from "./modules/artifacts/routes.js";
-import { createBlobStore, type BlobStore } from "./platform/blobs/index.js";
 import { createAgentConfigService } from "./modules/agent-configs/service.js";
 import { agentConfigRoutes } from "./modules/agent-configs/routes.js";
 import { createAgentProfileService } from "./modules/agent-profiles/service.js";
@@ -50,21 +36,6 @@ import { createTimelineService } from "./modules/timeline/service.js";
 import { createEventStreams } from "./modules/timeline/stream.js";
 import { timelineRoutes } from "./modules/timeline/routes.js";
 
-export interface Services {
-  identity: IdentityService;
-  orgs: OrgService;
-  deviceLogin: DeviceLoginService;
-  rateLimiter: RateLimiter;
-  cipher: EnvelopeCipher;
-  secrets: SecretsService;
-  models: ModelsService;
-  bus: Bus;
-  signals: AgentSignals;
-  runAccess: ModelRunAccess;
-  artifacts: ArtifactsService;
-  blobs: BlobStore;
-}
-
 export interface App {
   http: HttpApp;
   services: Services;
@@ -73,27 +44,15 @@ export interface App {
 /** Wires every module into one HTTP app over one database. Owns no process lifecycle. */
 export async function buildApp(options: { config: Config; db: Database; logger: FastifyBaseLogger | boolean }): Promise<App> {
   const { config, db } = options;
-  const rateLimiter = createRateLimiter(db);
-  const cipher = new EnvelopeCipher(loadMasterKey(config));
-  const orgs = createOrgService({ db });
-  const mailer = config.smtpUrl ? createSmtpMailer({ url: config.smtpUrl, from: config.mailFrom }) : null;
-  const identity = createIdentityService({ db, config, rateLimiter, mailer, directory: orgs });
+  const services = buildServices(config, db);
+  const { identity, orgs, deviceLogin, secrets, models, signals, artifacts } = services;
+  // These services only answer HTTP requests; the worker and maintenance never need them.
   const orgApiKeys = createOrgApiKeyService({ db, memberships });
   const invitations = createInvitationService({ db, memberships });
-  const secrets = createSecretsService({ db, cipher });
-  const credentials = createOrgCredentials({ cipher });
-  const models = createModelsService({ db, credentials, outbound: config });
-  const deviceLogin = createDeviceLoginService({ db, config, rateLimiter, tokens: identity });
-  const bus = createBus(db.notifications);
-  const signals = createAgentSignals(bus);
-  const runAccess = createModelRunAccess({ credentials });
-  const blobs = createBlobStore(config.blobs);
-  const artifacts = createArtifactsService({ db, blobs });
   const agents = createAgentsService({ db, signals, artifacts });
   const inputs = createInputsService({ db, signals, artifacts });
   const interactions = createInteractionsService({ db, signals });
   const tools = createToolsService({ db, signals, artifacts });
-  const services: Services = { identity, orgs, deviceLogin, rateLimiter, cipher, secrets, models, bus, signals, runAccess, artifacts, blobs };
 
   const http = await createHttpApp({
     config,
@@ -107,7 +66,7 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
   healthRoutes(http, db);
   authRoutes(http, { identity, config });
   deviceLoginRoutes(http, { deviceLogin, config });
-  if (mailer) http.addHook("onClose", async () => mailer.close());
+  http.addHook("onClose", async () => services.close());
   await http.register(
     async (api) => {
       identityRoutes(api, { identity });

@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 import pino from "pino";
-import { buildApp, type Services } from "./app.js";
+import { buildApp } from "./app.js";
 import { ConfigError, loadConfig, type Config } from "./config.js";
 import { DataDirInUse, openDatabase, type Database } from "./platform/db/index.js";
 import { startMaintenance, type MaintenanceTask } from "./maintenance.js";
 import { runFakeProvider } from "./runtime/models/fake-provider/cli.js";
 import { leaseReaper, startAgentWorker } from "./runtime/index.js";
+import { buildServices, type Services } from "./services.js";
 
 const USAGE = `usage: svc <command>
 
@@ -87,18 +88,21 @@ async function run(command: Command, config: Config, log: pino.Logger): Promise<
 
 async function startServices(command: Command, config: Config, db: Database, log: pino.Logger, stops: Array<() => Promise<void>>) {
   const started: string[] = [];
-  const app = await buildApp({ config, db, logger: log });
+  // Only a role that answers HTTP builds the Fastify app; the worker and maintenance need the services alone.
+  const app = command === "serve" || command === "api" ? await buildApp({ config, db, logger: log }) : undefined;
+  const services = app?.services ?? buildServices(config, db);
+  if (!app) stops.push(async () => services.close());
   if (command === "serve" || command === "worker") {
-    const worker = startAgentWorker({ db, services: app.services, config, log });
+    const worker = startAgentWorker({ db, services, config, log });
     stops.push(() => worker.stop());
     started.push(`worker (${config.runtime.workerConcurrency} slots)`);
   }
   if (command === "serve" || command === "maintenance") {
-    const maintenance = startMaintenance(maintenanceTasks(db, app.services), log, config.runtime.maintenanceIntervalMs);
+    const maintenance = startMaintenance(maintenanceTasks(db, services), log, config.runtime.maintenanceIntervalMs);
     stops.push(() => maintenance.stop());
     started.push("maintenance");
   }
-  if (command === "serve" || command === "api") {
+  if (app) {
     await app.http.listen({ host: config.host, port: config.port });
     stops.push(() => app.http.close());
     started.push(`api on ${config.host}:${config.port} (public URL ${config.publicUrl})`);

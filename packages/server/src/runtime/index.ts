@@ -1,4 +1,4 @@
-import type { Services } from "../app.js";
+import type { Services } from "../services.js";
 import type { Config } from "../config.js";
 import type { Database } from "../platform/db/index.js";
 import { createGuardedFetch } from "../platform/net/guarded-fetch.js";
@@ -13,8 +13,8 @@ import { startWorker, type WorkerLog } from "./worker.js";
 /** An MCP answer larger than this is an error: results are capped far lower once stored (48 MiB bodies). */
 const MAX_MCP_RESPONSE_BYTES = 64 * 1024 * 1024;
 
-/** Starts the agent loop's worker over the app's services; provider and MCP calls go through the SSRF guard. */
-export function startAgentWorker(options: { db: Database; services: Services; config: Config; log: WorkerLog; models?: ModelClient }) {
+/** Starts the agent loop's worker over the shared services; provider and MCP calls go through the SSRF guard. */
+export function startAgentWorker(options: { db: Database; services: Pick<Services, "signals" | "runAccess" | "artifacts" | "secrets">; config: Config; log: WorkerLog; models?: ModelClient }) {
   const { db, services, config } = options;
   const guardedFetch = createGuardedFetch(config);
   const models = options.models ?? createModelClient({ fetch: guardedFetch });
@@ -38,6 +38,6 @@ export function startAgentWorker(options: { db: Database; services: Services; co
 }
 
 /** The maintenance task that turns dead workers' claims into retries. */
-export function leaseReaper(db: Database, services: Services) {
+export function leaseReaper(db: Database, services: Pick<Services, "signals">) {
   return { name: "expired-runtime-leases", run: () => reapExpiredLeases(db, services.signals) };
 }

@@ -1,16 +1,10 @@
-import { spawn, type ChildProcess } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import pg from "pg";
-import { afterAll, describe, expect, inject, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { startFakeProvider, type FakeReply } from "../../src/runtime/models/fake-provider/index.js";
 import { agentProject, yamlConfig, type AgentProject } from "../support/agents.js";
-import { createConfig, finalOutputs, launch, modelCalls, providerRequests, send, untilEvents } from "../support/agent-loop.js";
+import { createConfig, finalOutputs, launch, modelCalls, providerRequests, send, sequences, untilEvents } from "../support/agent-loop.js";
 import { ApiClient } from "../support/client.js";
-import { adminQuery, withDatabase } from "../support/global-setup.js";
-import { exited, freePort, MAIN, ready } from "../support/process.js";
+import { exited } from "../support/process.js";
+import { startSplitDeployment } from "../support/split-deployment.js";
 import { SseStream, type SseFrame } from "../support/sse.js";
 
 /*
@@ -20,78 +14,27 @@ import { SseStream, type SseFrame } from "../support/sse.js";
  */
 
 const adminUrl = process.env["DATABASE_URL"];
-const dataDir = mkdtempSync(join(tmpdir(), "svc-split-"));
 const cleanups: Array<() => Promise<unknown>> = [];
 afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
-  rmSync(dataDir, { recursive: true, force: true });
 });
 
 const AGENTS = 8;
 const STEPS = 4;
 
-function role(name: "api" | "worker" | "maintenance", env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, ["--import", "tsx", MAIN, name], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
-  cleanups.push(async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-  });
-  return child;
-}
-
-/** Resolves once the process has logged that it started (at most 30 s). */
-function started(child: ChildProcess): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let seen = "";
-    const timer = setTimeout(() => reject(new Error(`process did not start: ${seen.slice(-500)}`)), 30_000);
-    child.stdout!.on("data", (chunk: Buffer) => {
-      seen += chunk.toString();
-      if (seen.includes('"svc started"')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.once("exit", (code) => reject(new Error(`process exited with ${code} before starting: ${seen.slice(-500)}`)));
-  });
-}
-
-async function query<T>(url: string, text: string, values: unknown[] = []): Promise<T[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(text, values)).rows as T[];
-  } finally {
-    await client.end();
-  }
-}
-
 describe.skipIf(!adminUrl)("a split deployment on PostgreSQL", () => {
   it("svc api, two svc workers and svc maintenance run agents together; no model step runs twice", { timeout: 180_000 }, async () => {
-    const name = `svc_split_${randomBytes(4).toString("hex")}`;
-    await adminQuery(adminUrl!, `CREATE DATABASE ${name} TEMPLATE ${inject("postgresTemplate")}`);
-    cleanups.push(() => adminQuery(adminUrl!, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
-    const databaseUrl = withDatabase(adminUrl!, name);
     const provider = await startFakeProvider();
     cleanups.push(() => provider.close());
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
-    const env = {
-      DATABASE_URL: databaseUrl,
-      SVC_SECRET_KEY: "0".repeat(63) + "1",
-      SVC_DATA_DIR: dataDir,
-      PORT: String(port),
-      HOST: "127.0.0.1",
-      SVC_PUBLIC_URL: url,
-      SVC_LOG_LEVEL: "info",
-      SVC_ALLOW_PRIVATE_NETWORK: "true",
-      SVC_WORKER_CONCURRENCY: "3",
-      SVC_WORKER_POLL_MS: "200",
-      SVC_RUNTIME_LEASE_SECONDS: "2",
-      SVC_MAINTENANCE_INTERVAL_MS: "300",
-    };
-    const api = role("api", env);
-    const workers = [role("worker", env), role("worker", env)];
-    const maintenance = role("maintenance", env);
-    await Promise.all([ready(url), ...workers.map(started), started(maintenance)]);
+    const deployment = await startSplitDeployment(adminUrl!, { SVC_WORKER_CONCURRENCY: "3" });
+    cleanups.push(() => deployment.close());
+    const { url } = deployment;
+    const [api, maintenance, ...workers] = await Promise.all([
+      deployment.start("api"),
+      deployment.start("maintenance"),
+      deployment.start("worker"),
+      deployment.start("worker"),
+    ]);
 
     const client = new ApiClient(url, url);
     const project = await agentProject(client, provider.baseUrl);
@@ -106,7 +49,7 @@ describe.skipIf(!adminUrl)("a split deployment on PostgreSQL", () => {
     let sampling = true;
     const sampler = (async () => {
       while (sampling) {
-        for (const row of await query<{ worker_id: string }>(databaseUrl, "SELECT worker_id FROM agent_runtime_locks")) holders.add(row.worker_id);
+        for (const row of await deployment.query<{ worker_id: string }>("SELECT worker_id FROM agent_runtime_locks")) holders.add(row.worker_id);
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
     })();
@@ -125,7 +68,7 @@ describe.skipIf(!adminUrl)("a split deployment on PostgreSQL", () => {
     expect(texts.sort()).toEqual(replies.map((r) => r.text!).sort());
     // Each timeline: the launch's config event, then one input and one output per step, densely numbered.
     for (const list of timelines) expect(list.map((e) => e.sequence)).toEqual(sequences(1 + STEPS * 2));
-    const retried = await query(databaseUrl, "SELECT id FROM model_call_contexts WHERE attempt_number > 1 OR state <> 'succeeded'");
+    const retried = await deployment.query("SELECT id FROM model_call_contexts WHERE attempt_number > 1 OR state <> 'succeeded'");
     expect(retried).toEqual([]);
     // Both workers held runtime locks: the work was shared, not done by one while the other idled.
     const pids = [...holders].map((holder) => Number(holder.split(":")[1]));
@@ -149,7 +92,7 @@ describe.skipIf(!adminUrl)("a split deployment on PostgreSQL", () => {
     await send(client, project, ids[1]!, "one more");
     await providerRequests(provider, before + 1);
     // The call's claim committed before the request went out, so its lock is there: the only one now.
-    const [lock] = await query<{ worker_id: string }>(databaseUrl, "SELECT worker_id FROM agent_runtime_locks");
+    const [lock] = await deployment.query<{ worker_id: string }>("SELECT worker_id FROM agent_runtime_locks");
     const victimPid = Number(lock!.worker_id.split(":")[1]);
     const victim = workers.find((w) => w.pid === victimPid)!;
     const survivor = workers.find((w) => w !== victim)!;
@@ -160,8 +103,7 @@ describe.skipIf(!adminUrl)("a split deployment on PostgreSQL", () => {
     expect(finalOutputs(list).at(-1).content_blocks).toEqual([{ type: "text", text: "finished by the other worker" }]);
     expect(list.map((e) => e.sequence)).toEqual(sequences(1 + (STEPS + 1) * 2));
     expect(modelCalls(provider)).toHaveLength(before + 2);
-    const attempts = await query<{ attempt_number: number; state: string }>(
-      databaseUrl,
+    const attempts = await deployment.query<{ attempt_number: number; state: string }>(
       // Only the agent that got one more input has a turn that far.
       "SELECT c.attempt_number, c.state FROM model_call_contexts c JOIN agent_turns t ON t.id = c.turn_id " +
         "WHERE t.turn_sequence = (SELECT max(turn_sequence) FROM agent_turns) ORDER BY c.attempt_number",
@@ -175,8 +117,6 @@ describe.skipIf(!adminUrl)("a split deployment on PostgreSQL", () => {
     expect(await Promise.all([api, survivor, maintenance].map(exited))).toEqual([0, 0, 0]);
   });
 });
-
-const sequences = (count: number) => Array.from({ length: count }, (_, i) => i + 1);
 
 /** An SSE stream of the agent's timeline from its first event, with model output previews. */
 async function followFromStart(url: string, project: AgentProject, agentId: string): Promise<SseStream> {

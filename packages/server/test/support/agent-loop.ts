@@ -48,6 +48,9 @@ export const finalOutputs = (list: any[]) => list.filter((e) => e.event_kind ===
 /** The model calls the provider received (creating a provider config also lists its models with a GET). */
 export const modelCalls = (provider: FakeProvider) => provider.requests.filter((r) => r.method === "POST");
 
+/** 1, 2, …, count: the sequences of a dense timeline of `count` events. */
+export const sequences = (count: number) => Array.from({ length: count }, (_, i) => i + 1);
+
 /** Waits until the provider has received `count` model calls. */
 export async function providerRequests(provider: FakeProvider, count: number) {
   return eventually(async () => modelCalls(provider).length, (n) => n >= count);

@@ -1,0 +1,67 @@
+import type { Config } from "./config.js";
+import type { Database } from "./platform/db/index.js";
+import { loadMasterKey } from "./platform/crypto/master-key.js";
+import { EnvelopeCipher } from "./platform/crypto/envelope.js";
+import { createRateLimiter, type RateLimiter } from "./platform/rate-limit.js";
+import { createBus, type Bus } from "./platform/bus.js";
+import { createBlobStore, type BlobStore } from "./platform/blobs/index.js";
+import { createIdentityService, type IdentityService } from "./modules/identity/service.js";
+import { createSmtpMailer } from "./modules/identity/smtp-mailer.js";
+import { createOrgService, type OrgService } from "./modules/orgs/service.js";
+import { createDeviceLoginService, type DeviceLoginService } from "./modules/device-login/service.js";
+import { createSecretsService, type SecretsService } from "./modules/secrets/service.js";
+import { createOrgCredentials } from "./modules/secrets/org-credentials.js";
+import { createModelsService, type ModelsService } from "./modules/models/service.js";
+import { createModelRunAccess, type ModelRunAccess } from "./modules/models/run-access.js";
+import { createArtifactsService, type ArtifactsService } from "./modules/artifacts/service.js";
+import { createAgentSignals, type AgentSignals } from "./runtime/signals.js";
+
+/**
+ * The services every role shares: the HTTP app's routes, the worker and maintenance all use them.
+ * Built without Fastify, so `svc worker` and `svc maintenance` start without the HTTP app.
+ */
+export interface Services {
+  identity: IdentityService;
+  orgs: OrgService;
+  deviceLogin: DeviceLoginService;
+  rateLimiter: RateLimiter;
+  cipher: EnvelopeCipher;
+  secrets: SecretsService;
+  models: ModelsService;
+  bus: Bus;
+  signals: AgentSignals;
+  runAccess: ModelRunAccess;
+  artifacts: ArtifactsService;
+  blobs: BlobStore;
+  /** Releases what the services hold open (the SMTP transport); the database belongs to the caller. */
+  close(): void;
+}
+
+export function buildServices(config: Config, db: Database): Services {
+  const rateLimiter = createRateLimiter(db);
+  const cipher = new EnvelopeCipher(loadMasterKey(config));
+  const orgs = createOrgService({ db });
+  const mailer = config.smtpUrl ? createSmtpMailer({ url: config.smtpUrl, from: config.mailFrom }) : null;
+  const identity = createIdentityService({ db, config, rateLimiter, mailer, directory: orgs });
+  const secrets = createSecretsService({ db, cipher });
+  const credentials = createOrgCredentials({ cipher });
+  const models = createModelsService({ db, credentials, outbound: config });
+  const deviceLogin = createDeviceLoginService({ db, config, rateLimiter, tokens: identity });
+  const bus = createBus(db.notifications);
+  const blobs = createBlobStore(config.blobs);
+  return {
+    identity,
+    orgs,
+    deviceLogin,
+    rateLimiter,
+    cipher,
+    secrets,
+    models,
+    bus,
+    signals: createAgentSignals(bus),
+    runAccess: createModelRunAccess({ credentials }),
+    artifacts: createArtifactsService({ db, blobs }),
+    blobs,
+    close: () => mailer?.close(),
+  };
+}
