@@ -38,6 +38,8 @@ export interface RuntimeConfig {
   readonly pollMs: number;
   /** How often maintenance runs (lease reaping, expiry sweeps). */
   readonly maintenanceIntervalMs: number;
+  /** How often maintenance runs ANALYZE on the embedded database (PGlite has no autovacuum); 0: never. */
+  readonly embeddedAnalyzeIntervalMs: number;
   /** Deadline for initializing an MCP server and listing its tools. */
   readonly mcpConnectTimeoutMs: number;
   /** Deadline for one MCP tool call. */
@@ -121,6 +123,7 @@ export function loadConfig(env: Env = process.env): Config {
       mcpConnectTimeoutMs: intVar(env, "SVC_MCP_CONNECT_TIMEOUT_MS", 30_000, 100, 300_000),
       mcpCallTimeoutMs: intVar(env, "SVC_MCP_CALL_TIMEOUT_MS", 300_000, 100, 3_600_000),
       maintenanceIntervalMs: intVar(env, "SVC_MAINTENANCE_INTERVAL_MS", 15_000, 100, 3_600_000),
+      embeddedAnalyzeIntervalMs: intVar(env, "SVC_EMBEDDED_ANALYZE_INTERVAL_MS", 600_000, 0, 86_400_000),
     }),
     deviceLogin: Object.freeze({
       codeTtlSeconds: intVar(env, "SVC_DEVICE_CODE_TTL_SECONDS", 900, 1, 86_400),
