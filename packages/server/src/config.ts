@@ -22,6 +22,11 @@ export interface Config {
    */
   readonly allowPrivateNetwork: boolean;
   readonly shutdownTimeoutMs: number;
+  /**
+   * How long a process may answer from memory which principal a bearer token is and what it may access in
+   * an org or project; 0 turns the cache off. A revocation served by another process is honoured within it.
+   */
+  readonly authCacheTtlMs: number;
   readonly rateLimits: RateLimitConfig;
   readonly deviceLogin: DeviceLoginConfig;
   readonly runtime: RuntimeConfig;
@@ -111,6 +116,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: boolVar(env, "SVC_TRUST_PROXY", false),
     allowPrivateNetwork: boolVar(env, "SVC_ALLOW_PRIVATE_NETWORK", databaseUrl === undefined),
     shutdownTimeoutMs: intVar(env, "SVC_SHUTDOWN_TIMEOUT_MS", 10_000, 0, 600_000),
+    authCacheTtlMs: intVar(env, "SVC_AUTH_CACHE_TTL_MS", 5_000, 0, 60_000),
     rateLimits: Object.freeze({
       authPerWindow: intVar(env, "SVC_RATE_LIMIT_AUTH", 20, 1, 1_000_000),
       devicePerWindow: intVar(env, "SVC_RATE_LIMIT_DEVICE", 30, 1, 1_000_000),
