@@ -7,6 +7,7 @@ import { AppError } from "./platform/errors.js";
 import { buildServices, type Services } from "./services.js";
 import { authRoutes, identityRoutes } from "./modules/identity/routes.js";
 import { orgRoutes } from "./modules/orgs/routes.js";
+import { configureAccessCache } from "./modules/orgs/access-cache.js";
 import { deviceLoginRoutes } from "./modules/device-login/routes.js";
 import { createMemberService, memberships } from "./modules/orgs/members-service.js";
 import { memberRoutes } from "./modules/orgs/members-routes.js";
@@ -46,8 +47,9 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
   const { config, db } = options;
   const services = buildServices(config, db);
   const { identity, orgs, deviceLogin, secrets, models, signals, artifacts } = services;
+  configureAccessCache(config.authCacheTtlMs);
   // These services only answer HTTP requests; the worker and maintenance never need them.
-  const orgApiKeys = createOrgApiKeyService({ db, memberships });
+  const orgApiKeys = createOrgApiKeyService({ db, memberships, authCacheTtlMs: config.authCacheTtlMs });
   const invitations = createInvitationService({ db, memberships });
   const agents = createAgentsService({ db, signals, artifacts });
   const inputs = createInputsService({ db, signals, artifacts });

@@ -22,6 +22,11 @@ export interface Config {
    */
   readonly allowPrivateNetwork: boolean;
   readonly shutdownTimeoutMs: number;
+  /**
+   * How long a process may answer from memory which principal a bearer token is and what it may access in
+   * an org or project; 0 turns the cache off. A revocation served by another process is honoured within it.
+   */
+  readonly authCacheTtlMs: number;
   readonly rateLimits: RateLimitConfig;
   readonly deviceLogin: DeviceLoginConfig;
   readonly runtime: RuntimeConfig;
@@ -38,6 +43,8 @@ export interface RuntimeConfig {
   readonly pollMs: number;
   /** How often maintenance runs (lease reaping, expiry sweeps). */
   readonly maintenanceIntervalMs: number;
+  /** How often maintenance runs ANALYZE on the embedded database (PGlite has no autovacuum); 0: never. */
+  readonly embeddedAnalyzeIntervalMs: number;
   /** Deadline for initializing an MCP server and listing its tools. */
   readonly mcpConnectTimeoutMs: number;
   /** Deadline for one MCP tool call. */
@@ -109,6 +116,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: boolVar(env, "SVC_TRUST_PROXY", false),
     allowPrivateNetwork: boolVar(env, "SVC_ALLOW_PRIVATE_NETWORK", databaseUrl === undefined),
     shutdownTimeoutMs: intVar(env, "SVC_SHUTDOWN_TIMEOUT_MS", 10_000, 0, 600_000),
+    authCacheTtlMs: intVar(env, "SVC_AUTH_CACHE_TTL_MS", 5_000, 0, 60_000),
     rateLimits: Object.freeze({
       authPerWindow: intVar(env, "SVC_RATE_LIMIT_AUTH", 20, 1, 1_000_000),
       devicePerWindow: intVar(env, "SVC_RATE_LIMIT_DEVICE", 30, 1, 1_000_000),
@@ -121,6 +129,7 @@ export function loadConfig(env: Env = process.env): Config {
       mcpConnectTimeoutMs: intVar(env, "SVC_MCP_CONNECT_TIMEOUT_MS", 30_000, 100, 300_000),
       mcpCallTimeoutMs: intVar(env, "SVC_MCP_CALL_TIMEOUT_MS", 300_000, 100, 3_600_000),
       maintenanceIntervalMs: intVar(env, "SVC_MAINTENANCE_INTERVAL_MS", 15_000, 100, 3_600_000),
+      embeddedAnalyzeIntervalMs: intVar(env, "SVC_EMBEDDED_ANALYZE_INTERVAL_MS", 600_000, 0, 86_400_000),
     }),
     deviceLogin: Object.freeze({
       codeTtlSeconds: intVar(env, "SVC_DEVICE_CODE_TTL_SECONDS", 900, 1, 86_400),

@@ -2,7 +2,7 @@
 import pino from "pino";
 import { buildApp } from "./app.js";
 import { ConfigError, loadConfig, type Config } from "./config.js";
-import { DataDirInUse, openDatabase, type Database } from "./platform/db/index.js";
+import { DataDirInUse, embeddedAnalyzeTask, openDatabase, type Database } from "./platform/db/index.js";
 import { startMaintenance, type MaintenanceTask } from "./maintenance.js";
 import { runFakeProvider } from "./runtime/models/fake-provider/cli.js";
 import { leaseReaper, startAgentWorker } from "./runtime/index.js";
@@ -98,7 +98,8 @@ async function startServices(command: Command, config: Config, db: Database, log
     started.push(`worker (${config.runtime.workerConcurrency} slots)`);
   }
   if (command === "serve" || command === "maintenance") {
-    const maintenance = startMaintenance(maintenanceTasks(db, services), log, config.runtime.maintenanceIntervalMs);
+    const tasks = [...maintenanceTasks(db, services), ...embeddedAnalyzeTask(db, config.runtime.embeddedAnalyzeIntervalMs)];
+    const maintenance = startMaintenance(tasks, log, config.runtime.maintenanceIntervalMs);
     stops.push(() => maintenance.stop());
     started.push("maintenance");
   }

@@ -6,12 +6,12 @@ import { findProjectModel } from "../models/project-models.js";
 import { requireProject } from "../orgs/access.js";
 import { canonicalJson, sha256Tagged } from "../../platform/json.js";
 import { buildDefinition, COMPILER_VERSION } from "./compile.js";
-import { readConfigDocument } from "./document.js";
-import { ConfigIssues, syntaxIssues } from "./issues.js";
+import { ConfigIssues } from "./issues.js";
 import type { McpServerChoice } from "./mcp-section.js";
 import { bindModel } from "./model-rules.js";
 import { findProjectSecret } from "../secrets/store.js";
-import { parseSource, type SourceFormat } from "./source.js";
+import { readSource } from "./read-source.js";
+import type { SourceFormat } from "./source.js";
 import * as store from "./store.js";
 
 export type { AgentConfigRow } from "./store.js";
@@ -62,14 +62,8 @@ export async function compileConfig(
   input: ConfigSource,
 ): Promise<{ row: store.AgentConfigRow; created: boolean }> {
   const { source, sourceFormat } = input;
-  // PostgreSQL text cannot hold NUL; refuse it with a position rather than fail the insert.
-  const nul = source.indexOf("\u0000");
-  if (nul !== -1) throw syntaxIssues(source, [{ message: "the source must not contain NUL characters", offset: nul }]);
-  const parsed = parseSource(source, sourceFormat);
-  if (!parsed.ok) throw syntaxIssues(source, parsed.problems);
-
   const issues = new ConfigIssues();
-  const doc = readConfigDocument(parsed.source.value, issues);
+  const { sourceHash, parsed, doc } = readSource(source, sourceFormat, issues);
   const bound = doc.model && bindModel(doc.model, await findProjectModel(tx, orgId, projectId, doc.model.providerConfig, doc.model.name), issues);
   const enabledTools = doc.tools.filter((tool) => tool.type === "custom" || tool.enabled);
   if (bound && enabledTools.length > 0 && !bound.facts.supportsTools) {
@@ -79,11 +73,11 @@ export async function compileConfig(
     issues.add(["mcp"], `model "${bound.binding.name}" does not support tools in this project; remove the MCP servers or choose another model`);
   }
   await checkMcpSecrets(tx, orgId, projectId, doc.mcp, issues);
-  issues.throwIfAny(source, parsed.source);
+  issues.throwIfAny(source, parsed);
   // With no issues, the instruction and the model were valid and the model was bound.
   const definition = buildDefinition({ instruction: doc.instruction!, binding: bound!.binding, facts: bound!.facts, tools: doc.tools, mcp: doc.mcp });
 
-  const identity = { projectId, effectiveDefinitionHash: sha256Tagged(canonicalJson(definition)), sourceFormat, sourceHash: sha256Tagged(source) };
+  const identity = { projectId, effectiveDefinitionHash: sha256Tagged(canonicalJson(definition)), sourceFormat, sourceHash };
   const existing = await store.findConfigByIdentity(tx, identity);
   if (existing) return { row: existing, created: false };
   const inserted = await store.insertConfig(tx, {

@@ -8,11 +8,14 @@ import { DECOY_PASSWORD_HASH, hashPassword, verifyPassword } from "../../platfor
 import { mintToken, randomHex, sha256Hex } from "../../platform/crypto/tokens.js";
 import type { Principal, UserPrincipal } from "../../platform/http/auth.js";
 import type { RateLimiter } from "../../platform/rate-limit.js";
+import { TtlCache } from "../../platform/ttl-cache.js";
 import type { Mailer } from "./mail.js";
 import * as store from "./store.js";
 
 export const MAX_ACTIVE_PATS = 1000;
 const VERIFICATION_TTL_SECONDS = 24 * 3600;
+/** Enough for every token in active use on one process; the least recently used go first beyond it. */
+const BEARER_CACHE_ENTRIES = 10_000;
 
 export interface MembershipDirectory {
   /** The organizations a user belongs to, for /me. */
@@ -40,6 +43,9 @@ export function normalizeEmail(email: string): string {
 export function createIdentityService(deps: IdentityDeps) {
   const { db, config, rateLimiter, mailer } = deps;
   const limits = config.rateLimits;
+  // Token hash → principal for a few seconds: most API calls come in bursts from one token. Unknown
+  // tokens are not cached, so guessing cannot fill it and a new token works at once.
+  const patPrincipals = new TtlCache<string, Extract<Principal, { via: "pat" }>>(config.authCacheTtlMs, BEARER_CACHE_ENTRIES);
 
   async function openSession(tx: Tx, userId: string): Promise<NewSession> {
     const session = { id: newUuid(), token: randomHex(32), csrf: randomHex(32) };
@@ -165,14 +171,22 @@ export function createIdentityService(deps: IdentityDeps) {
     async revokePat(userId: string, patId: string) {
       const record = await db.tx((tx) => store.revokePat(tx, userId, patId));
       if (!record) throw notFound("personal access token");
+      // This process refuses the token from now on; others within SVC_AUTH_CACHE_TTL_MS (docs/api.md).
+      patPrincipals.forget((principal) => principal.patId === patId);
       return record;
     },
 
     async authenticatePat(tokenHash: string): Promise<Principal | null> {
+      const cached = patPrincipals.get(tokenHash);
+      if (cached) return cached;
+      const since = patPrincipals.version();
       const pat = await store.findActivePatByHash(db.read, tokenHash);
       if (!pat) return null;
-      await store.touchPat(db.read, pat.id);
-      return { kind: "user", userId: pat.userId, via: "pat", patId: pat.id };
+      // last_used_at moves at most once a minute, so most lookups write nothing.
+      if (pat.touchDue) await db.tx((tx) => store.touchPat(tx, pat.id));
+      const principal = { kind: "user", userId: pat.userId, via: "pat", patId: pat.id } as const;
+      patPrincipals.set(tokenHash, principal, since);
+      return principal;
     },
 
     async authenticateSession(tokenHash: string): Promise<{ principal: UserPrincipal; csrfHash: string } | null> {

@@ -135,9 +135,14 @@ export async function revokePat(tx: Db, userId: string, patId: string): Promise<
   return findPat(tx, userId, patId);
 }
 
+/** An active token by hash, and whether its last use is due to be recorded (decided by the database clock). */
 export async function findActivePatByHash(tx: Db, tokenHash: string) {
   const [row] = await tx
-    .select({ id: personalAccessTokens.id, userId: personalAccessTokens.userId, lastUsedAt: personalAccessTokens.lastUsedAt })
+    .select({
+      id: personalAccessTokens.id,
+      userId: personalAccessTokens.userId,
+      touchDue: sql<boolean>`${unsetOrOlderThan(personalAccessTokens.lastUsedAt, TOKEN_TOUCH_SECONDS)}`,
+    })
     .from(personalAccessTokens)
     .where(and(eq(personalAccessTokens.tokenHash, tokenHash), isNull(personalAccessTokens.revokedAt)));
   return row;

@@ -5,6 +5,7 @@ import { conflict, notFound, stateConflict } from "../../platform/errors.js";
 import type { Principal, UserPrincipal } from "../../platform/http/auth.js";
 import type { Sort } from "../../platform/http/lists.js";
 import { newUuid } from "../../platform/ids.js";
+import { TtlCache } from "../../platform/ttl-cache.js";
 import type { Memberships } from "../orgs/members-service.js";
 import type { ProjectRole } from "../orgs/policy.js";
 import * as store from "./store.js";
@@ -18,8 +19,13 @@ const ACTIVE_NAME_INDEX = "org_api_keys_active_name";
  * held through an `org_memberships` row like a person's. Minting, renaming, re-roling and revoking are
  * for browser sessions (enforced by the routes); reading key metadata needs `org.manage`.
  */
-export function createOrgApiKeyService(deps: { db: Database; memberships: Memberships }) {
+/** Enough for every key in active use on one process; the least recently used go first beyond it. */
+const BEARER_CACHE_ENTRIES = 10_000;
+
+export function createOrgApiKeyService(deps: { db: Database; memberships: Memberships; authCacheTtlMs: number }) {
   const { db, memberships: m } = deps;
+  // Token hash → principal for a few seconds (SVC_AUTH_CACHE_TTL_MS); unknown tokens are not cached.
+  const keyPrincipals = new TtlCache<string, Extract<Principal, { kind: "org_api_key" }>>(deps.authCacheTtlMs, BEARER_CACHE_ENTRIES);
 
   return {
     /** Mints a key and its membership; the plaintext token is returned once and only its hash is kept. */
@@ -81,7 +87,7 @@ export function createOrgApiKeyService(deps: { db: Database; memberships: Member
 
     /** Revokes for good and drops the key's org and project roles. Revoking twice changes nothing. */
     async revoke(principal: UserPrincipal, orgId: string, keyId: string) {
-      return db.tx(async (tx) => {
+      const result = await db.tx(async (tx) => {
         await m.lockOrg(tx, orgId);
         await m.requireOrg(tx, principal, orgId, "org.manage");
         const key = await findKey(tx, orgId, keyId);
@@ -91,6 +97,9 @@ export function createOrgApiKeyService(deps: { db: Database; memberships: Member
         if (membership) await m.remove(tx, membership.id);
         return revoked ?? key;
       });
+      // This process refuses the key from now on; others within SVC_AUTH_CACHE_TTL_MS (docs/api.md).
+      keyPrincipals.forget((cached) => cached.keyId === keyId);
+      return result;
     },
 
     async listGrants(principal: Principal, orgId: string, keyId: string) {
@@ -126,10 +135,16 @@ export function createOrgApiKeyService(deps: { db: Database; memberships: Member
 
     /** The principal behind an active key's token hash, or null. */
     async authenticate(tokenHash: string): Promise<Principal | null> {
+      const cached = keyPrincipals.get(tokenHash);
+      if (cached) return cached;
+      const since = keyPrincipals.version();
       const key = await store.findActiveKeyByHash(db.read, tokenHash);
       if (!key) return null;
-      await store.touchKey(db.read, key.id);
-      return { kind: "org_api_key", keyId: key.id, orgId: key.orgId };
+      // last_used_at moves at most once a minute, so most lookups write nothing.
+      if (key.touchDue) await db.tx((tx) => store.touchKey(tx, key.id));
+      const principal = { kind: "org_api_key", keyId: key.id, orgId: key.orgId } as const;
+      keyPrincipals.set(tokenHash, principal, since);
+      return principal;
     },
   };
 }

@@ -1,4 +1,4 @@
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, isNull, sql } from "drizzle-orm";
 import type { PgInsertValue } from "drizzle-orm/pg-core";
 import { orgApiKeys } from "../../db/schema/index.js";
 import { dbNow, unsetOrOlderThan } from "../../db/schema/columns.js";
@@ -61,9 +61,14 @@ export async function revokeKey(tx: Db, keyId: string): Promise<OrgApiKeyRow | u
   return key;
 }
 
+/** An active key by hash, and whether its last use is due to be recorded (decided by the database clock). */
 export async function findActiveKeyByHash(tx: Db, tokenHash: string) {
   const [row] = await tx
-    .select({ id: orgApiKeys.id, orgId: orgApiKeys.orgId })
+    .select({
+      id: orgApiKeys.id,
+      orgId: orgApiKeys.orgId,
+      touchDue: sql<boolean>`${unsetOrOlderThan(orgApiKeys.lastUsedAt, TOKEN_TOUCH_SECONDS)}`,
+    })
     .from(orgApiKeys)
     .where(and(eq(orgApiKeys.tokenHash, tokenHash), isNull(orgApiKeys.revokedAt)));
   return row;

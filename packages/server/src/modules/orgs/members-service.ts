@@ -3,7 +3,7 @@ import { conflict, forbidden, notFound } from "../../platform/errors.js";
 import type { Principal } from "../../platform/http/auth.js";
 import type { Sort } from "../../platform/http/lists.js";
 import { newUuid } from "../../platform/ids.js";
-import { requireOrg, requireProject, type OrgAccess, type ProjectAccess } from "./access.js";
+import { lockOrgForChange, requireOrg, requireProject, type OrgAccess, type ProjectAccess } from "./access.js";
 import * as ms from "./members-store.js";
 import { orgRoleAllows, type OrgRole, type ProjectRole } from "./policy.js";
 import * as store from "./store.js";
@@ -15,7 +15,7 @@ export type { GrantRow, MemberRow } from "./members-store.js";
  * Callers lock the org row (`lockOrg`) before changing who belongs to it.
  */
 export const memberships = {
-  lockOrg: (tx: Tx, orgId: string) => store.lockOrg(tx, orgId),
+  lockOrg: (tx: Tx, orgId: string) => lockOrgForChange(tx, orgId),
   findOrg: (tx: Tx, orgId: string) => store.findOrg(tx, orgId),
   requireOrg,
   requireProject,
@@ -48,7 +48,7 @@ export function createMemberService(deps: { db: Database }) {
     /** Owners alone make owners or change an owner's role; the last owner cannot step down. */
     async updateMemberRole(principal: Principal, orgId: string, userId: string, role: OrgRole) {
       return db.tx(async (tx) => {
-        await store.lockOrg(tx, orgId);
+        await lockOrgForChange(tx, orgId);
         const access = await requireOrg(tx, principal, orgId, "org.manage");
         const target = await store.findUserMembership(tx, orgId, userId);
         if (!target) throw notFound("member");
@@ -64,7 +64,7 @@ export function createMemberService(deps: { db: Database }) {
     /** Managers remove members (owners only by owners); anyone may leave, except the last owner. */
     async removeMember(principal: Principal, orgId: string, userId: string): Promise<void> {
       await db.tx(async (tx) => {
-        await store.lockOrg(tx, orgId);
+        await lockOrgForChange(tx, orgId);
         const access = await requireOrg(tx, principal, orgId);
         const self = isSelf(principal, userId);
         if (!self && !orgRoleAllows(access.orgRole, "org.manage")) throw forbidden();
@@ -89,7 +89,7 @@ export function createMemberService(deps: { db: Database }) {
 
     async setMemberGrant(principal: Principal, orgId: string, userId: string, projectId: string, role: ProjectRole) {
       return db.tx(async (tx) => {
-        await store.lockOrg(tx, orgId);
+        await lockOrgForChange(tx, orgId);
         const access = await requireProject(tx, principal, orgId, projectId, "project.access_manage");
         const target = await store.findUserMembership(tx, orgId, userId);
         if (!target) throw notFound("member");
@@ -99,7 +99,7 @@ export function createMemberService(deps: { db: Database }) {
 
     async removeMemberGrant(principal: Principal, orgId: string, userId: string, projectId: string): Promise<void> {
       await db.tx(async (tx) => {
-        await store.lockOrg(tx, orgId);
+        await lockOrgForChange(tx, orgId);
         await requireProject(tx, principal, orgId, projectId, "project.access_manage");
         const target = await store.findUserMembership(tx, orgId, userId);
         if (!target) throw notFound("member");

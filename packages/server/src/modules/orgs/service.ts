@@ -4,7 +4,7 @@ import { AppError, conflict, notFound } from "../../platform/errors.js";
 import type { Principal, UserPrincipal } from "../../platform/http/auth.js";
 import { newUuid } from "../../platform/ids.js";
 import type { Sort } from "../../platform/http/lists.js";
-import { requireOrg, requireProject } from "./access.js";
+import { forgetOrgAfterCommit, lockOrgForChange, requireOrg, requireProject } from "./access.js";
 import { effectiveProjectRole, type OrgRole, type ProjectRole } from "./policy.js";
 import * as store from "./store.js";
 
@@ -37,7 +37,7 @@ export function createOrgService(deps: { db: Database }) {
     async deleteOrg(principal: Principal, orgId: string): Promise<void> {
       await db.tx(async (tx) => {
         await requireOrg(tx, principal, orgId, "org.own");
-        await store.lockOrg(tx, orgId);
+        await lockOrgForChange(tx, orgId);
         await store.deleteOrg(tx, orgId);
       });
     },
@@ -85,6 +85,7 @@ export function createOrgService(deps: { db: Database }) {
           if (other) throw projectNameTaken(name);
           const project = await store.renameProject(tx, orgId, projectId, name);
           if (!project) throw notFound("project");
+          forgetOrgAfterCommit(tx, orgId);
           return { project, role: access.projectRole };
         }),
       );
@@ -95,6 +96,7 @@ export function createOrgService(deps: { db: Database }) {
         await requireOrg(tx, principal, orgId, "org.manage");
         if (!(await store.findProject(tx, orgId, projectId))) throw notFound("project");
         await store.deleteProject(tx, orgId, projectId);
+        forgetOrgAfterCommit(tx, orgId);
       });
     },
 

@@ -8,81 +8,95 @@ import type { TurnRow } from "./journal.js";
  * Reading an agent's timeline. An event is read with its payload in one statement: the event row
  * joined to its turn (for turn_sequence) and, by the one pointer the kind sets, to the input, model
  * output, tool result or checkpoint it records. Pages therefore cost one query whatever their size.
+ * The page of `agent_events` rows is chosen first (a subquery with its own ORDER BY and LIMIT, which
+ * PostgreSQL never flattens into the joins), so the five joins touch only the rows of the page.
  */
 
 type Db = AppDb | Tx;
 export type { TurnRow };
 export type ToolCallRow = typeof toolCalls.$inferSelect;
 
-const eventFields = {
+/** What the page subquery carries out: the event's own fields and its payload pointers. */
+const pageColumns = {
   id: agentEvents.id,
   turnId: agentEvents.turnId,
-  turnSequence: agentTurns.turnSequence,
   sequence: agentEvents.sequence,
   eventKind: agentEvents.eventKind,
   isOpeningEvent: agentEvents.isOpeningEvent,
   createdAt: agentEvents.createdAt,
-  // Left-joined groups come back as null when the event does not point at that table.
-  input: {
-    id: agentInputs.id,
-    inputKind: agentInputs.inputKind,
-    actorId: agentInputs.actorId,
-    inputIdempotencyKey: agentInputs.inputIdempotencyKey,
-    controlType: agentInputs.controlType,
-    interactionId: agentInputs.interactionId,
-    agentConfigId: agentInputs.agentConfigId,
-    contentBlocks: agentInputs.contentBlocks,
-  },
-  output: {
-    modelCallContextId: modelOutputs.modelCallContextId,
-    stopReason: modelOutputs.stopReason,
-    contentBlocks: modelOutputs.contentBlocks,
-  },
-  result: {
-    toolCallId: toolCallResults.toolCallId,
-    outcome: toolCallResults.outcome,
-    contentBlocks: toolCallResults.contentBlocks,
-  },
-  checkpoint: {
-    id: contextCheckpoints.id,
-    summarizedThroughEventSequence: contextCheckpoints.summarizedThroughEventSequence,
-    summary: contextCheckpoints.summary,
-  },
+  agentInputId: agentEvents.agentInputId,
+  modelOutputId: agentEvents.modelOutputId,
+  toolCallId: agentEvents.toolCallId,
+  contextCheckpointId: agentEvents.contextCheckpointId,
 };
 
-function selectEvents(db: Db, where: SQL | undefined) {
+type Direction = "oldest_first" | "newest_first";
+
+function selectEvents(db: Db, where: SQL | undefined, direction: Direction, limit?: number) {
+  const order = direction === "oldest_first" ? asc : desc;
+  const chosen = db.select(pageColumns).from(agentEvents).where(where).orderBy(order(agentEvents.sequence)).$dynamic();
+  const page = (limit === undefined ? chosen : chosen.limit(limit)).as("page");
   return db
-    .select(eventFields)
-    .from(agentEvents)
-    .innerJoin(agentTurns, eq(agentTurns.id, agentEvents.turnId))
-    .leftJoin(agentInputs, eq(agentInputs.id, agentEvents.agentInputId))
-    .leftJoin(modelOutputs, eq(modelOutputs.id, agentEvents.modelOutputId))
-    .leftJoin(toolCallResults, eq(toolCallResults.toolCallId, agentEvents.toolCallId))
-    .leftJoin(contextCheckpoints, eq(contextCheckpoints.id, agentEvents.contextCheckpointId))
-    .where(where);
+    .select({
+      id: page.id,
+      turnId: page.turnId,
+      turnSequence: agentTurns.turnSequence,
+      sequence: page.sequence,
+      eventKind: page.eventKind,
+      isOpeningEvent: page.isOpeningEvent,
+      createdAt: page.createdAt,
+      // Left-joined groups come back as null when the event does not point at that table.
+      input: {
+        id: agentInputs.id,
+        inputKind: agentInputs.inputKind,
+        actorId: agentInputs.actorId,
+        inputIdempotencyKey: agentInputs.inputIdempotencyKey,
+        controlType: agentInputs.controlType,
+        interactionId: agentInputs.interactionId,
+        agentConfigId: agentInputs.agentConfigId,
+        contentBlocks: agentInputs.contentBlocks,
+      },
+      output: {
+        modelCallContextId: modelOutputs.modelCallContextId,
+        stopReason: modelOutputs.stopReason,
+        contentBlocks: modelOutputs.contentBlocks,
+      },
+      result: {
+        toolCallId: toolCallResults.toolCallId,
+        outcome: toolCallResults.outcome,
+        contentBlocks: toolCallResults.contentBlocks,
+      },
+      checkpoint: {
+        id: contextCheckpoints.id,
+        summarizedThroughEventSequence: contextCheckpoints.summarizedThroughEventSequence,
+        summary: contextCheckpoints.summary,
+      },
+    })
+    .from(page)
+    .innerJoin(agentTurns, eq(agentTurns.id, page.turnId))
+    .leftJoin(agentInputs, eq(agentInputs.id, page.agentInputId))
+    .leftJoin(modelOutputs, eq(modelOutputs.id, page.modelOutputId))
+    .leftJoin(toolCallResults, eq(toolCallResults.toolCallId, page.toolCallId))
+    .leftJoin(contextCheckpoints, eq(contextCheckpoints.id, page.contextCheckpointId))
+    // Joins keep no order; the page's order is restated on its rows.
+    .orderBy(order(page.sequence));
 }
 
 /** Events after `after` (exclusive), oldest first. */
 export async function eventsAfter(db: Db, agentId: string, after: number, limit: number) {
-  return selectEvents(db, and(eq(agentEvents.agentId, agentId), gt(agentEvents.sequence, after)))
-    .orderBy(asc(agentEvents.sequence))
-    .limit(limit);
+  return selectEvents(db, and(eq(agentEvents.agentId, agentId), gt(agentEvents.sequence, after)), "oldest_first", limit);
 }
 
 export type EventRecord = Awaited<ReturnType<typeof eventsAfter>>[number];
 
 /** Events before `before` (exclusive; null: the newest), newest first, optionally of one turn. */
 export async function eventsBefore(db: Db, agentId: string, before: number | null, limit: number, turnId?: string): Promise<EventRecord[]> {
-  return selectEvents(
-    db,
-    allOf(
-      eq(agentEvents.agentId, agentId),
-      before === null ? undefined : lt(agentEvents.sequence, before),
-      turnId === undefined ? undefined : eq(agentEvents.turnId, turnId),
-    ),
-  )
-    .orderBy(desc(agentEvents.sequence))
-    .limit(limit);
+  const where = allOf(
+    eq(agentEvents.agentId, agentId),
+    before === null ? undefined : lt(agentEvents.sequence, before),
+    turnId === undefined ? undefined : eq(agentEvents.turnId, turnId),
+  );
+  return selectEvents(db, where, "newest_first", limit);
 }
 
 /** The opening events of `turnIds` and the events `eventIds` names, oldest first. */
@@ -90,7 +104,7 @@ export async function turnBoundaryEvents(db: Db, agentId: string, turnIds: strin
   if (turnIds.length === 0 && eventIds.length === 0) return [];
   const opening = turnIds.length > 0 ? and(inArray(agentEvents.turnId, turnIds), eq(agentEvents.isOpeningEvent, true)) : undefined;
   const named = eventIds.length > 0 ? inArray(agentEvents.id, eventIds) : undefined;
-  return selectEvents(db, and(eq(agentEvents.agentId, agentId), or(opening, named))).orderBy(asc(agentEvents.sequence));
+  return selectEvents(db, and(eq(agentEvents.agentId, agentId), or(opening, named)), "oldest_first");
 }
 
 /** Turns before `before` (exclusive; null: the newest), newest first. */

@@ -6,3 +6,4 @@ export { openPostgres } from "./postgres.js";
 export { migrateEmbedded, migratePostgres } from "./migrate.js";
 export { isForeignKeyViolation, isUniqueViolation } from "./pg-errors.js";
 export { rawRows, rawCount } from "./raw.js";
+export { analyzeEmbedded, embeddedAnalyzeTask } from "./analyze.js";

@@ -12,8 +12,13 @@ export const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), "../
 // Any constant works; it only has to be the same in every svc process migrating one database.
 const MIGRATION_LOCK_KEY = 0x5_7c_00_01;
 
+/**
+ * Applies pending migrations, then ANALYZE: PGlite has no autovacuum, so without it the planner would
+ * never have statistics (see `analyze.ts`). On a migrated database it takes milliseconds.
+ */
 export async function migrateEmbedded(client: PGlite): Promise<void> {
   await migratePglite(drizzlePglite({ client }), { migrationsFolder: MIGRATIONS_DIR });
+  await client.exec("ANALYZE");
 }
 
 /** Applies pending migrations under a session advisory lock, so concurrent starts apply them once. */

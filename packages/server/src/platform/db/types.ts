@@ -6,12 +6,12 @@ export type Schema = typeof schema;
 export type AppDb = PgDatabase<PgQueryResultHKT, Schema>;
 type DrizzleTx = PgTransaction<PgQueryResultHKT, Schema, ExtractTablesWithRelations<Schema>>;
 
-/** A transaction handle. */
-export type Tx = DrizzleTx;
+/** A transaction handle; callbacks given to afterCommit run only once the commit succeeded. */
+export type Tx = DrizzleTx & { afterCommit(hook: () => void): void };
 
 export interface Database {
   readonly kind: "embedded" | "postgres";
-  /** Runs `work` in one transaction; a thrown error rolls it back, and NOTIFYs sent in it are never delivered. */
+  /** Runs `work` in one transaction; a thrown error rolls it back, drops its after-commit hooks, and NOTIFYs sent in it are never delivered. */
   tx<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
   /** Reads outside an explicit transaction (a single statement is its own transaction). */
   readonly read: AppDb;

@@ -7,6 +7,7 @@ import type { Config } from "../../config.js";
 import { notFound } from "../errors.js";
 import { authHook, type Authenticator, type AuthMode } from "./auth.js";
 import { errorHandler } from "./error-handler.js";
+import { acceptAbsentBodies, markOptionalBodies } from "./optional-body.js";
 import { validatorCompiler } from "./validation.js";
 
 export type HttpApp = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
@@ -40,6 +41,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
   });
   // svc speaks JSON only; any other body type is a 415 rather than a string reaching a route.
   app.removeContentTypeParser("text/plain");
+  acceptAbsentBodies(app);
   app.decorateRequest("principal", null);
   await app.register(cookie);
   await app.register(swagger, {
@@ -60,6 +62,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
       },
     },
     hideUntagged: true,
+    transformObject: (documents) => ("openapiObject" in documents ? markOptionalBodies(documents.openapiObject) : documents.swaggerObject),
   });
   app.addHook("onRoute", documentSecurity);
   app.addHook("onRequest", authHook(config, options.authenticator));
