@@ -1,4 +1,4 @@
-import { eq, sql } from "drizzle-orm";
+import { eq, sql, type SQL } from "drizzle-orm";
 import { agentWakeups } from "../db/schema/index.js";
 import { dbNow } from "../db/schema/columns.js";
 import type { Tx } from "../platform/db/index.js";
@@ -9,13 +9,19 @@ import { notifyIn, type AgentSignals } from "./signals.js";
  * retry scheduled for later never delays work that is ready now. The worker decides what the work is.
  */
 export async function markWakeup(tx: Tx, _signals: AgentSignals, agentId: string, reason: string): Promise<void> {
-  await tx.execute(sql`WITH woken AS (
-      INSERT INTO agent_wakeups (agent_id, ready_at, reason) VALUES (${agentId}, ${dbNow}, ${reason})
-      ON CONFLICT (agent_id) DO UPDATE SET ready_at = least(agent_wakeups.ready_at, excluded.ready_at),
-        reason = CASE WHEN excluded.ready_at < agent_wakeups.ready_at THEN excluded.reason ELSE agent_wakeups.reason END, updated_at = ${dbNow}
-      RETURNING 1
-    )
-    SELECT ${notifyIn.wakeup(agentId)} FROM woken`);
+  await tx.execute(sql`WITH woken AS (${wakeupUpsert(agentId, reason)}) SELECT ${notifyIn.wakeup(agentId)} FROM woken`);
+}
+
+/**
+ * The upsert behind `markWakeup`, for a producer's statement to run as a CTE (`RETURNING 1`), only when
+ * `onlyIf` holds if given; the statement must also select `notifyIn.wakeup` from that CTE so workers get
+ * the hint on commit.
+ */
+export function wakeupUpsert(agentId: string, reason: string, onlyIf?: SQL): SQL {
+  return sql`INSERT INTO agent_wakeups (agent_id, ready_at, reason) SELECT ${agentId}::uuid, ${dbNow}, ${reason}::text ${onlyIf ? sql`WHERE ${onlyIf}` : sql``}
+    ON CONFLICT (agent_id) DO UPDATE SET ready_at = least(agent_wakeups.ready_at, excluded.ready_at),
+      reason = CASE WHEN excluded.ready_at < agent_wakeups.ready_at THEN excluded.reason ELSE agent_wakeups.reason END, updated_at = ${dbNow}
+    RETURNING 1`;
 }
 
 export async function clearWakeup(tx: Tx, agentId: string): Promise<void> {

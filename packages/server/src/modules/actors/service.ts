@@ -1,3 +1,4 @@
+import { canonicalJson } from "../../platform/json.js";
 import type { Database, Tx } from "../../platform/db/index.js";
 import { AppError, invalidRequest, notFound, type Issue } from "../../platform/errors.js";
 import type { Principal } from "../../platform/http/auth.js";
@@ -45,9 +46,23 @@ export async function actorForPrincipal(tx: Tx, principal: Principal, orgId: str
   );
 }
 
-/** The written row or, when nothing needed writing, the stored one. */
+/**
+ * The stored row when it already says what `attributes` say (the common case: one read), else the
+ * written one; a concurrent first write is settled by the upsert's conflict handling.
+ */
 async function upsert(tx: Tx, identity: store.ActorIdentity, attributes: store.ActorAttributes): Promise<store.ActorRow> {
+  const stored = await store.findActorByIdentity(tx, identity);
+  if (stored && agrees(stored, attributes)) return stored;
   return (await store.upsertActor(tx, identity, attributes)) ?? (await store.findActorByIdentity(tx, identity))!;
+}
+
+/** Every attribute given is already the stored one (an absent attribute leaves the column as it is). */
+function agrees(stored: store.ActorRow, attributes: store.ActorAttributes): boolean {
+  return (
+    (attributes.displayName === undefined || attributes.displayName === stored.displayName) &&
+    (attributes.userId === undefined || attributes.userId === stored.userId) &&
+    (attributes.metadata === undefined || canonicalJson(attributes.metadata) === canonicalJson(stored.metadata))
+  );
 }
 
 /**

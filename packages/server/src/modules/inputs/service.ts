@@ -9,6 +9,7 @@ import type { AgentSignals } from "../../runtime/signals.js";
 import { markWakeup } from "../../runtime/wakeups.js";
 import { resolveInputActor } from "../actors/service.js";
 import { requireAgent } from "../agents/access.js";
+import { requireProject } from "../orgs/access.js";
 import type { ArtifactsService, PreparedBlocks } from "../artifacts/service.js";
 import { cancelOpenInteractions } from "../interactions/cancel.js";
 import { lockAgent, type AgentRow } from "../timeline/journal.js";
@@ -38,20 +39,22 @@ export interface ContentInput {
  */
 export async function enqueueContentInput(tx: Tx, deps: InputsDeps, agent: AgentRow, input: ContentInput): Promise<store.InputRow> {
   await deps.artifacts.recordArtifacts(tx, input.prepared, { orgId: agent.orgId, projectId: agent.projectId, agentId: agent.id });
-  const row = await store.insertInput(tx, {
-    orgId: agent.orgId,
-    agentId: agent.id,
-    inputKind: "content",
-    deliveryMode: input.deliveryMode,
-    actorId: input.actorId,
-    idempotencyScope: CONTENT_SCOPE,
-    inputIdempotencyKey: input.key,
-    requestDigest: input.digest,
-    contentBlocks: input.prepared.blocks,
-    inputRank: await store.edgeRank(tx, agent.id, input.deliveryMode, "back"),
-  });
-  await markWakeup(tx, deps.signals, agent.id, input.deliveryMode === "steering" ? "steering_input" : "queued_input");
-  return row;
+  const wakeReason = input.deliveryMode === "steering" ? "steering_input" : "queued_input";
+  return store.enqueueAndWake(
+    tx,
+    {
+      orgId: agent.orgId,
+      agentId: agent.id,
+      inputKind: "content",
+      deliveryMode: input.deliveryMode,
+      actorId: input.actorId,
+      idempotencyScope: CONTENT_SCOPE,
+      inputIdempotencyKey: input.key,
+      requestDigest: input.digest,
+      contentBlocks: input.prepared.blocks,
+    },
+    wakeReason,
+  );
 }
 
 export function assertActive(agent: AgentRow): void {
@@ -83,20 +86,20 @@ export function createInputsService(deps: InputsDeps) {
     if (body.cancel_open_interactions && mode !== "steering") {
       throw invalidRequest("cancel_open_interactions is only valid with delivery_mode steering");
     }
-    const { agent } = await requireAgent(db.read, principal, orgId, projectId, agentId, "agent.operate");
-    assertActive(agent);
+    // The project's rules come from the access cache; the agent itself is read once, when it is locked.
+    await requireProject(db.read, principal, orgId, projectId, "agent.operate");
     const digest = jsonDigest({ mode, actor: body.actor ?? null, blocks: body.content_blocks, cancel: body.cancel_open_interactions ?? false });
-    if (key) {
-      const existing = await store.findByKey(db.read, agentId, CONTENT_SCOPE, key);
-      if (existing) return replay(existing, digest);
-    }
     // Media goes to the blob store before the transaction: no network or disk waits while the agent is locked.
     const prepared = await deps.artifacts.prepareContentBlocks(body.content_blocks, new Set(["text", "media"]));
     try {
       return await db.tx(async (tx) => {
         const locked = await lockAgent(tx, agentId);
-        if (!locked) throw notFound("agent");
+        if (!locked || locked.orgId !== orgId || locked.projectId !== projectId) throw notFound("agent");
         assertActive(locked);
+        if (key) {
+          const existing = await store.findByKey(tx, agentId, CONTENT_SCOPE, key);
+          if (existing) return replay(existing, digest);
+        }
         const actor = await resolveInputActor(tx, principal, orgId, projectId, body.actor);
         const input = await enqueueContentInput(tx, deps, locked, { deliveryMode: mode, actorId: actor?.id ?? null, prepared, key: key ?? null, digest });
         // The steering input supersedes the interactions it cancels: it is their resolved_by_input_id.

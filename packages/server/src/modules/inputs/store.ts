@@ -1,7 +1,9 @@
 import { and, asc, eq, inArray, max, min, sql, type SQL } from "drizzle-orm";
 import { agentInputs } from "../../db/schema/index.js";
-import { dbNow } from "../../db/schema/columns.js";
-import type { AppDb, Tx } from "../../platform/db/index.js";
+import { dbNow, epochMs } from "../../db/schema/columns.js";
+import { rawRows, type AppDb, type Tx } from "../../platform/db/index.js";
+import { notifyIn } from "../../runtime/signals.js";
+import { wakeupUpsert } from "../../runtime/wakeups.js";
 import { newUuid } from "../../platform/ids.js";
 
 type Db = AppDb | Tx;
@@ -52,6 +54,48 @@ export async function insertInput(tx: Db, input: NewInput): Promise<InputRow> {
     })
     .returning();
   return row!;
+}
+
+/**
+ * Queues a content input at the back of its backlog group and marks the agent ready, in one statement
+ * (the wakeup's hint is delivered on commit). The agent must be locked.
+ */
+export async function enqueueAndWake(tx: Tx, input: NewInput & { deliveryMode: DeliveryMode }, wakeReason: string): Promise<InputRow> {
+  const row: InputRow = {
+    id: newUuid(),
+    orgId: input.orgId,
+    agentId: input.agentId,
+    state: "received",
+    inputKind: "content",
+    deliveryMode: input.deliveryMode,
+    inputRank: 0,
+    actorId: input.actorId ?? null,
+    controlType: null,
+    interactionId: null,
+    agentConfigId: null,
+    idempotencyScope: input.idempotencyScope,
+    inputIdempotencyKey: input.inputIdempotencyKey ?? null,
+    requestDigest: input.requestDigest,
+    contentBlocks: input.contentBlocks,
+    queuedAt: new Date(0),
+    admittedEventId: null,
+    resolvedAt: null,
+    canceledAt: null,
+  };
+  const back = sql`(SELECT coalesce(max(w.input_rank) + ${RANK_STRIDE}, 0) FROM agent_inputs w
+    WHERE w.agent_id = ${row.agentId} AND w.state = 'received' AND w.input_kind = 'content' AND w.delivery_mode = ${row.deliveryMode})`;
+  const [written] = await rawRows<{ input_rank: number; queued_ms: number }>(
+    tx,
+    sql`WITH new_input AS (
+        INSERT INTO agent_inputs (id, org_id, agent_id, state, input_kind, delivery_mode, input_rank, actor_id, idempotency_scope, input_idempotency_key, request_digest, content_blocks)
+        VALUES (${row.id}, ${row.orgId}, ${row.agentId}, 'received', 'content', ${row.deliveryMode}, ${back}, ${row.actorId}, ${row.idempotencyScope},
+          ${row.inputIdempotencyKey}, ${row.requestDigest}, ${JSON.stringify(row.contentBlocks)}::jsonb)
+        RETURNING input_rank, queued_at
+      ),
+      woken AS (${wakeupUpsert(row.agentId, wakeReason)})
+      SELECT input_rank::float8 AS input_rank, ${epochMs(sql`queued_at`)} AS queued_ms, (SELECT ${notifyIn.wakeup(row.agentId)} FROM woken) FROM new_input`,
+  );
+  return { ...row, inputRank: written!.input_rank, queuedAt: new Date(written!.queued_ms) };
 }
 
 export async function findByKey(tx: Db, agentId: string, scope: string, key: string): Promise<InputRow | undefined> {

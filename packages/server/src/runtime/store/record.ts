@@ -6,6 +6,7 @@ import { insertEventSql, newEventRow, type AgentRow, type EventRow } from "../..
 import type { ContextRow } from "../frontier.js";
 import type { ModelUsage } from "../models/types.js";
 import { notifyIn } from "../signals.js";
+import { wakeupUpsert } from "../wakeups.js";
 
 /** A tool call a model output asks for, as the record inserts it (`awaiting_authorization`). */
 export interface NewToolCall {
@@ -76,13 +77,8 @@ export async function recordReply(tx: Tx, agent: AgentRow, step: { lockId: strin
       ),
       released AS (DELETE FROM agent_runtime_locks WHERE id = ${step.lockId}),
       woken AS (
-        INSERT INTO agent_wakeups (agent_id, ready_at, reason)
-        SELECT ${agent.id}::uuid, ${dbNow}, 'model_step_done'
-        WHERE NOT ${guarded} OR ${reply.calls.length > 0}::boolean
-          OR EXISTS (SELECT 1 FROM agent_inputs i WHERE i.agent_id = ${agent.id} AND i.state = 'received' AND i.input_kind = 'content')
-        ON CONFLICT (agent_id) DO UPDATE SET ready_at = least(agent_wakeups.ready_at, excluded.ready_at),
-          reason = CASE WHEN excluded.ready_at < agent_wakeups.ready_at THEN excluded.reason ELSE agent_wakeups.reason END, updated_at = ${dbNow}
-        RETURNING 1
+        ${wakeupUpsert(agent.id, "model_step_done", sql`NOT ${guarded} OR ${reply.calls.length > 0}::boolean
+          OR EXISTS (SELECT 1 FROM agent_inputs i WHERE i.agent_id = ${agent.id} AND i.state = 'received' AND i.input_kind = 'content')`)}
       )
       SELECT ${guarded} AS recorded, ${notifyIn.deltas(agent.id, reply.deltas)} AS deltas,
         (SELECT ${notifyIn.events(agent.id)} FROM owned) AS events,
