@@ -72,6 +72,18 @@ function decide(summary: TurnSummary): Decision {
   return summary.queued ? fresh([summary.queued]) : { kind: "idle" };
 }
 
+/**
+ * The turn can take no more model work, so what arrives next opens a new turn (frontier.ts's
+ * `turnSettled`, over the summary).
+ */
+export function turnIsSettled(summary: TurnSummary): boolean {
+  const { turnId, last } = summary;
+  if (!turnId) return true;
+  if (summary.callsOpen || last?.state === "started") return false;
+  if (last?.state === "failed" && (last.recoveryKind === "retry" || last.recoveryKind === "compact")) return false;
+  return summary.latestPromptSequence <= summary.seen;
+}
+
 /** The general frontier, for a turn with unfinished tool calls: tool work first, then whatever follows it. */
 async function decideWithToolWork(tx: Tx, signals: AgentSignals, agent: AgentRow, options: ClaimOptions): Promise<Step | undefined> {
   let state = await loadTurnState(tx, agent.id);

@@ -1,5 +1,5 @@
 import { expect } from "vitest";
-import type { ApiClient } from "./client.js";
+import type { ApiClient, BrowserSession } from "./client.js";
 
 /** The model-facing setup every agent test needs, made through the API like a user would. */
 
@@ -7,6 +7,8 @@ export type ApiFormat = "openai-responses" | "openai-chat-completions" | "anthro
 
 export interface AgentProject {
   token: string;
+  /** The owner's browser session (org keys are minted through one). */
+  session: BrowserSession;
   orgId: string;
   projectId: string;
   /** `/api/v1/orgs/{org}/projects/{project}` */
@@ -25,7 +27,7 @@ export async function agentProject(
   providerUrl: string,
   options: { format?: ApiFormat; contextWindowTokens?: number; maxOutputTokens?: number } = {},
 ): Promise<AgentProject> {
-  const { token, org, project } = await api.userWithOrg();
+  const { token, org, project, session } = await api.userWithOrg();
   const auth = { token };
   const secret = await api.post(
     `/api/v1/orgs/${org.id}/secrets`,
@@ -56,6 +58,7 @@ export async function agentProject(
   expect(grant.status, grant.text).toBe(201);
   return {
     token,
+    session,
     orgId: org.id,
     projectId: project.id,
     base: `/api/v1/orgs/${org.id}/projects/${project.id}`,

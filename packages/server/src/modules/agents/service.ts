@@ -6,7 +6,8 @@ import type { PageRequest } from "../../platform/http/lists.js";
 import { newUuid } from "../../platform/ids.js";
 import { jsonDigest } from "../../platform/json.js";
 import { dropMcpConnectionsOutside } from "../../runtime/mcp/connections.js";
-import { loadTurnState, turnSettled } from "../../runtime/frontier.js";
+import { turnIsSettled } from "../../runtime/claim.js";
+import { readTurnSummary } from "../../runtime/store/claim.js";
 import type { AgentSignals } from "../../runtime/signals.js";
 import { clearWakeup } from "../../runtime/wakeups.js";
 import { resolveInputActor } from "../actors/service.js";
@@ -84,6 +85,7 @@ export function createAgentsService(deps: AgentsDeps) {
    * The new config applies from the next model call on.
    */
   async function appendConfigChange(tx: Tx, agent: AgentRow, configId: string, key: string | null, digest: string, opening = false) {
+    const eventId = newUuid();
     const input = await inputs.insertInput(tx, {
       orgId: agent.orgId,
       agentId: agent.id,
@@ -95,21 +97,22 @@ export function createAgentsService(deps: AgentsDeps) {
       inputIdempotencyKey: key,
       requestDigest: digest,
       contentBlocks: [],
+      admittedEventId: eventId,
     });
-    const state = opening ? undefined : await loadTurnState(tx, agent.id);
-    const running = state?.contexts.some((c) => c.state === "started") ?? false;
-    const joinTurn = state !== undefined && (running || !turnSettled(state, new Date()));
-    const turnId = joinTurn ? state.turn.id : (await openTurn(tx, agent.id)).id;
+    const summary = opening ? undefined : await readTurnSummary(tx, agent.id);
+    const joinTurn = summary?.turnId && !turnIsSettled(summary) ? summary.turnId : null;
+    const turnId = joinTurn ?? (await openTurn(tx, agent.id)).id;
     const event = await appendEvent(tx, signals, agent, {
+      id: eventId,
       turnId,
       kind: "agent_input",
       agentInputId: input.id,
       opening: !joinTurn,
       semantic: !joinTurn,
       idempotencyKey: `agent_input:${input.id}`,
+      configId,
     });
-    await inputs.markResolved(tx, input.id, event.id);
-    return { input: { ...input, admittedEventId: event.id }, event };
+    return { input, event };
   }
 
   async function changeConfig(
@@ -120,13 +123,14 @@ export function createAgentsService(deps: AgentsDeps) {
     body: ConfigSource & { expectedCurrentConfigId?: string },
     key: string | undefined,
   ) {
+    // The agent is checked before compiling, so a request for an unknown agent writes no config row.
     await requireAgent(db.read, principal, orgId, projectId, agentId, "agent.operate");
     const { row: config } = await db.tx((tx) => compileConfig(tx, orgId, projectId, body));
     const digest = jsonDigest({ config: config.id, expected: body.expectedCurrentConfigId ?? null });
     try {
       return await db.tx(async (tx) => {
         const agent = await lockAgent(tx, agentId);
-        if (!agent) throw notFound("agent");
+        if (!agent || agent.orgId !== orgId || agent.projectId !== projectId) throw notFound("agent");
         if (key) {
           const existing = await inputs.findByKey(tx, agentId, CONFIG_SCOPE, key);
           if (existing) return replayConfigChange(existing, digest, config);
@@ -136,7 +140,6 @@ export function createAgentsService(deps: AgentsDeps) {
           throw conflict("the agent's current config is not expected_current_config_id; read the agent and try again");
         }
         const { input, event } = await appendConfigChange(tx, agent, config.id, key ?? null, digest);
-        await store.setCurrentConfig(tx, agent.id, config.id);
         await dropMcpConnectionsOutside(tx, agent.id, config.compiledDefinition);
         return { config, input, eventId: event.id };
       });

@@ -58,11 +58,6 @@ export async function listActive(
   return rows;
 }
 
-export async function setCurrentConfig(tx: Db, agentId: string, configId: string): Promise<AgentRow> {
-  const [agent] = await tx.update(agents).set({ currentConfigId: configId, updatedAt: dbNow }).where(eq(agents.id, agentId)).returning();
-  return agent!;
-}
-
 export async function archive(tx: Db, agentId: string): Promise<AgentRow> {
   const [agent] = await tx.update(agents).set({ state: "archived", archivedAt: dbNow, updatedAt: dbNow }).where(eq(agents.id, agentId)).returning();
   return agent!;

@@ -28,6 +28,8 @@ export interface NewInput {
   requestDigest: string;
   contentBlocks: unknown[];
   inputRank?: number;
+  /** The event that admits the input, for inputs written already resolved. */
+  admittedEventId?: string;
 }
 
 export async function insertInput(tx: Db, input: NewInput): Promise<InputRow> {
@@ -51,6 +53,7 @@ export async function insertInput(tx: Db, input: NewInput): Promise<InputRow> {
       requestDigest: input.requestDigest,
       contentBlocks: input.contentBlocks,
       ...(resolved ? { resolvedAt: dbNow } : {}),
+      admittedEventId: input.admittedEventId ?? null,
     })
     .returning();
   return row!;

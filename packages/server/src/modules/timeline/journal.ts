@@ -57,6 +57,10 @@ export interface NewEvent {
    * results and checkpoints always do), a cancel is the turn's stop boundary.
    */
   marks?: "prompt" | "stop";
+  /** The event's id when it must be known before the append (an input that records it as admitted). */
+  id?: string;
+  /** A config change event makes this config the agent's current one, in the same statement. */
+  configId?: string;
 }
 
 /**
@@ -70,7 +74,11 @@ export async function appendEvent(tx: Tx, _signals: AgentSignals, agent: AgentRo
   const [written] = await rawRows<{ created_ms: number }>(
     tx,
     sql`WITH event AS (${insertEventSql(row)} RETURNING created_at),
-      counter AS (UPDATE agents SET next_event_sequence = ${row.sequence + 1} WHERE id = ${agent.id}),
+      counter AS (
+        UPDATE agents SET next_event_sequence = ${row.sequence + 1}
+          ${event.configId ? sql`, current_config_id = ${event.configId}, updated_at = ${dbNow}` : sql``}
+        WHERE id = ${agent.id}
+      ),
       turn AS (
         UPDATE agent_turns SET
           event_count = event_count + 1,
@@ -84,13 +92,14 @@ export async function appendEvent(tx: Tx, _signals: AgentSignals, agent: AgentRo
       SELECT ${epochMs(sql`created_at`)} AS created_ms, ${notifyIn.events(agent.id)} FROM event`,
   );
   agent.nextEventSequence = row.sequence + 1;
+  if (event.configId) agent.currentConfigId = event.configId;
   return { ...row, createdAt: new Date(written!.created_ms) };
 }
 
 /** The row an append will write at the agent's next sequence (its creation time comes from the database). */
-export function newEventRow(agent: AgentRow, event: Omit<NewEvent, "semantic" | "marks">, sequence = agent.nextEventSequence): EventRow {
+export function newEventRow(agent: AgentRow, event: Omit<NewEvent, "semantic" | "marks" | "configId">, sequence = agent.nextEventSequence): EventRow {
   return {
-    id: newUuid(),
+    id: event.id ?? newUuid(),
     agentId: agent.id,
     turnId: event.turnId,
     sequence,
