@@ -4,8 +4,8 @@
 import { performance } from "node:perf_hooks";
 import { and, asc, eq, gt, sql } from "drizzle-orm";
 import { agentEvents, agentInputs, agentTurns, contextCheckpoints, modelOutputs, toolCallResults } from "../packages/server/src/db/schema/index.js";
-import { insertInput, markResolved } from "../packages/server/src/modules/inputs/store.js";
-import { appendEvent, lockAgent, openTurn } from "../packages/server/src/modules/timeline/journal.js";
+import { insertInput, markResolved } from "../packages/server/src/runtime/store/inputs.js";
+import { appendEvent, lockAgent, openTurn } from "../packages/server/src/runtime/store/journal.js";
 import { rawAccess } from "./append.js";
 import { progress, summary, type BenchResult, type BenchServer, type Project } from "./lib.js";
 

@@ -16,7 +16,7 @@ export interface RateLimiter {
 export function createRateLimiter(db: Database): RateLimiter {
   return {
     async hit(key, limit, windowSeconds) {
-      const rows = await rawRows<{ count: number; retry_after: number }>(db.read, sql`
+      const rows = await rawRows<{ count: number; retry_after: number }>(db.write, sql`
         INSERT INTO rate_limit_buckets AS b (key, window_start, count)
         VALUES (${key}, statement_timestamp(), 1)
         ON CONFLICT (key) DO UPDATE SET
@@ -35,7 +35,7 @@ export function createRateLimiter(db: Database): RateLimiter {
     },
     async sweep() {
       // Windows are at most a day long; anything older than that has ended under every limit.
-      return rawCount(db.read, sql`DELETE FROM rate_limit_buckets WHERE window_start < statement_timestamp() - interval '1 day'`);
+      return rawCount(db.write, sql`DELETE FROM rate_limit_buckets WHERE window_start < statement_timestamp() - interval '1 day'`);
     },
   };
 }

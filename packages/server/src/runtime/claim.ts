@@ -3,7 +3,7 @@ import { toolCalls } from "../db/schema/index.js";
 import { dbNow } from "../db/schema/columns.js";
 import type { Tx } from "../platform/db/index.js";
 import { encodeId } from "../platform/ids.js";
-import type { AgentRow } from "../modules/timeline/journal.js";
+import type { AgentRow } from "./store/journal.js";
 import { loadTurnState, pendingToolWork, readyMcpCalls, batchIncomplete, type ToolCallRow } from "./frontier.js";
 import type { ModelStep } from "./model-step.js";
 import type { ToolStep } from "./tool-step.js";
@@ -73,8 +73,8 @@ function decide(summary: TurnSummary): Decision {
 }
 
 /**
- * The turn can take no more model work, so what arrives next opens a new turn (frontier.ts's
- * `turnSettled`, over the summary).
+ * The turn can take no more model work (no open call, no running or pending model call, nothing
+ * unanswered), so what arrives next opens a new turn.
  */
 export function turnIsSettled(summary: TurnSummary): boolean {
   const { turnId, last } = summary;

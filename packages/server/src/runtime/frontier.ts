@@ -1,7 +1,7 @@
 import { and, asc, eq, gte } from "drizzle-orm";
 import { modelCallContexts, toolCalls } from "../db/schema/index.js";
 import type { Tx } from "../platform/db/index.js";
-import { latestTurn, type TurnRow } from "../modules/timeline/journal.js";
+import { latestTurn, type TurnRow } from "./store/journal.js";
 
 /*
  * What an agent should do next, computed from durable facts under the agent lock (design brief §3.3,
@@ -22,10 +22,6 @@ export interface TurnState {
   /** Highest sequence of an event that asks the model to answer (content input, tool result, checkpoint). */
   latestPromptSequence: number;
 }
-
-export type ModelWork =
-  | { kind: "start"; operation: "normal" | "compaction"; attempt: number; turnId: string }
-  | { kind: "retry_later"; at: Date };
 
 /** The state of the agent's latest turn, or undefined before the first turn. */
 export async function loadTurnState(tx: Tx, agentId: string): Promise<TurnState | undefined> {
@@ -54,29 +50,4 @@ export function readyMcpCalls(state: TurnState): ToolCallRow[] {
 /** Some tool call of the latest batch still waits (on a person, an external result, or the worker). */
 export function batchIncomplete(state: TurnState): boolean {
   return state.toolCalls.some((c) => c.state !== "completed");
-}
-
-/**
- * The model call the turn needs next, if any: a retry whose time has come (or a note of when), or a
- * fresh call when something arrived that no successful call has seen yet.
- */
-export function nextModelWork(state: TurnState, now: Date): ModelWork | undefined {
-  if (batchIncomplete(state)) return undefined;
-  const last = state.contexts.at(-1);
-  if (last?.state === "started") return undefined;
-  if (last?.state === "failed" && last.recoveryKind === "retry") {
-    if (last.retryAt! > now) return { kind: "retry_later", at: last.retryAt! };
-    return { kind: "start", operation: last.operationKind as "normal" | "compaction", attempt: last.attemptNumber + 1, turnId: state.turn.id };
-  }
-  if (last?.state === "failed" && last.recoveryKind === "compact") {
-    return { kind: "start", operation: "compaction", attempt: 1, turnId: state.turn.id };
-  }
-  const seen = state.contexts.filter((c) => c.state !== "canceled").reduce((max, c) => Math.max(max, c.inputEventSequence), 0);
-  if (state.latestPromptSequence > seen) return { kind: "start", operation: "normal", attempt: 1, turnId: state.turn.id };
-  return undefined;
-}
-
-/** The turn can take no more model work: queued inputs may open the next one. */
-export function turnSettled(state: TurnState | undefined, now: Date): boolean {
-  return !state || (!batchIncomplete(state) && nextModelWork(state, now) === undefined && state.contexts.at(-1)?.state !== "started");
 }

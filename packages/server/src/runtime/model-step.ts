@@ -3,7 +3,7 @@ import { agentRuntimeLocks, contextCheckpoints, modelCallContexts } from "../db/
 import { dbNow } from "../db/schema/columns.js";
 import type { Database, Tx } from "../platform/db/index.js";
 import { encodeId, newUuid } from "../platform/ids.js";
-import { appendEvent, lockAgent, type AgentRow } from "../modules/timeline/journal.js";
+import { appendEvent, lockAgent, type AgentRow } from "./store/journal.js";
 import type { StepCaches } from "./caches.js";
 import { planCompaction, SUMMARY_INSTRUCTION, summaryRequestMessage } from "./compaction.js";
 import { conversationMessages, estimateTokens, replayScope } from "./context.js";

@@ -1,10 +1,10 @@
 import { createHash } from "node:crypto";
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { modelCallContexts, modelOutputs } from "../db/schema/index.js";
 import { dbNow } from "../db/schema/columns.js";
 import type { Tx } from "../platform/db/index.js";
 import { newUuid } from "../platform/ids.js";
-import { appendEvent, type AgentRow } from "../modules/timeline/journal.js";
+import { appendEvent, type AgentRow } from "./store/journal.js";
 import type { ContextRow } from "./frontier.js";
 import type { AgentSignals } from "./signals.js";
 import { markWakeup, scheduleWakeup } from "./wakeups.js";
@@ -41,9 +41,14 @@ export async function recordFailure(tx: Tx, signals: AgentSignals, agent: AgentR
   const base = { state: "failed", errorKind: failure.kind, errorMessage: failure.message, completedAt: dbNow, runtimeLockId: null };
   if (failure.retryable && context.attemptNumber < MAX_MODEL_ATTEMPTS) {
     const delay = Math.max(backoffMs(context.id, context.attemptNumber), failure.retryAfterMs ?? 0);
-    const retryAt = new Date(Date.now() + delay);
-    await tx.update(modelCallContexts).set({ ...base, recoveryKind: "retry", retryAt }).where(eq(modelCallContexts.id, context.id));
-    await scheduleWakeup(tx, agent.id, retryAt, "model_retry");
+    // The retry time is the database's clock plus the delay: every process compares it with that clock.
+    const retryAt = sql`${dbNow} + make_interval(secs => ${delay / 1000})`;
+    const [retry] = await tx
+      .update(modelCallContexts)
+      .set({ ...base, recoveryKind: "retry", retryAt })
+      .where(eq(modelCallContexts.id, context.id))
+      .returning({ at: modelCallContexts.retryAt });
+    await scheduleWakeup(tx, agent.id, retry!.at!, "model_retry");
     return "retry";
   }
   await tx.update(modelCallContexts).set(base).where(eq(modelCallContexts.id, context.id));

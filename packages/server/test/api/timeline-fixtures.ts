@@ -5,8 +5,8 @@ import type { AgentDefinition } from "../../src/runtime/definition.js";
 import type { Database, Tx } from "../../src/platform/db/index.js";
 import type { AgentSignals } from "../../src/runtime/signals.js";
 import { decodeId, encodeId, newUuid } from "../../src/platform/ids.js";
-import { appendEvent, lockAgent, openTurn, type AgentRow } from "../../src/modules/timeline/journal.js";
-import { completeToolCall, setToolCallState, type ToolCallState, type ToolOutcome } from "../../src/modules/tools/complete.js";
+import { appendEvent, lockAgent, openTurn, type AgentRow } from "../../src/runtime/store/journal.js";
+import { completeToolCall, setToolCallState, type ToolCallState, type ToolOutcome } from "../../src/runtime/store/tool-calls.js";
 import type { TestServer } from "../support/server.js";
 
 /*

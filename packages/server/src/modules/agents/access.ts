@@ -4,7 +4,7 @@ import type { AppDb, Tx } from "../../platform/db/index.js";
 import { notFound } from "../../platform/errors.js";
 import type { Principal } from "../../platform/http/auth.js";
 import { requireProject, type ProjectAccess } from "../orgs/access.js";
-import type { AgentRow } from "../timeline/journal.js";
+import type { AgentRow } from "../../runtime/store/journal.js";
 
 export interface AgentAccess extends ProjectAccess {
   agent: AgentRow;

@@ -15,12 +15,12 @@ import { compileConfig, findConfig, type ConfigSource } from "../agent-configs/s
 import { findProfile } from "../agent-profiles/service.js";
 import type { ArtifactsService } from "../artifacts/service.js";
 import { assertActive, enqueueContentInput } from "../inputs/service.js";
-import * as inputs from "../inputs/store.js";
+import * as inputs from "../../runtime/store/inputs.js";
 import { requireProject } from "../orgs/access.js";
-import { appendEvent, lockAgent, openTurn, type AgentRow } from "../timeline/journal.js";
+import { appendEvent, lockAgent, openTurn, type AgentRow } from "../../runtime/store/journal.js";
 import { requireAgent } from "./access.js";
 import type { CreateAgentRequest } from "./schemas.js";
-import { stopCurrentWork, type StopResult } from "./stop.js";
+import { stopCurrentWork, type StopResult } from "../../runtime/stop.js";
 import * as store from "./store.js";
 
 const CONFIG_SCOPE = "agent_config_change";

@@ -3,7 +3,7 @@ import { agentConfigs, agents } from "../../db/schema/index.js";
 import { dbNow } from "../../db/schema/columns.js";
 import type { AppDb, Tx } from "../../platform/db/index.js";
 import { allOf, keyset, nameMatches, type PageRequest } from "../../platform/http/lists.js";
-import type { AgentRow } from "../timeline/journal.js";
+import type { AgentRow } from "../../runtime/store/journal.js";
 
 type Db = AppDb | Tx;
 

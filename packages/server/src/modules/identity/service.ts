@@ -183,7 +183,7 @@ export function createIdentityService(deps: IdentityDeps) {
       const pat = await store.findActivePatByHash(db.read, tokenHash);
       if (!pat) return null;
       // last_used_at moves at most once a minute, so most lookups write nothing.
-      if (pat.touchDue) await db.tx((tx) => store.touchPat(tx, pat.id));
+      if (pat.touchDue) await store.touchPat(db.write, pat.id);
       const principal = { kind: "user", userId: pat.userId, via: "pat", patId: pat.id } as const;
       patPrincipals.set(tokenHash, principal, since);
       return principal;
@@ -192,7 +192,7 @@ export function createIdentityService(deps: IdentityDeps) {
     async authenticateSession(tokenHash: string): Promise<{ principal: UserPrincipal; csrfHash: string } | null> {
       const session = await store.findLiveSession(db.read, tokenHash);
       if (!session) return null;
-      await store.touchSession(db.read, session.id);
+      await store.touchSession(db.write, session.id);
       return { principal: { kind: "user", userId: session.userId, via: "session", sessionId: session.id }, csrfHash: session.csrfHash };
     },
 

@@ -1,6 +1,6 @@
 import { invalidRequest, stateConflict } from "../../platform/errors.js";
 import type { Tx } from "../../platform/db/index.js";
-import * as store from "./store.js";
+import * as store from "../../runtime/store/inputs.js";
 
 export interface Placement {
   position: "front" | "back" | "before" | "after";

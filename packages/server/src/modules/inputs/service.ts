@@ -12,10 +12,10 @@ import { requireAgent } from "../agents/access.js";
 import { requireProject } from "../orgs/access.js";
 import type { ArtifactsService, PreparedBlocks } from "../artifacts/service.js";
 import { cancelOpenInteractions } from "../interactions/cancel.js";
-import { lockAgent, type AgentRow } from "../timeline/journal.js";
+import { lockAgent, type AgentRow } from "../../runtime/store/journal.js";
 import { placeInput } from "./ranks.js";
 import type { CreateAgentInputRequest } from "./schemas.js";
-import * as store from "./store.js";
+import * as store from "../../runtime/store/inputs.js";
 
 export const CONTENT_SCOPE = "content_input";
 

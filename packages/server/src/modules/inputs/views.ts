@@ -1,6 +1,6 @@
 import { encodeId } from "../../platform/ids.js";
 import { iso } from "../../platform/http/schemas.js";
-import type { InputRow } from "./store.js";
+import type { InputRow } from "../../runtime/store/inputs.js";
 
 export function agentInputView(row: InputRow) {
   return {

@@ -1,9 +1,9 @@
 import type { Tx } from "../../platform/db/index.js";
 import type { AgentSignals } from "../../runtime/signals.js";
-import { completeToolCall, textBlock } from "../tools/complete.js";
-import { latestTurn, type AgentRow } from "../timeline/journal.js";
+import { completeToolCall, textBlock } from "../../runtime/store/tool-calls.js";
+import { latestTurn, type AgentRow } from "../../runtime/store/journal.js";
 import { findToolCall } from "../tools/store.js";
-import * as store from "./store.js";
+import * as store from "../../runtime/store/interactions.js";
 
 /**
  * Cancels the open interactions of the agent's latest turn whose tool calls are unfinished; each tool

@@ -7,12 +7,12 @@ import type { AgentSignals } from "../../runtime/signals.js";
 import { markWakeup } from "../../runtime/wakeups.js";
 import { resolveInputActor } from "../actors/service.js";
 import { requireAgent } from "../agents/access.js";
-import { insertInput } from "../inputs/store.js";
-import { appendEvent, lockAgent, type AgentRow } from "../timeline/journal.js";
-import { completeToolCall, setToolCallState, textBlock } from "../tools/complete.js";
+import { insertInput } from "../../runtime/store/inputs.js";
+import { appendEvent, lockAgent, type AgentRow } from "../../runtime/store/journal.js";
+import { completeToolCall, setToolCallState, textBlock } from "../../runtime/store/tool-calls.js";
 import { findToolCall } from "../tools/store.js";
 import type { InteractionAnswer, ResolveAgentInteractionRequest } from "./schemas.js";
-import * as store from "./store.js";
+import * as store from "../../runtime/store/interactions.js";
 
 type Answer = Static<typeof InteractionAnswer>;
 type ResolveBody = Static<typeof ResolveAgentInteractionRequest>;

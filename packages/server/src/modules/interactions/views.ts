@@ -1,7 +1,7 @@
 import { encodeId } from "../../platform/ids.js";
 import { iso } from "../../platform/http/schemas.js";
-import type { AgentRow } from "../timeline/journal.js";
-import type { InteractionForm, InteractionRow } from "./store.js";
+import type { AgentRow } from "../../runtime/store/journal.js";
+import type { InteractionForm, InteractionRow } from "../../runtime/store/interactions.js";
 
 export function interactionView(agent: Pick<AgentRow, "orgId" | "projectId">, row: InteractionRow) {
   return {

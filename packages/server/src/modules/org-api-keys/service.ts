@@ -141,7 +141,7 @@ export function createOrgApiKeyService(deps: { db: Database; memberships: Member
       const key = await store.findActiveKeyByHash(db.read, tokenHash);
       if (!key) return null;
       // last_used_at moves at most once a minute, so most lookups write nothing.
-      if (key.touchDue) await db.tx((tx) => store.touchKey(tx, key.id));
+      if (key.touchDue) await store.touchKey(db.write, key.id);
       const principal = { kind: "org_api_key", keyId: key.id, orgId: key.orgId } as const;
       keyPrincipals.set(tokenHash, principal, since);
       return principal;

@@ -3,7 +3,7 @@ import { notFound } from "../../platform/errors.js";
 import type { Principal } from "../../platform/http/auth.js";
 import { toPage } from "../../platform/http/lists.js";
 import { requireAgent } from "../agents/access.js";
-import type { AgentRow } from "./journal.js";
+import type { AgentRow } from "../../runtime/store/journal.js";
 import * as store from "./store.js";
 import { eventView, loadEventsBySequence, toolCallView, turnView, type AgentEventView, type AgentTurnView, type ToolCallView } from "./views.js";
 

@@ -2,7 +2,7 @@ import { and, asc, desc, eq, gt, inArray, lt, or, type SQL } from "drizzle-orm";
 import { agentEvents, agentInputs, agentTurns, contextCheckpoints, modelOutputs, toolCallResults, toolCalls } from "../../db/schema/index.js";
 import type { AppDb, Tx } from "../../platform/db/index.js";
 import { allOf, keyset } from "../../platform/http/lists.js";
-import type { TurnRow } from "./journal.js";
+import type { TurnRow } from "../../runtime/store/journal.js";
 
 /*
  * Reading an agent's timeline. An event is read with its payload in one statement: the event row

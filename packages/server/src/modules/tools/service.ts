@@ -6,8 +6,8 @@ import type { AgentSignals } from "../../runtime/signals.js";
 import { markWakeup } from "../../runtime/wakeups.js";
 import { requireAgent } from "../agents/access.js";
 import type { ArtifactsService } from "../artifacts/service.js";
-import { lockAgent } from "../timeline/journal.js";
-import { completeToolCall } from "./complete.js";
+import { lockAgent } from "../../runtime/store/journal.js";
+import { completeToolCall } from "../../runtime/store/tool-calls.js";
 import type { SubmitToolCallResultRequest } from "./schemas.js";
 import { findToolCall } from "./store.js";
 

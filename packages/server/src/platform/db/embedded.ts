@@ -15,6 +15,7 @@ export async function openEmbedded(source: { client: PGlite }): Promise<Database
   return {
     kind: "embedded",
     read: db,
+    write: db,
     tx: (work) => runTransaction(db, work),
     ping: async () => void (await db.execute(sql`select 1`)),
     notifications: embeddedNotifications(client),

@@ -24,6 +24,7 @@ export function openPostgres(options: PostgresOptions): Database {
   return {
     kind: "postgres",
     read: db,
+    write: db,
     tx: (work) => runTransaction(db, work),
     ping: async () => void (await db.execute(sql`select 1`)),
     notifications: listener,

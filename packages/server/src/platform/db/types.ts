@@ -15,6 +15,11 @@ export interface Database {
   tx<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
   /** Reads outside an explicit transaction (a single statement is its own transaction). */
   readonly read: AppDb;
+  /**
+   * One statement that changes data, outside an explicit transaction (it is its own). Kept apart from
+   * `read` so reads can move to a replica without taking a write along.
+   */
+  readonly write: AppDb;
   ping(): Promise<void>;
   /** LISTEN/NOTIFY on this database, for the bus (`platform/bus.ts`); never use it for data. */
   readonly notifications: NotificationTransport;

@@ -56,7 +56,7 @@ export async function prepareMcpTools(db: Database, access: McpAccess, scope: Mc
   const keys = Object.keys(definition.mcp).sort();
   if (keys.length === 0) return { tools: [], notes: [] };
   const existing = await db.read.select().from(agentMcpConnections).where(eq(agentMcpConnections.agentId, scope.agentId));
-  if (existing.some((row) => !keys.includes(row.serverKey))) await dropMcpConnectionsOutside(db.read, scope.agentId, definition);
+  if (existing.some((row) => !keys.includes(row.serverKey))) await dropMcpConnectionsOutside(db.write, scope.agentId, definition);
   const rows = await Promise.all(
     keys.map((key) => {
       const server = definition.mcp[key]!;
@@ -140,7 +140,7 @@ async function connect(db: Database, access: McpAccess, scope: McpScope, key: st
     error: error ?? null,
     turnId: scope.turnId,
   };
-  const [row] = await db.read
+  const [row] = await db.write
     .insert(agentMcpConnections)
     .values({ id: newUuid(), agentId: scope.agentId, serverKey: key, ...values })
     .onConflictDoUpdate({

@@ -3,7 +3,7 @@ import { agentRuntimeLocks, agents, agentWakeups } from "../../db/schema/index.j
 import { dbNow, dbSecondsFromNow, epochMs } from "../../db/schema/columns.js";
 import { rawRows, type Tx } from "../../platform/db/index.js";
 import { newUuid } from "../../platform/ids.js";
-import { insertEventSql, newEventRow, type AgentRow } from "../../modules/timeline/journal.js";
+import { insertEventSql, newEventRow, type AgentRow } from "./journal.js";
 import type { ContextRow } from "../frontier.js";
 import { notifyIn } from "../signals.js";
 

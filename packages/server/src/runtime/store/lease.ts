@@ -21,13 +21,11 @@ export async function takeRuntimeLock(tx: Tx, agentId: string, options: { worker
 
 /** Extends a lease by `leaseSeconds` from now; "lost" when the lock is gone, "canceled" when a cancel asks the holder to stop. */
 export async function renewLease(db: Database, lockId: string, leaseSeconds: number): Promise<"held" | "lost" | "canceled"> {
-  const [lock] = await db.tx((tx) =>
-    tx
-      .update(agentRuntimeLocks)
-      .set({ renewedAt: dbNow, leaseExpiresAt: dbSecondsFromNow(leaseSeconds) })
-      .where(eq(agentRuntimeLocks.id, lockId))
-      .returning({ cancelRequestedAt: agentRuntimeLocks.cancelRequestedAt }),
-  );
+  const [lock] = await db.write
+    .update(agentRuntimeLocks)
+    .set({ renewedAt: dbNow, leaseExpiresAt: dbSecondsFromNow(leaseSeconds) })
+    .where(eq(agentRuntimeLocks.id, lockId))
+    .returning({ cancelRequestedAt: agentRuntimeLocks.cancelRequestedAt });
   if (!lock) return "lost";
   return lock.cancelRequestedAt ? "canceled" : "held";
 }

@@ -2,7 +2,7 @@ import { sql } from "drizzle-orm";
 import { dbNow } from "../../db/schema/columns.js";
 import { rawRows, type Tx } from "../../platform/db/index.js";
 import { encodeId } from "../../platform/ids.js";
-import { insertEventSql, newEventRow, type AgentRow, type EventRow } from "../../modules/timeline/journal.js";
+import { insertEventSql, newEventRow, type AgentRow, type EventRow } from "./journal.js";
 import type { ContextRow } from "../frontier.js";
 import type { ModelUsage } from "../models/types.js";
 import { notifyIn } from "../signals.js";

@@ -1,4 +1,4 @@
-import type { InteractionForm } from "../../modules/interactions/store.js";
+import type { InteractionForm } from "../store/interactions.js";
 
 /** The approval form of an `always_ask` tool call: Allow at index 0, Deny (with an optional reason) at 1. */
 export function permissionForm(toolName: string, input: Record<string, unknown>): InteractionForm {

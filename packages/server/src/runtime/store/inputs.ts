@@ -2,8 +2,8 @@ import { and, asc, eq, inArray, max, min, sql, type SQL } from "drizzle-orm";
 import { agentInputs } from "../../db/schema/index.js";
 import { dbNow, epochMs } from "../../db/schema/columns.js";
 import { rawRows, type AppDb, type Tx } from "../../platform/db/index.js";
-import { notifyIn } from "../../runtime/signals.js";
-import { wakeupUpsert } from "../../runtime/wakeups.js";
+import { notifyIn } from "../signals.js";
+import { wakeupUpsert } from "../wakeups.js";
 import { newUuid } from "../../platform/ids.js";
 
 type Db = AppDb | Tx;

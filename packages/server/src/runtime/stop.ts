@@ -1,14 +1,16 @@
 import { and, eq, inArray } from "drizzle-orm";
-import { agentRuntimeLocks, modelCallContexts } from "../../db/schema/index.js";
-import { dbNow } from "../../db/schema/columns.js";
-import type { Tx } from "../../platform/db/index.js";
-import { loadTurnState, turnSettled } from "../../runtime/frontier.js";
-import type { AgentSignals } from "../../runtime/signals.js";
-import { markWakeup } from "../../runtime/wakeups.js";
-import * as inputs from "../inputs/store.js";
-import * as interactions from "../interactions/store.js";
-import { appendEvent, latestSequence, type AgentRow, type EventRow } from "../timeline/journal.js";
-import { completeToolCall, textBlock } from "../tools/complete.js";
+import { agentRuntimeLocks, modelCallContexts } from "../db/schema/index.js";
+import { dbNow } from "../db/schema/columns.js";
+import type { Tx } from "../platform/db/index.js";
+import { turnIsSettled } from "./claim.js";
+import { loadTurnState } from "./frontier.js";
+import { readTurnSummary } from "./store/claim.js";
+import type { AgentSignals } from "./signals.js";
+import { markWakeup } from "./wakeups.js";
+import * as inputs from "./store/inputs.js";
+import * as interactions from "./store/interactions.js";
+import { appendEvent, latestSequence, type AgentRow, type EventRow } from "./store/journal.js";
+import { completeToolCall, textBlock } from "./store/tool-calls.js";
 
 export interface StopResult {
   event: EventRow | null;
@@ -24,10 +26,10 @@ export interface StopResult {
  * nothing changes (`affected: false`), so repeating a cancel is safe.
  */
 export async function stopCurrentWork(tx: Tx, signals: AgentSignals, agent: AgentRow, actorId: string | null): Promise<StopResult> {
-  const now = new Date();
-  const state = await loadTurnState(tx, agent.id);
-  const running = state?.contexts.filter((c) => c.state === "started") ?? [];
-  if (!state || (running.length === 0 && turnSettled(state, now))) return { event: null, runtimeCancelRequested: false, affected: false };
+  const summary = await readTurnSummary(tx, agent.id);
+  if (turnIsSettled(summary)) return { event: null, runtimeCancelRequested: false, affected: false };
+  const state = (await loadTurnState(tx, agent.id))!;
+  const running = state.contexts.filter((c) => c.state === "started");
 
   const [lock] = await tx.update(agentRuntimeLocks).set({ cancelRequestedAt: dbNow }).where(eq(agentRuntimeLocks.agentId, agent.id)).returning();
   if (lock) await signals.cancel(tx, agent.id);

@@ -3,8 +3,8 @@ import { toolCallResults, toolCalls } from "../../db/schema/index.js";
 import { dbNow } from "../../db/schema/columns.js";
 import type { Tx } from "../../platform/db/index.js";
 import { encodeId } from "../../platform/ids.js";
-import type { AgentSignals } from "../../runtime/signals.js";
-import { appendEvent, type AgentRow, type EventRow } from "../timeline/journal.js";
+import type { AgentSignals } from "../signals.js";
+import { appendEvent, type AgentRow, type EventRow } from "./journal.js";
 
 export type ToolCallRow = typeof toolCalls.$inferSelect;
 export type ToolCallResultRow = typeof toolCallResults.$inferSelect;

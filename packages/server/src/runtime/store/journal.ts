@@ -4,7 +4,7 @@ import { dbNow, epochMs } from "../../db/schema/columns.js";
 import { rawRows } from "../../platform/db/index.js";
 import type { Tx } from "../../platform/db/index.js";
 import { newUuid } from "../../platform/ids.js";
-import { notifyIn, type AgentSignals } from "../../runtime/signals.js";
+import { notifyIn, type AgentSignals } from "../signals.js";
 
 /*
  * Writing an agent's timeline. Every function here runs inside a transaction that has locked the
