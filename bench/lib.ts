@@ -13,10 +13,21 @@ import { buildApp, type App } from "../packages/server/src/app.js";
 import { loadConfig, type Config } from "../packages/server/src/config.js";
 import { migrateEmbedded, migratePostgres, openEmbedded, openPostgres, type Database } from "../packages/server/src/platform/db/index.js";
 import { startAgentWorker } from "../packages/server/src/runtime/index.js";
+import type { ModelClient } from "../packages/server/src/runtime/models/types.js";
 import { ApiClient } from "../packages/server/test/support/client.js";
+import { countStatements as countWith, type StatementCount } from "../packages/server/test/support/statements.js";
+
+export type { StatementCount };
 
 export type DbKind = "pglite" | "postgres";
 export const ORIGIN = "http://svc.bench";
+
+/** How a benchmark's worker differs from `svc serve`'s: fewer slots, a longer idle poll, a wrapped model client. */
+export interface WorkerOptions {
+  concurrency?: number;
+  pollMs?: number;
+  models?: ModelClient;
+}
 
 export interface BenchServer {
   kind: DbKind;
@@ -29,7 +40,7 @@ export interface BenchServer {
   raw: { pglite?: PGlite; pgUrl?: string };
   /** Resolution time (performance.now()) of the last `db.tx` that committed. */
   lastCommitAt: number;
-  startWorker(concurrency?: number): { stop(): Promise<void> };
+  startWorker(options?: WorkerOptions): { stop(): Promise<void> };
   close(): Promise<void>;
 }
 
@@ -104,9 +115,14 @@ export async function startBenchServer(kind: DbKind, env: Record<string, string>
     api: new ApiClient(url, ORIGIN),
     raw,
     lastCommitAt: 0,
-    startWorker(concurrency?: number) {
-      const cfg = concurrency ? { ...config, runtime: { ...config.runtime, workerConcurrency: concurrency } } : config;
-      return startAgentWorker({ db, services: app.services, config: cfg as Config, log: quiet });
+    startWorker(options: WorkerOptions = {}) {
+      const runtime = {
+        ...config.runtime,
+        ...(options.concurrency ? { workerConcurrency: options.concurrency } : {}),
+        ...(options.pollMs ? { pollMs: options.pollMs } : {}),
+      };
+      const models = options.models ? { models: options.models } : {};
+      return startAgentWorker({ db, services: app.services, config: { ...config, runtime } as Config, log: quiet, ...models });
     },
     async close() {
       await app.http.close();
@@ -218,6 +234,10 @@ export interface BenchResult {
   measured: string;
   baseline: string;
   rows: Row[];
+  /** Facts with no baseline of their own (counts per step, per size), shown as a second table. */
+  table?: { columns: string[]; rows: string[][] };
+  /** Named numbers other code reads (the targets of docs/performance.md), kept beside the rows. */
+  facts?: Record<string, number>;
   notes?: string[];
 }
 
@@ -232,6 +252,10 @@ export function printResult(kind: DbKind, result: BenchResult) {
     console.log(
       `  ${row.metric.padEnd(w)}  baseline ${fmt(row.baseline).padStart(10)} ${row.unit.padEnd(8)} svc ${fmt(row.svc).padStart(10)} ${row.unit.padEnd(8)} ratio ×${fmt(ratio(row))}`,
     );
+  }
+  if (result.table) {
+    console.log(`  ${result.table.columns.join(" | ")}`);
+    for (const row of result.table.rows) console.log(`  ${row.join(" | ")}`);
   }
   for (const note of result.notes ?? []) console.log(`  note: ${note}`);
 }
@@ -250,48 +274,12 @@ export function progress(message: string) {
   process.stderr.write(`  [${((performance.now() - t0) / 1000).toFixed(1)}s] ${message}\n`);
 }
 
-export interface StatementCount {
-  statements: number;
-  transactions: number;
-}
-
-const counted: StatementCount = { statements: 0, transactions: 0 };
-let countingPg = false;
-
 /**
- * Counts the SQL statements and transactions every client of `server`'s database runs from now on (the
- * benchmark's own queries included; subtract them). BEGIN/COMMIT are counted as a transaction, not
- * as statements. Patches node-postgres' Client or the PGlite instance, in this process only.
+ * Counts the SQL statements, transactions and returned rows every client of `server`'s database runs
+ * from now on (the benchmark's own queries included; subtract them), with the tests' counter
+ * (`packages/server/test/support/statements.ts`), so the benchmark and the statement-count tests
+ * agree on what a statement is. Reading the count stops it.
  */
 export function countStatements(server: BenchServer): () => StatementCount {
-  if (server.raw.pglite) {
-    const db = server.raw.pglite as PGlite & { __counted?: boolean };
-    if (!db.__counted) {
-      db.__counted = true;
-      const query = db.query.bind(db);
-      const transaction = db.transaction.bind(db);
-      db.query = ((...args: Parameters<PGlite["query"]>) => (counted.statements++, query(...args))) as PGlite["query"];
-      db.transaction = ((work: Parameters<PGlite["transaction"]>[0]) => {
-        counted.transactions++;
-        return transaction((tx) => {
-          const inner = tx.query.bind(tx);
-          tx.query = ((...args: Parameters<typeof tx.query>) => (counted.statements++, inner(...args))) as typeof tx.query;
-          return work(tx);
-        });
-      }) as PGlite["transaction"];
-    }
-  } else if (!countingPg) {
-    countingPg = true;
-    const prototype = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
-    const query = prototype.query;
-    prototype.query = function (this: unknown, ...args: unknown[]) {
-      const text = typeof args[0] === "string" ? args[0] : (args[0] as { text?: string } | undefined)?.text;
-      const verb = text?.trim().slice(0, 8).toLowerCase() ?? "";
-      if (verb.startsWith("begin")) counted.transactions++;
-      else if (!verb.startsWith("commit") && !verb.startsWith("rollback")) counted.statements++;
-      return query.apply(this, args);
-    };
-  }
-  const start = { ...counted };
-  return () => ({ statements: counted.statements - start.statements, transactions: counted.transactions - start.transactions });
+  return countWith({ pglite: server.raw.pglite, databaseUrl: server.raw.pgUrl });
 }

@@ -3,10 +3,11 @@
  * 500 concurrently active agents, against bare calls to the same provider.
  */
 import { performance } from "node:perf_hooks";
-import { Agent, request } from "undici";
 import type { FakeProvider } from "../packages/server/src/runtime/models/fake-provider/index.js";
 import { rawAccess } from "./append.js";
+import { inLanes, replayLastRequest } from "./bare-call.js";
 import { benchProject, countStatements, launchAgent, progress, sendInput, sleep, summary, type BenchResult, type BenchServer, type Row } from "./lib.js";
+import { stepIntervals, timedModelClient, type ModelCall } from "./model-timing.js";
 
 /** [active agents, model steps per agent] */
 const SCENARIOS: Array<[number, number]> = [
@@ -16,14 +17,23 @@ const SCENARIOS: Array<[number, number]> = [
   [500, 1],
 ];
 
-async function inLanes<T>(items: T[], lanes: number, work: (item: T) => Promise<void>) {
-  let next = 0;
-  await Promise.all(Array.from({ length: lanes }, async () => {
-    while (next < items.length) await work(items[next++]!);
-  }));
+/** The row the step-overhead target (issue 8) is read from: svc's median step beside the bare call's median. */
+export const STEP_MEDIAN = "1 agent: step time, median";
+
+/**
+ * Where one agent's step time goes (issue 8: "if the SDK is then the largest share, measure its share
+ * and say what a thinner path would save"): medians of the step, of the time inside the model client
+ * and of the bare call, from the 1-agent scenario, where steps run back to back.
+ */
+function modelClientShare(calls: ModelCall[], bareMedian: number) {
+  const step = summary(stepIntervals(calls)).p50;
+  const client = summary(calls.map((c) => c.end - c.start)).p50;
+  return { step, client, overhead: step - bareMedian, own: step - client, thinnerSaves: client - bareMedian };
 }
 
-export async function orchestration(server: BenchServer, provider: FakeProvider): Promise<BenchResult> {
+/** `agents` picks some of the scenarios (a quick check); the published run has all four. */
+export async function orchestration(server: BenchServer, provider: FakeProvider, agents?: number[]): Promise<BenchResult> {
+  const scenarios = SCENARIOS.filter(([n]) => !agents || agents.includes(n));
   const concurrency = server.config.runtime.workerConcurrency;
   const project = await benchProject(server.api, provider.baseUrl);
   const raw = await rawAccess(server, 1);
@@ -41,7 +51,8 @@ export async function orchestration(server: BenchServer, provider: FakeProvider)
   const rows: Row[] = [];
   const notes: string[] = [];
   let bareSingle = NaN;
-  for (const [agents, steps] of SCENARIOS) {
+  let share: ReturnType<typeof modelClientShare> | undefined;
+  for (const [agents, steps] of scenarios) {
     // Set up with the worker stopped: every agent gets `steps` queued inputs, each of which opens one turn
     // that takes one model call (the fake provider answers with text, ending the turn).
     const setupStart = performance.now();
@@ -56,8 +67,9 @@ export async function orchestration(server: BenchServer, provider: FakeProvider)
 
     const counter = countStatements(server);
     let polls = 0;
+    const timed = timedModelClient(server.config);
     const start = performance.now();
-    const worker = server.startWorker();
+    const worker = server.startWorker({ models: timed.client });
     let done = before;
     const deadline = start + 60_000;
     while (done < target && performance.now() < deadline) {
@@ -74,29 +86,12 @@ export async function orchestration(server: BenchServer, provider: FakeProvider)
 
     // Baseline: the request svc sent, replayed straight at the provider with as many lanes as the worker had slots.
     const lanes = Math.min(agents, concurrency);
-    const sample = provider.requests.at(-1)!;
-    const dispatcher = new Agent({ connections: lanes + 4 });
-    const bareCall = async () => {
-      const reply = await request(`${provider.url}${sample.path}`, {
-        method: "POST",
-        headers: { "content-type": "application/json", authorization: "Bearer sk-bench" },
-        body: JSON.stringify(sample.body),
-        dispatcher,
-      });
-      await reply.body.text();
-    };
-    for (let i = 0; i < 20; i++) await bareCall();
-    const bareLatencies: number[] = [];
-    const bareStart = performance.now();
-    await inLanes(Array.from({ length: totalSteps }, (_, i) => i), lanes, async () => {
-      const t = performance.now();
-      await bareCall();
-      bareLatencies.push(performance.now() - t);
-    });
-    const bareWall = performance.now() - bareStart;
-    await dispatcher.close();
+    const { latencies: bareLatencies, wallMs: bareWall } = await replayLastRequest(provider, totalSteps, lanes);
     const bare = summary(bareLatencies);
-    if (agents === 1) bareSingle = bare.mean;
+    if (agents === 1) {
+      bareSingle = bare.mean;
+      share = modelClientShare(timed.calls, bare.p50);
+    }
 
     // Per-step latency as an agent sees it: its steps run one after another, so wall / steps per agent.
     // Per-slot time per step: the time one of the worker's busy slots spends on a step (wall × slots ÷ steps),
@@ -106,15 +101,31 @@ export async function orchestration(server: BenchServer, provider: FakeProvider)
     rows.push({ metric: `${agents} agent${agents > 1 ? "s" : ""}: steps/s`, baseline: totalSteps / (bareWall / 1000), svc: totalSteps / (wallMs / 1000), unit: "/s", higherIsBetter: true });
     rows.push({ metric: `${agents} agent${agents > 1 ? "s" : ""}: per-step latency (per busy slot)`, baseline: bare.mean, svc: slotTime, unit: "ms" });
     if (agents > 1) rows.push({ metric: `${agents} agents: time per step seen by one agent`, baseline: (bareWall * lanes) / totalSteps * (agents / lanes), svc: perStep, unit: "ms" });
+    if (agents === 1 && share) {
+      rows.push(
+        { metric: STEP_MEDIAN, baseline: bare.p50, svc: share.step, unit: "ms" },
+        { metric: "1 agent: time inside the model client (AI SDK + guarded fetch), median", baseline: bare.p50, svc: share.client, unit: "ms" },
+      );
+    }
     notes.push(
       `${agents} agents × ${steps} steps: setup ${(setupMs / 1000).toFixed(1)} s, run ${(wallMs / 1000).toFixed(2)} s, ${calls} provider calls, ` +
-        `${((work.statements - polls) / totalSteps).toFixed(1)} SQL statements in ${(work.transactions / totalSteps).toFixed(1)} transactions per step, ` +
+        `${((work.statements - polls) / totalSteps).toFixed(1)} SQL statements in ${(work.transactions / totalSteps).toFixed(1)} transactions ` +
+        `returning ${((work.rows - polls) / totalSteps).toFixed(1)} rows per step, ` +
         `bare call p50 ${bare.p50.toFixed(2)} ms / p99 ${bare.p99.toFixed(2)} ms with ${lanes} lanes`,
     );
   }
   await raw.close();
-  const single = rows[1]!;
-  notes.unshift(`orchestration overhead per step at 1 agent ≈ ${(single.svc - bareSingle).toFixed(1)} ms (svc per-step − bare call)`);
+  const single = rows.find((r) => r.metric === "1 agent: per-step latency (per busy slot)");
+  if (single) notes.unshift(`orchestration overhead per step at 1 agent ≈ ${(single.svc - bareSingle).toFixed(1)} ms (svc per-step mean − bare call mean)`);
+  if (share) {
+    notes.splice(
+      1,
+      0,
+      `1 agent, medians: step overhead ${share.overhead.toFixed(2)} ms (step ${share.step.toFixed(2)} ms − bare call); inside the model client ` +
+        `${share.client.toFixed(2)} ms (${((100 * share.client) / share.step).toFixed(0)}% of the step), svc's own SQL and logic ${share.own.toFixed(2)} ms; ` +
+        `a thinner client path (the bare undici call of the baseline) would save about ${share.thinnerSaves.toFixed(2)} ms per step`,
+    );
+  }
   return {
     id: "orchestration",
     title: "Orchestration overhead per model step (zero-latency fake provider)",
@@ -126,10 +137,15 @@ export async function orchestration(server: BenchServer, provider: FakeProvider)
       "record) + building the request + the provider call through the guarded fetch and AI SDK + recording the output and " +
       "its event + the next wakeup. Per-step latency (per busy slot) = run time × min(agents, slots) ÷ steps: what one step costs " +
       "a worker slot. Time per step seen by one agent = run time ÷ steps per agent (it includes waiting for a free slot when " +
-      "agents outnumber slots; the baseline figure is the same quantity for the bare calls).",
+      "agents outnumber slots; the baseline figure is the same quantity for the bare calls). At 1 agent the steps run back to " +
+      "back, so the time between the starts of consecutive model calls is one whole step: its median is the step time; the " +
+      "worker's model client (the AI SDK over the guarded fetch, built as `svc serve` builds it) is wrapped to time each call, " +
+      "which splits the step into the model client and svc's own SQL and logic. SQL statements, transactions and rows " +
+      "returned per step count everything the worker ran (the benchmark's count queries subtracted).",
     baseline:
       "The last request svc sent, replayed to the same fake provider with undici (body read to the end), as many calls as the " +
-      `scenario had steps, with min(agents, ${concurrency}) lanes: the bare provider call time and the most the provider can serve.`,
+      `scenario had steps, with min(agents, ${concurrency}) lanes: the bare provider call time and the most the provider can serve. ` +
+      "Median rows compare with the bare call's median; this bare call is the thinnest client path there is.",
     rows,
     notes,
   };

@@ -5,7 +5,9 @@
  *
  *   npm run bench                       # PGlite, plus PostgreSQL when DATABASE_URL is set
  *   npm run bench -- --db=pglite        # one kind only
- *   npm run bench -- --only=sse,reads   # some benchmarks (sse, append, reads, orchestration)
+ *   npm run bench -- --only=sse,reads   # some benchmarks (sse, append, reads, orchestration, conversation)
+ *   npm run bench -- --only=conversation --sizes=10,100   # the conversation benchmark at some sizes only (a quick check)
+ *   npm run bench -- --only=orchestration --agents=1      # some orchestration scenarios only (a quick check)
  *   npm run bench -- --report-only      # rebuild docs/performance.md from bench/results only
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -13,6 +15,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startFakeProvider } from "../packages/server/src/runtime/models/fake-provider/index.js";
 import { appendThroughput } from "./append.js";
+import { conversationLength } from "./conversation.js";
 import { machine, printResult, startBenchServer, type BenchResult, type DbKind } from "./lib.js";
 import { orchestration } from "./orchestration.js";
 import { pageReads } from "./reads.js";
@@ -23,6 +26,8 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const args = new Map(process.argv.slice(2).map((a) => a.replace(/^--/, "").split("=") as [string, string]));
 const only = args.get("only")?.split(",");
 const wanted = (id: string) => !only || only.includes(id);
+const sizes = args.get("sizes")?.split(",").map(Number);
+const agents = args.get("agents")?.split(",").map(Number);
 const kinds: DbKind[] = args.get("db") ? [args.get("db") as DbKind] : process.env["DATABASE_URL"] ? ["pglite", "postgres"] : ["pglite"];
 
 export interface KindResults {
@@ -61,7 +66,15 @@ async function runKind(kind: DbKind): Promise<KindResults> {
     if (wanted("orchestration")) {
       const server = await startBenchServer(kind);
       try {
-        keep(await orchestration(server, provider));
+        keep(await orchestration(server, provider, agents));
+      } finally {
+        await server.close();
+      }
+    }
+    if (wanted("conversation")) {
+      const server = await startBenchServer(kind);
+      try {
+        keep(await conversationLength(server, provider, sizes));
       } finally {
         await server.close();
       }

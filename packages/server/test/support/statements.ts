@@ -4,59 +4,109 @@ import pg from "pg";
 /*
  * Counts the SQL a server runs, for tests that pin a path's cost (counts are exact; timings are not, so
  * they live in bench/). BEGIN/COMMIT/ROLLBACK count as one transaction, not as statements; LISTEN and
- * UNLISTEN are subscriptions, not work, and are left out.
+ * UNLISTEN are subscriptions, not work, and are left out. `rows` adds up the rows every counted
+ * statement returned to svc (what it had to read and decode), so a benchmark can show rows read per step.
  */
 
 export interface StatementCount {
   statements: number;
   transactions: number;
+  /** Rows returned by the counted statements (result rows; an INSERT or UPDATE without RETURNING returns none). */
+  rows: number;
 }
 
-type Counter = (text: string | undefined) => void;
-const counters = new Set<{ database: string | undefined; count: Counter }>();
+/** One open count: told of every statement's text, and of its result rows when it was counted. */
+interface Tally {
+  /** True when the statement counts as work (not a transaction boundary or a subscription). */
+  statement(text: string | undefined): boolean;
+  rows(n: number): void;
+}
+
+const tallies = new Set<{ database: string | undefined; tally: Tally }>();
 let pgPatched = false;
 
-function counterFor(total: StatementCount): Counter {
-  return (text) => {
-    const verb = text?.trimStart().slice(0, 9).toLowerCase() ?? "";
-    if (verb.startsWith("listen") || verb.startsWith("unlisten")) return;
-    if (verb.startsWith("begin")) total.transactions++;
-    else if (!verb.startsWith("commit") && !verb.startsWith("rollback")) total.statements++;
+function tallyOf(total: StatementCount): Tally {
+  return {
+    statement(text) {
+      const verb = text?.trimStart().slice(0, 9).toLowerCase() ?? "";
+      if (verb.startsWith("listen") || verb.startsWith("unlisten")) return false;
+      if (verb.startsWith("begin")) total.transactions++;
+      else if (!verb.startsWith("commit") && !verb.startsWith("rollback")) return (total.statements++, true);
+      return false;
+    },
+    rows: (n) => void (total.rows += n),
   };
 }
 
 const textOf = (query: unknown): string | undefined => (typeof query === "string" ? query : (query as { text?: string } | undefined)?.text);
 
-/** node-postgres: every Client of this process reports its queries, by database name. */
+/** Rows of a node-postgres or PGlite result; a multi-statement query answers with an array of results. */
+function rowsOf(result: unknown): number {
+  if (Array.isArray(result)) return result.reduce((sum: number, r) => sum + rowsOf(r), 0);
+  const rows = (result as { rows?: unknown[] } | undefined)?.rows;
+  return Array.isArray(rows) ? rows.length : 0;
+}
+
+/** Reports a result's rows to `counted` without touching what the caller receives (errors stay theirs). */
+function afterResult(returned: unknown, counted: Tally[]): void {
+  if (counted.length === 0 || typeof (returned as Promise<unknown> | undefined)?.then !== "function") return;
+  (returned as Promise<unknown>).then(
+    (result) => counted.forEach((t) => t.rows(rowsOf(result))),
+    () => {},
+  );
+}
+
+/**
+ * node-postgres: every Client of this process reports its queries, by database name. pg-pool calls
+ * `client.query(text, values, callback)`, drizzle's transactions call it without a callback and await
+ * the promise; rows are read from whichever carries the result.
+ */
 function patchPg(): void {
   if (pgPatched) return;
   pgPatched = true;
   const prototype = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown; database?: string };
   const query = prototype.query;
   prototype.query = function (this: { database?: string }, ...args: unknown[]) {
-    for (const counter of counters) if (counter.database === this.database) counter.count(textOf(args[0]));
-    return query.apply(this, args);
+    const counted: Tally[] = [];
+    for (const entry of tallies) if (entry.database === this.database && entry.tally.statement(textOf(args[0]))) counted.push(entry.tally);
+    const last = args.length - 1;
+    if (counted.length > 0 && typeof args[last] === "function") {
+      const callback = args[last] as (err: unknown, result: unknown) => void;
+      args[last] = (err: unknown, result: unknown) => {
+        if (!err) counted.forEach((t) => t.rows(rowsOf(result)));
+        callback(err, result);
+      };
+    }
+    const returned = query.apply(this, args);
+    if (typeof args[last] !== "function") afterResult(returned, counted);
+    return returned;
   };
 }
 
-const patchedPglite = new WeakMap<PGlite, Set<Counter>>();
+const patchedPglite = new WeakMap<PGlite, Set<Tally>>();
 
 /** PGlite: the instance's own query and transaction entry points (drizzle uses both). */
-function patchPglite(db: PGlite): Set<Counter> {
+function patchPglite(db: PGlite): Set<Tally> {
   let listeners = patchedPglite.get(db);
   if (listeners) return listeners;
-  const own = new Set<Counter>();
+  const own = new Set<Tally>();
   listeners = own;
   patchedPglite.set(db, own);
-  const report = (text: string | undefined) => own.forEach((count) => count(text));
+  const report = (text: string | undefined): Tally[] => [...own].filter((t) => t.statement(text));
   const query = db.query.bind(db);
   const transaction = db.transaction.bind(db);
-  db.query = ((...args: Parameters<PGlite["query"]>) => (report(args[0]), query(...args))) as PGlite["query"];
+  const counted = <R>(text: string | undefined, run: () => R): R => {
+    const tallied = report(text);
+    const returned = run();
+    afterResult(returned, tallied);
+    return returned;
+  };
+  db.query = ((...args: Parameters<PGlite["query"]>) => counted(args[0], () => query(...args))) as PGlite["query"];
   db.transaction = ((work: Parameters<PGlite["transaction"]>[0]) => {
     report("begin");
     return transaction((tx) => {
       const inner = tx.query.bind(tx);
-      tx.query = ((...args: Parameters<typeof tx.query>) => (report(args[0]), inner(...args))) as typeof tx.query;
+      tx.query = ((...args: Parameters<typeof tx.query>) => counted(args[0], () => inner(...args))) as typeof tx.query;
       return work(tx);
     });
   }) as PGlite["transaction"];
@@ -69,15 +119,15 @@ function patchPglite(db: PGlite): Set<Counter> {
  * and stops counting.
  */
 export function countStatements(server: { pglite: PGlite | undefined; databaseUrl: string | undefined }): () => StatementCount {
-  const total: StatementCount = { statements: 0, transactions: 0 };
-  const count = counterFor(total);
+  const total: StatementCount = { statements: 0, transactions: 0, rows: 0 };
+  const tally = tallyOf(total);
   if (server.pglite) {
     const listeners = patchPglite(server.pglite);
-    listeners.add(count);
-    return () => (listeners.delete(count), { ...total });
+    listeners.add(tally);
+    return () => (listeners.delete(tally), { ...total });
   }
   patchPg();
-  const entry = { database: new URL(server.databaseUrl!).pathname.slice(1), count };
-  counters.add(entry);
-  return () => (counters.delete(entry), { ...total });
+  const entry = { database: new URL(server.databaseUrl!).pathname.slice(1), tally };
+  tallies.add(entry);
+  return () => (tallies.delete(entry), { ...total });
 }

@@ -1,0 +1,103 @@
+/**
+ * The targets of issue 8, checked against the measured numbers of each database kind. Bounds are
+ * PostgreSQL's; PGlite's are 1.5× looser (times and ratios × 1.5, rates ÷ 1.5), statement counts alike.
+ */
+import { fmt, ratio, type BenchResult, type DbKind } from "./lib.js";
+import { STEP_MEDIAN } from "./orchestration.js";
+
+export interface Target {
+  name: string;
+  /** PostgreSQL's bound. */
+  bound: number;
+  unit: string;
+  /** "at most": the measured value must not exceed the bound; "at least": it must reach it. */
+  kind: "at most" | "at least";
+  /** Exact counts are not loosened for PGlite: a statement is a statement on either database. */
+  exact?: boolean;
+  measure(results: BenchResult[]): number | undefined;
+}
+
+const rowOf = (results: BenchResult[], id: string, metric: string) => results.find((r) => r.id === id)?.rows.find((row) => row.metric === metric);
+
+export const TARGETS: Target[] = [
+  {
+    name: "plain model step: SQL statements (warm worker)",
+    bound: 6,
+    unit: "",
+    kind: "at most",
+    exact: true,
+    measure: (results) => results.find((r) => r.id === "conversation")?.facts?.["maxWarmStatementsPerStep"],
+  },
+  {
+    name: "plain model step: transactions (warm worker)",
+    bound: 2,
+    unit: "",
+    kind: "at most",
+    exact: true,
+    measure: (results) => results.find((r) => r.id === "conversation")?.facts?.["maxWarmTransactionsPerStep"],
+  },
+  {
+    name: "model step overhead, median (1 agent, AI SDK client): step − bare call",
+    bound: 8,
+    unit: "ms",
+    kind: "at most",
+    measure: (results) => {
+      const row = rowOf(results, "orchestration", STEP_MEDIAN);
+      return row ? row.svc - row.baseline : undefined;
+    },
+  },
+  { name: "steps/s at 100 agents on one worker", bound: 110, unit: "/s", kind: "at least", measure: (results) => rowOf(results, "orchestration", "100 agents: steps/s")?.svc },
+  { name: "append latency p50 (one client)", bound: 3, unit: "ms", kind: "at most", measure: (results) => rowOf(results, "append", "sequential latency p50")?.svc },
+  { name: "appends/s with 8 clients", bound: 600, unit: "/s", kind: "at least", measure: (results) => rowOf(results, "append", "8 concurrent: appends/s")?.svc },
+  {
+    name: "event page (100 events) p50, worst cursor measured",
+    bound: 4,
+    unit: "ms",
+    kind: "at most",
+    measure: (results) => {
+      const p50s = results.find((r) => r.id === "reads")?.rows.filter((row) => row.metric.startsWith("latency p50")).map((row) => row.svc) ?? [];
+      return p50s.length ? Math.max(...p50s) : undefined;
+    },
+  },
+  {
+    name: "commit → SSE frame, 1,000 subscribers, p50 ÷ bare Fastify broadcast",
+    bound: 1.25,
+    unit: "×",
+    kind: "at most",
+    measure: (results) => sseRatio(results, "per-subscriber latency p50"),
+  },
+  {
+    name: "commit → SSE frame, 1,000 subscribers, p99 ÷ bare Fastify broadcast",
+    bound: 1.25,
+    unit: "×",
+    kind: "at most",
+    measure: (results) => sseRatio(results, "per-subscriber latency p99"),
+  },
+];
+
+function sseRatio(results: BenchResult[], metric: string): number | undefined {
+  const row = rowOf(results, "sse-fanout", metric);
+  return row ? ratio(row) : undefined;
+}
+
+/** The bound a target has on `kind`. */
+export function boundOn(target: Target, kind: DbKind): number {
+  if (kind === "postgres" || target.exact) return target.bound;
+  return target.kind === "at most" ? target.bound * 1.5 : target.bound / 1.5;
+}
+
+export function met(target: Target, kind: DbKind, value: number): boolean {
+  const bound = boundOn(target, kind);
+  return target.kind === "at most" ? value <= bound : value >= bound;
+}
+
+/** Counts keep one decimal (an average per step); times, rates and ratios use the page's usual precision. */
+const show = (value: number, unit: string) => (unit === "×" ? `${fmt(value)}×` : unit ? `${fmt(value)} ${unit}` : value.toFixed(1));
+
+/** One cell pair per kind: the bound, then the measured value and whether it meets the bound. */
+export function targetCells(target: Target, kind: DbKind, results: BenchResult[] | undefined): [string, string] {
+  const bound = `${target.kind === "at most" ? "≤" : "≥"} ${show(boundOn(target, kind), target.unit)}`;
+  const value = results ? target.measure(results) : undefined;
+  if (value === undefined || !Number.isFinite(value)) return [bound, "not measured"];
+  return [bound, `${show(value, target.unit)} — ${met(target, kind, value) ? "**met**" : "**not met**"}`];
+}
