@@ -9,8 +9,8 @@ import { agentEvents, modelCallContexts, modelOutputs } from "../packages/server
 import { dbNow } from "../packages/server/src/db/schema/columns.js";
 import { decodeId, newUuid } from "../packages/server/src/platform/ids.js";
 import { CONTENT_SCOPE } from "../packages/server/src/modules/inputs/service.js";
-import { edgeRank, insertInput, markResolved, RANK_STRIDE } from "../packages/server/src/modules/inputs/store.js";
-import { appendEvent, lockAgent, openTurn } from "../packages/server/src/modules/timeline/journal.js";
+import { edgeRank, insertInput, markResolved, RANK_STRIDE } from "../packages/server/src/runtime/store/inputs.js";
+import { appendEvent, lockAgent, openTurn } from "../packages/server/src/runtime/store/journal.js";
 import type { FakeProvider } from "../packages/server/src/runtime/models/fake-provider/index.js";
 import { clearWakeup, markWakeup } from "../packages/server/src/runtime/wakeups.js";
 import { eq, sql } from "drizzle-orm";
