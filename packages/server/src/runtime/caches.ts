@@ -2,6 +2,7 @@ import { eq } from "drizzle-orm";
 import { agentConfigs } from "../db/schema/index.js";
 import type { AppDb, Database } from "../platform/db/index.js";
 import type { ModelEndpoint, ModelRunAccess } from "../modules/models/run-access.js";
+import { Lru } from "../platform/lru.js";
 import { ConversationLog, type MediaLoader } from "./context.js";
 import type { AgentDefinition } from "./definition.js";
 
@@ -9,35 +10,6 @@ import type { AgentDefinition } from "./definition.js";
  * What a worker keeps between steps so a step reads only what changed (issue: "flat in conversation
  * length"). Every cache is bounded; none is needed for correctness: a miss reads the database.
  */
-
-/** A Map that forgets its least recently used entry past `capacity`. */
-class Lru<K, V> {
-  private readonly map = new Map<K, V>();
-  constructor(private readonly capacity: number) {}
-
-  get(key: K): V | undefined {
-    const value = this.map.get(key);
-    if (value !== undefined) {
-      this.map.delete(key);
-      this.map.set(key, value);
-    }
-    return value;
-  }
-
-  set(key: K, value: V): void {
-    this.map.delete(key);
-    this.map.set(key, value);
-    if (this.map.size > this.capacity) this.map.delete(this.map.keys().next().value as K);
-  }
-
-  delete(key: K): void {
-    this.map.delete(key);
-  }
-
-  clear(): void {
-    this.map.clear();
-  }
-}
 
 /** Compiled agent definitions by config id: config rows never change, so entries never go stale. */
 export class DefinitionCache {

@@ -5,6 +5,7 @@ import { newUuid } from "../../platform/ids.js";
 import { findProjectModel } from "../models/project-models.js";
 import { requireProject } from "../orgs/access.js";
 import { canonicalJson, sha256Tagged } from "../../platform/json.js";
+import { Lru } from "../../platform/lru.js";
 import { buildDefinition, COMPILER_VERSION } from "./compile.js";
 import { ConfigIssues } from "./issues.js";
 import type { McpServerChoice } from "./mcp-section.js";
@@ -78,7 +79,7 @@ export async function compileConfig(
   const definition = buildDefinition({ instruction: doc.instruction!, binding: bound!.binding, facts: bound!.facts, tools: doc.tools, mcp: doc.mcp });
 
   const identity = { projectId, effectiveDefinitionHash: sha256Tagged(canonicalJson(definition)), sourceFormat, sourceHash };
-  const existing = await store.findConfigByIdentity(tx, identity);
+  const existing = await findByIdentity(tx, identity);
   if (existing) return { row: existing, created: false };
   const inserted = await store.insertConfig(tx, {
     id: newUuid(),
@@ -91,12 +92,37 @@ export async function compileConfig(
     configuredModelId: definition.model.configuredModelId,
     configuredModelRevisionId: definition.model.configuredModelRevisionId,
   });
-  if (inserted) return { row: inserted, created: true };
+  if (inserted) {
+    remember(tx, identity, inserted);
+    return { row: inserted, created: true };
+  }
   // A concurrent request committed the same config between the lookup and the insert: it is this one.
   return { row: (await store.findConfigByIdentity(tx, identity))!, created: false };
 }
 
 /** A bearer token must be a generic secret the project owns or was granted, as for every project secret use. */
+/**
+ * Config rows never change once written, so a row found by its identity is kept for the next compile of
+ * the same definition (agents are relaunched and reconfigured with the same few configs).
+ */
+const knownConfigs = new Lru<string, store.AgentConfigRow>(1024);
+
+const identityKey = (identity: store.ConfigIdentity) =>
+  `${identity.projectId}\u0000${identity.effectiveDefinitionHash}\u0000${identity.sourceFormat}\u0000${identity.sourceHash}`;
+
+async function findByIdentity(tx: Tx, identity: store.ConfigIdentity): Promise<store.AgentConfigRow | undefined> {
+  const known = knownConfigs.get(identityKey(identity));
+  if (known) return known;
+  const row = await store.findConfigByIdentity(tx, identity);
+  if (row) remember(tx, identity, row);
+  return row;
+}
+
+/** Only once the transaction commits: a row a rolled-back transaction wrote must not be found later. */
+function remember(tx: Tx, identity: store.ConfigIdentity, row: store.AgentConfigRow): void {
+  tx.afterCommit(() => knownConfigs.set(identityKey(identity), row));
+}
+
 async function checkMcpSecrets(tx: Tx, orgId: string, projectId: string, servers: readonly McpServerChoice[], issues: ConfigIssues): Promise<void> {
   for (const server of servers) {
     if (server.auth.type !== "bearer") continue;

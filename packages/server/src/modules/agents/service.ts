@@ -5,19 +5,19 @@ import type { Principal } from "../../platform/http/auth.js";
 import type { PageRequest } from "../../platform/http/lists.js";
 import { newUuid } from "../../platform/ids.js";
 import { jsonDigest } from "../../platform/json.js";
-import { dropMcpConnectionsOutside } from "../../runtime/mcp/connections.js";
+import { dropMcpConnectionsOutsideSql } from "../../runtime/mcp/connections.js";
 import { turnIsSettled } from "../../runtime/claim.js";
 import { readTurnSummary } from "../../runtime/store/claim.js";
 import type { AgentSignals } from "../../runtime/signals.js";
 import { clearWakeup } from "../../runtime/wakeups.js";
 import { resolveInputActor } from "../actors/service.js";
-import { compileConfig, findConfig, type ConfigSource } from "../agent-configs/service.js";
+import { compileConfig, findConfig, type AgentConfigRow, type ConfigSource } from "../agent-configs/service.js";
 import { findProfile } from "../agent-profiles/service.js";
 import type { ArtifactsService } from "../artifacts/service.js";
 import { assertActive, enqueueContentInput } from "../inputs/service.js";
 import * as inputs from "../../runtime/store/inputs.js";
 import { requireProject } from "../orgs/access.js";
-import { appendEvent, lockAgent, openTurn, type AgentRow } from "../../runtime/store/journal.js";
+import { appendEvent, lockAgent, type AgentRow } from "../../runtime/store/journal.js";
 import { requireAgent } from "./access.js";
 import type { CreateAgentRequest } from "./schemas.js";
 import { stopCurrentWork, type StopResult } from "../../runtime/stop.js";
@@ -62,7 +62,7 @@ export function createAgentsService(deps: AgentsDeps) {
           idempotencyKey: key ?? null,
         });
         // The launch config is event 1, the opening event of turn 1 (design brief §3.2).
-        await appendConfigChange(tx, agent, config.id, `launch:${agent.id}`, "launch", true);
+        await appendConfigChange(tx, agent, config, `launch:${agent.id}`, "launch", true);
         let input: inputs.InputRow | undefined;
         if (message) {
           const actor = await resolveInputActor(tx, principal, orgId, projectId, undefined);
@@ -84,35 +84,54 @@ export function createAgentsService(deps: AgentsDeps) {
    * Appends a config change to the current turn while it is still running, or opens a new turn with it.
    * The new config applies from the next model call on.
    */
-  async function appendConfigChange(tx: Tx, agent: AgentRow, configId: string, key: string | null, digest: string, opening = false) {
+  /**
+   * Appends a config change to the current turn while it is still running, or opens a new turn with it,
+   * in one statement with its input (resolved as written), the agent's current config and the removal of
+   * MCP connections the new config no longer names. The new config applies from the next model call on.
+   */
+  async function appendConfigChange(tx: Tx, agent: AgentRow, config: AgentConfigRow, key: string | null, digest: string, opening = false) {
     const eventId = newUuid();
-    const input = await inputs.insertInput(tx, {
+    const input: inputs.InputRow = {
+      id: newUuid(),
       orgId: agent.orgId,
       agentId: agent.id,
+      state: "resolved",
       inputKind: "config_change",
       deliveryMode: "immediate",
-      state: "resolved",
-      agentConfigId: configId,
+      inputRank: 0,
+      actorId: null,
+      controlType: null,
+      interactionId: null,
+      agentConfigId: config.id,
       idempotencyScope: CONFIG_SCOPE,
       inputIdempotencyKey: key,
       requestDigest: digest,
       contentBlocks: [],
+      queuedAt: new Date(0),
       admittedEventId: eventId,
-    });
+      resolvedAt: null,
+      canceledAt: null,
+    };
     const summary = opening ? undefined : await readTurnSummary(tx, agent.id);
     const joinTurn = summary?.turnId && !turnIsSettled(summary) ? summary.turnId : null;
-    const turnId = joinTurn ?? (await openTurn(tx, agent.id)).id;
-    const event = await appendEvent(tx, signals, agent, {
-      id: eventId,
-      turnId,
-      kind: "agent_input",
-      agentInputId: input.id,
-      opening: !joinTurn,
-      semantic: !joinTurn,
-      idempotencyKey: `agent_input:${input.id}`,
-      configId,
-    });
-    return { input, event };
+    const event = await appendEvent(
+      tx,
+      signals,
+      agent,
+      {
+        id: eventId,
+        turnId: joinTurn ?? newUuid(),
+        kind: "agent_input",
+        agentInputId: input.id,
+        opening: !joinTurn,
+        semantic: !joinTurn,
+        idempotencyKey: `agent_input:${input.id}`,
+        configId: config.id,
+      },
+      { opensTurn: !joinTurn, alongside: [inputs.resolvedInputSql(input), dropMcpConnectionsOutsideSql(agent.id, config.compiledDefinition)] },
+    );
+    // Both times are the statement's clock, as the event's is.
+    return { input: { ...input, queuedAt: event.createdAt, resolvedAt: event.createdAt }, event };
   }
 
   async function changeConfig(
@@ -123,14 +142,16 @@ export function createAgentsService(deps: AgentsDeps) {
     body: ConfigSource & { expectedCurrentConfigId?: string },
     key: string | undefined,
   ) {
-    // The agent is checked before compiling, so a request for an unknown agent writes no config row.
-    await requireAgent(db.read, principal, orgId, projectId, agentId, "agent.operate");
-    const { row: config } = await db.tx((tx) => compileConfig(tx, orgId, projectId, body));
-    const digest = jsonDigest({ config: config.id, expected: body.expectedCurrentConfigId ?? null });
+    await requireProject(db.read, principal, orgId, projectId, "agent.operate");
+    // One transaction under the agent lock: an unknown agent is a 404 before the source is compiled, so
+    // it writes no config row, and the change is appended with what the compile found.
+    const digestOf = (configId: string) => jsonDigest({ config: configId, expected: body.expectedCurrentConfigId ?? null });
     try {
       return await db.tx(async (tx) => {
         const agent = await lockAgent(tx, agentId);
         if (!agent || agent.orgId !== orgId || agent.projectId !== projectId) throw notFound("agent");
+        const { row: config } = await compileConfig(tx, orgId, projectId, body);
+        const digest = digestOf(config.id);
         if (key) {
           const existing = await inputs.findByKey(tx, agentId, CONFIG_SCOPE, key);
           if (existing) return replayConfigChange(existing, digest, config);
@@ -139,13 +160,13 @@ export function createAgentsService(deps: AgentsDeps) {
         if (body.expectedCurrentConfigId && body.expectedCurrentConfigId !== agent.currentConfigId) {
           throw conflict("the agent's current config is not expected_current_config_id; read the agent and try again");
         }
-        const { input, event } = await appendConfigChange(tx, agent, config.id, key ?? null, digest);
-        await dropMcpConnectionsOutside(tx, agent.id, config.compiledDefinition);
+        const { input, event } = await appendConfigChange(tx, agent, config, key ?? null, digest);
         return { config, input, eventId: event.id };
       });
     } catch (err) {
       if (key && isUniqueViolation(err, "agent_inputs_idempotency")) {
-        return replayConfigChange((await inputs.findByKey(db.read, agentId, CONFIG_SCOPE, key))!, digest, config);
+        const { row: config } = await db.tx((tx) => compileConfig(tx, orgId, projectId, body));
+        return replayConfigChange((await inputs.findByKey(db.read, agentId, CONFIG_SCOPE, key))!, digestOf(config.id), config);
       }
       throw err;
     }

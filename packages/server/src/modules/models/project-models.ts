@@ -1,11 +1,12 @@
 import type { Tx } from "../../platform/db/index.js";
 import type { RevisionValues } from "./configured-rules.js";
 import { valuesOf } from "./configured-service.js";
-import * as models from "./configured-store.js";
+import { and, eq } from "drizzle-orm";
+import { configuredModelRevisions, configuredModels, modelProviderConfigs, projectModelGrants } from "../../db/schema/index.js";
+import type * as models from "./configured-store.js";
 import { effectiveModel } from "./grants-rules.js";
 import { overridesOf } from "./grants-service.js";
-import * as grants from "./grants-store.js";
-import * as providers from "./providers-store.js";
+import type * as providers from "./providers-store.js";
 
 /** How far a lookup by names got: each step names what was found, so the caller can say what is missing. */
 export type ProjectModelLookup =
@@ -32,18 +33,17 @@ export async function findProjectModel(
   providerName: string,
   modelName: string,
 ): Promise<ProjectModelLookup> {
-  const provider = await providers.findProviderByName(tx, orgId, providerName);
-  if (!provider) return { found: "nothing" };
-  const named = await models.findModelByName(tx, provider.id, modelName);
-  const current = named && (await models.findModel(tx, orgId, provider.id, named.id));
-  if (!current) return { found: "provider", provider };
-  const grant = await grants.findGrantOfModel(tx, projectId, current.model.id);
-  if (!grant) return { found: "model", provider, model: current.model };
-  return {
-    found: "granted",
-    provider,
-    model: current.model,
-    revision: current.revision,
-    effective: effectiveModel(valuesOf(current.revision), overridesOf(grant)),
-  };
+  // One statement: the provider by name, its model by name with the current revision, and the grant.
+  const [row] = await tx
+    .select({ provider: modelProviderConfigs, model: configuredModels, revision: configuredModelRevisions, grant: projectModelGrants })
+    .from(modelProviderConfigs)
+    .leftJoin(configuredModels, and(eq(configuredModels.modelProviderConfigId, modelProviderConfigs.id), eq(configuredModels.name, modelName)))
+    .leftJoin(configuredModelRevisions, eq(configuredModelRevisions.id, configuredModels.currentRevisionId))
+    .leftJoin(projectModelGrants, and(eq(projectModelGrants.projectId, projectId), eq(projectModelGrants.configuredModelId, configuredModels.id)))
+    .where(and(eq(modelProviderConfigs.orgId, orgId), eq(modelProviderConfigs.name, providerName)));
+  if (!row) return { found: "nothing" };
+  const { provider, model, revision, grant } = row;
+  if (!model || !revision) return { found: "provider", provider };
+  if (!grant) return { found: "model", provider, model };
+  return { found: "granted", provider, model, revision, effective: effectiveModel(valuesOf(revision), overridesOf(grant)) };
 }

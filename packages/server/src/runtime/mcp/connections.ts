@@ -1,4 +1,4 @@
-import { and, eq, notInArray, sql } from "drizzle-orm";
+import { and, eq, notInArray, sql, type SQL } from "drizzle-orm";
 import { agentMcpConnections } from "../../db/schema/index.js";
 import { dbNow } from "../../db/schema/columns.js";
 import type { AppDb, Database, Tx } from "../../platform/db/index.js";
@@ -45,6 +45,14 @@ const PROVIDER_TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
  * a model step whose config has servers drops any a racing step wrote back. A config without servers
  * costs its steps nothing.
  */
+/** `dropMcpConnectionsOutside` as a CTE, for the statement that changes the agent's config. */
+export function dropMcpConnectionsOutsideSql(agentId: string, definition: AgentDefinition): SQL {
+  const keys = JSON.stringify(Object.keys(definition.mcp));
+  return sql`dropped_connections AS (
+    DELETE FROM agent_mcp_connections WHERE agent_id = ${agentId} AND server_key NOT IN (SELECT json_array_elements_text(${keys}::json))
+  )`;
+}
+
 export async function dropMcpConnectionsOutside(db: AppDb | Tx, agentId: string, definition: AgentDefinition): Promise<void> {
   const keys = Object.keys(definition.mcp);
   const kept = keys.length > 0 ? notInArray(agentMcpConnections.serverKey, keys) : undefined;

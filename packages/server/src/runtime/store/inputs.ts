@@ -101,6 +101,19 @@ export async function enqueueAndWake(tx: Tx, input: NewInput & { deliveryMode: D
   return { ...row, inputRank: written!.input_rank, queuedAt: new Date(written!.queued_ms) };
 }
 
+/**
+ * The INSERT of an input that is resolved as it is written (a config change, a control), admitted by
+ * the event `admittedEventId`, as a CTE for the statement that appends that event.
+ */
+export function resolvedInputSql(row: InputRow): SQL {
+  return sql`new_input AS (
+    INSERT INTO agent_inputs (id, org_id, agent_id, state, input_kind, delivery_mode, actor_id, control_type, agent_config_id, idempotency_scope,
+      input_idempotency_key, request_digest, content_blocks, resolved_at, admitted_event_id)
+    VALUES (${row.id}, ${row.orgId}, ${row.agentId}, 'resolved', ${row.inputKind}, ${row.deliveryMode}, ${row.actorId}, ${row.controlType}, ${row.agentConfigId},
+      ${row.idempotencyScope}, ${row.inputIdempotencyKey}, ${row.requestDigest}, ${JSON.stringify(row.contentBlocks)}::jsonb, ${dbNow}, ${row.admittedEventId})
+  )`;
+}
+
 export async function findByKey(tx: Db, agentId: string, scope: string, key: string): Promise<InputRow | undefined> {
   const [row] = await tx
     .select()

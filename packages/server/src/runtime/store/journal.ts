@@ -63,33 +63,51 @@ export interface NewEvent {
   configId?: string;
 }
 
+export interface AppendOptions {
+  /** The event opens a new turn (with the id `event.turnId`), written in the same statement. */
+  opensTurn?: boolean;
+  /** Further CTEs written in the same statement (`name AS (…)`), such as the input the event admits. */
+  alongside?: SQL[];
+}
+
 /**
  * Appends one event at the agent's next sequence, advances the counter and the turn's bookkeeping,
  * and signals followers on commit, all in one statement. `agent` must be the row `lockAgent` returned;
  * its counter is advanced in place so several appends in one transaction stay consistent.
  */
-export async function appendEvent(tx: Tx, _signals: AgentSignals, agent: AgentRow, event: NewEvent): Promise<EventRow> {
+export async function appendEvent(tx: Tx, _signals: AgentSignals, agent: AgentRow, event: NewEvent, options: AppendOptions = {}): Promise<EventRow> {
   const row = newEventRow(agent, event);
   const prompt = event.marks === "prompt" || event.kind === "tool_result" || event.kind === "context_checkpoint";
-  const [written] = await rawRows<{ created_ms: number }>(
-    tx,
-    sql`WITH event AS (${insertEventSql(row)} RETURNING created_at),
-      counter AS (
-        UPDATE agents SET next_event_sequence = ${row.sequence + 1}
-          ${event.configId ? sql`, current_config_id = ${event.configId}, updated_at = ${dbNow}` : sql``}
-        WHERE id = ${agent.id}
-      ),
-      turn AS (
+  const stop = event.marks === "stop";
+  const turn = options.opensTurn
+    ? sql`new_turn AS (
+        INSERT INTO agent_turns (id, agent_id, turn_sequence, event_count, latest_event_id, latest_semantic_event_id, latest_prompt_sequence, stop_sequence)
+        VALUES (${event.turnId}, ${agent.id}, (SELECT coalesce(max(turn_sequence), 0) + 1 FROM agent_turns WHERE agent_id = ${agent.id}), 1, ${row.id},
+          ${event.semantic ? row.id : null}, ${prompt ? row.sequence : 0}, ${stop ? row.sequence : 0})
+      )`
+    : sql`turn_bookkeeping AS (
         UPDATE agent_turns SET
           event_count = event_count + 1,
           latest_event_id = ${row.id},
           latest_semantic_event_id = CASE WHEN ${event.semantic}::boolean THEN ${row.id}::uuid ELSE latest_semantic_event_id END,
-          latest_prompt_sequence = CASE WHEN ${prompt}::boolean THEN ${row.sequence}::bigint WHEN ${event.marks === "stop"}::boolean THEN 0 ELSE latest_prompt_sequence END,
-          stop_sequence = CASE WHEN ${event.marks === "stop"}::boolean THEN ${row.sequence}::bigint ELSE stop_sequence END,
+          latest_prompt_sequence = CASE WHEN ${prompt}::boolean THEN ${row.sequence}::bigint WHEN ${stop}::boolean THEN 0 ELSE latest_prompt_sequence END,
+          stop_sequence = CASE WHEN ${stop}::boolean THEN ${row.sequence}::bigint ELSE stop_sequence END,
           updated_at = ${dbNow}
         WHERE id = ${event.turnId} AND agent_id = ${agent.id}
-      )
-      SELECT ${epochMs(sql`created_at`)} AS created_ms, ${notifyIn.events(agent.id)} FROM event`,
+      )`;
+  const parts = [
+    sql`new_event AS (${insertEventSql(row)} RETURNING created_at)`,
+    sql`advanced_counter AS (
+        UPDATE agents SET next_event_sequence = ${row.sequence + 1}
+          ${event.configId ? sql`, current_config_id = ${event.configId}, updated_at = ${dbNow}` : sql``}
+        WHERE id = ${agent.id}
+      )`,
+    turn,
+    ...(options.alongside ?? []),
+  ];
+  const [written] = await rawRows<{ created_ms: number }>(
+    tx,
+    sql`WITH ${sql.join(parts, sql`, `)} SELECT ${epochMs(sql`created_at`)} AS created_ms, ${notifyIn.events(agent.id)} FROM new_event`,
   );
   agent.nextEventSequence = row.sequence + 1;
   if (event.configId) agent.currentConfigId = event.configId;
