@@ -1,6 +1,5 @@
 #!/usr/bin/env node
 import pino from "pino";
-import { buildApp } from "./app.js";
 import { ConfigError, loadConfig, type Config } from "./config.js";
 import { DataDirInUse, embeddedAnalyzeTask, openDatabase, type Database } from "./platform/db/index.js";
 import { startMaintenance, type MaintenanceTask } from "./maintenance.js";
@@ -89,7 +88,8 @@ async function run(command: Command, config: Config, log: pino.Logger): Promise<
 async function startServices(command: Command, config: Config, db: Database, log: pino.Logger, stops: Array<() => Promise<void>>) {
   const started: string[] = [];
   // Only a role that answers HTTP builds the Fastify app; the worker and maintenance need the services alone.
-  const app = command === "serve" || command === "api" ? await buildApp({ config, db, logger: log }) : undefined;
+  // Loaded only by the roles that serve HTTP: a worker or maintenance process never loads Fastify.
+  const app = command === "serve" || command === "api" ? await (await import("./app.js")).buildApp({ config, db, logger: log }) : undefined;
   const services = app?.services ?? buildServices(config, db);
   if (!app) stops.push(async () => services.close());
   if (command === "serve" || command === "worker") {

@@ -208,6 +208,12 @@ class Follower {
     let pageWasFull = false;
     while (!this.stop.signal.aborted) {
       let out = "";
+      // Previews that arrived before this read go out before the events it finds: a model call's last
+      // previews are committed with its output, and their hint comes first. Later ones wait a round,
+      // when an output already sent makes them stale.
+      for (const delta of this.deltas.splice(0)) {
+        if (!this.isStale(delta)) out += sseFrame("model_output_delta", JSON.stringify(delta));
+      }
       if (this.eventsPending || pageWasFull) {
         // Cleared before reading: a hint arriving during the read asks for another one.
         this.eventsPending = false;
@@ -228,9 +234,6 @@ class Follower {
       }
       for (const signal of this.toolCalls.splice(0)) {
         out += sseFrame("tool_call_update", JSON.stringify({ tool_call_id: signal.toolCallId, state: signal.state }));
-      }
-      for (const delta of this.deltas.splice(0)) {
-        if (!this.isStale(delta)) out += sseFrame("model_output_delta", JSON.stringify(delta));
       }
       if (out) await this.write(out);
       // Nothing may await between this check and the wait, or a wake-up could be missed.

@@ -52,15 +52,23 @@ export function createListener(url: string, pool: pg.Pool): NotificationTranspor
     retryTimer.unref();
   }
 
+  // One query at a time on the listening connection: node-postgres queues overlapping ones, but that
+  // use is deprecated (and warns), and subscriptions often come in bursts (a worker's channels at start).
+  let subscriptions: Promise<unknown> = Promise.resolve();
+  const inTurn = <T>(work: () => Promise<T>): Promise<T> => {
+    const next = subscriptions.then(work, work);
+    subscriptions = next.catch(() => {});
+    return next;
+  };
+
   return {
     async listen(channel, deliver) {
       channels.set(channel, deliver);
-      const connection = await connect();
-      await connection.query(`LISTEN ${quote(channel)}`);
+      await inTurn(async () => (await connect()).query(`LISTEN ${quote(channel)}`));
     },
     async unlisten(channel) {
       channels.delete(channel);
-      await client?.query(`UNLISTEN ${quote(channel)}`).catch(() => {});
+      await inTurn(async () => client?.query(`UNLISTEN ${quote(channel)}`)).catch(() => {});
     },
     async notify(channel, payload) {
       await pool.query("SELECT pg_notify($1, $2)", [channel, payload]);
