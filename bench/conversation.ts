@@ -63,7 +63,6 @@ async function fillConversation(server: BenchServer, project: Project, size: num
   const publicId = await launchAgent(server.api, project);
   if (size % 2 === 0) await changeConfig(server.api, project, publicId, "You are a benchmark agent in a long conversation.");
   const agentId = decodeId("agent", publicId)!;
-  const signals = server.app.services.signals;
   for (let written = 0; ; ) {
     const added = await server.db.tx(async (tx) => {
       const agent = (await lockAgent(tx, agentId))!;
@@ -75,7 +74,7 @@ async function fillConversation(server: BenchServer, project: Project, size: num
           orgId: agent.orgId, agentId, inputKind: "content", deliveryMode: "queued", state: "resolved", idempotencyScope: CONTENT_SCOPE,
           requestDigest: "bench-fill", contentBlocks: [{ type: "text", text: `question ${n}` }],
         });
-        const asked = await appendEvent(tx, signals, agent, {
+        const asked = await appendEvent(tx, agent, {
           turnId: turn.id, kind: "agent_input", agentInputId: input.id, opening: true, semantic: true, marks: "prompt", idempotencyKey: `agent_input:${input.id}`,
         });
         await markResolved(tx, input.id, asked.id);
@@ -87,7 +86,7 @@ async function fillConversation(server: BenchServer, project: Project, size: num
         await tx.insert(modelOutputs).values({
           id: outputId, agentId, modelCallContextId: contextId, stopReason: "end_turn", contentBlocks: [{ type: "text", text: `echo: question ${n}` }], providerReplay: [null], replayScope,
         });
-        await appendEvent(tx, signals, agent, { turnId: turn.id, kind: "model_output", modelOutputId: outputId, semantic: true });
+        await appendEvent(tx, agent, { turnId: turn.id, kind: "model_output", modelOutputId: outputId, semantic: true });
       }
       if (pairs === 0) await clearWakeup(tx, agentId);
       return pairs;
@@ -114,7 +113,7 @@ async function queueQuietly(server: BenchServer, agentId: string, count: number)
   });
 }
 
-const wake = (server: BenchServer, agentId: string) => server.db.tx((tx) => markWakeup(tx, server.app.services.signals, agentId, "queued_input"));
+const wake = (server: BenchServer, agentId: string) => server.db.tx((tx) => markWakeup(tx, agentId, "queued_input"));
 
 /** What the benchmark's own wakeup costs the counter, measured once with no worker running. */
 async function wakeupCost(server: BenchServer, agentId: string): Promise<StatementCount> {

@@ -54,7 +54,7 @@ async function fillTimeline(server: BenchServer, agentId: string, target: number
           agentConfigId: agent.currentConfigId, idempotencyScope: "agent_config_change", inputIdempotencyKey: null,
           requestDigest: "bench-fill", contentBlocks: [],
         } as never);
-        const event = await appendEvent(tx, server.app.services.signals, agent, { turnId: turn.id, kind: "agent_input", agentInputId: input.id, opening: i === 0, semantic: i === 0 });
+        const event = await appendEvent(tx, agent, { turnId: turn.id, kind: "agent_input", agentInputId: input.id, opening: i === 0, semantic: i === 0 });
         await markResolved(tx, input.id, event.id);
       }
       return missing;

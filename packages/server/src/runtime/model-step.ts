@@ -56,7 +56,7 @@ export async function runModelStep(deps: StepDeps, step: ModelStep, signal: Abor
   const outcome = await callModel(deps, step, signal).catch(
     (err: unknown): Outcome => ({ kind: "failure", failure: signal.aborted ? interrupted(signal) : asFailure(err) }),
   );
-  const reply = outcome.kind === "result" ? replyOf(step, outcome) : undefined;
+  const reply = outcome.kind === "result" ? replyOf(outcome) : undefined;
   const event = await deps.db.tx(async (tx) => {
     const agent = await lockAgent(tx, step.agentId);
     if (!agent) return null;
@@ -73,7 +73,7 @@ async function recordOtherwise(tx: Tx, signals: AgentSignals, agent: AgentRow, s
   const [lock] = await tx.select().from(agentRuntimeLocks).where(eq(agentRuntimeLocks.id, step.lockId));
   if (context?.state === "started" && lock) await record(tx, signals, agent, context, outcome);
   if (lock) await tx.delete(agentRuntimeLocks).where(eq(agentRuntimeLocks.id, step.lockId));
-  await markWakeup(tx, signals, agent.id, "model_step_done");
+  await markWakeup(tx, agent.id, "model_step_done");
 }
 
 async function callModel(deps: StepDeps, step: ModelStep, signal: AbortSignal): Promise<Outcome> {
@@ -159,12 +159,11 @@ async function record(tx: Tx, signals: AgentSignals, agent: AgentRow, context: C
       .insert(contextCheckpoints)
       .values({ id: newUuid(), agentId: agent.id, modelCallContextId: context.id, summarizedThroughEventSequence: outcome.through, summary: outcome.summary })
       .returning();
-    await appendEvent(tx, signals, agent, { turnId: context.turnId, kind: "context_checkpoint", contextCheckpointId: checkpoint!.id, semantic: false });
+    await appendEvent(tx, agent, { turnId: context.turnId, kind: "context_checkpoint", contextCheckpointId: checkpoint!.id, semantic: false });
     await succeed(tx, context, undefined);
     return;
   }
-  // Only a malformed reply comes here: a well-formed one was recorded by recordReply.
-  void outcome;
+  // A result comes here only when it was malformed: a well-formed one was recorded by recordReply.
   await recordFailure(tx, signals, agent, context, { kind: "invalid_response", message: "the model asked to use tools but named none", retryable: true });
 }
 
@@ -173,7 +172,7 @@ async function record(tx: Tx, signals: AgentSignals, agent: AgentRow, context: C
  * recorded as a failure. Tool calls are kept when the model stopped to use them or ended its turn
  * with them; text-only stops (length, refusal) drop them.
  */
-function replyOf(step: ModelStep, outcome: Extract<Outcome, { kind: "result" }>): ModelReply | undefined {
+function replyOf(outcome: Extract<Outcome, { kind: "result" }>): ModelReply | undefined {
   const { result, definition, tools } = outcome;
   const calls = result.parts.filter((p) => p.type === "tool_call");
   if (result.stopReason === "tool_use" && calls.length === 0) return undefined;
@@ -195,7 +194,6 @@ function replyOf(step: ModelStep, outcome: Extract<Outcome, { kind: "result" }>)
     }
     replays.push(part.providerReplay ?? null);
   }
-  void step;
   return {
     outputId,
     stopReason: usesTools ? "tool_use" : result.stopReason,

@@ -56,8 +56,8 @@ export async function recordFailure(tx: Tx, signals: AgentSignals, agent: AgentR
     .insert(modelOutputs)
     .values({ id: newUuid(), agentId: agent.id, modelCallContextId: context.id, stopReason: "error", contentBlocks: [{ type: "error", text: failure.message }] })
     .returning();
-  await appendEvent(tx, signals, agent, { turnId: context.turnId, kind: "model_output", modelOutputId: output!.id, semantic: true });
-  await markWakeup(tx, signals, agent.id, "turn_ended");
+  await appendEvent(tx, agent, { turnId: context.turnId, kind: "model_output", modelOutputId: output!.id, semantic: true });
+  await markWakeup(tx, agent.id, "turn_ended");
   return "terminal";
 }
 
@@ -67,5 +67,5 @@ export async function recordCompactionNeeded(tx: Tx, signals: AgentSignals, agen
     .update(modelCallContexts)
     .set({ state: "failed", recoveryKind: "compact", errorKind: "context_window", errorMessage: message, completedAt: dbNow, runtimeLockId: null })
     .where(eq(modelCallContexts.id, context.id));
-  await markWakeup(tx, signals, agent.id, "compaction");
+  await markWakeup(tx, agent.id, "compaction");
 }

@@ -45,7 +45,7 @@ export async function reapExpiredLeases(db: Database, signals: AgentSignals): Pr
       }
       await releaseRunningCalls(tx, signals, agent.id, lock.id);
       await tx.delete(agentRuntimeLocks).where(eq(agentRuntimeLocks.id, lock.id));
-      if (started.length === 0) await markWakeup(tx, signals, lock.agentId, "lease_reaped");
+      if (started.length === 0) await markWakeup(tx, lock.agentId, "lease_reaped");
       return true;
     });
     if (done) reaped += 1;

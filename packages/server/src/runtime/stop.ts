@@ -60,8 +60,8 @@ export async function stopCurrentWork(tx: Tx, signals: AgentSignals, agent: Agen
   for (const call of state.toolCalls.filter((c) => c.state !== "completed")) {
     await completeToolCall(tx, signals, agent, call, "canceled", [textBlock("The tool call was canceled because the user stopped the agent.")]);
   }
-  const event = await appendEvent(tx, signals, agent, { turnId: state.turn.id, kind: "agent_input", agentInputId: control.id, semantic: false, marks: "stop" });
+  const event = await appendEvent(tx, agent, { turnId: state.turn.id, kind: "agent_input", agentInputId: control.id, semantic: false, marks: "stop" });
   await inputs.markResolved(tx, control.id, event.id);
-  await markWakeup(tx, signals, agent.id, "canceled");
+  await markWakeup(tx, agent.id, "canceled");
   return { event, runtimeCancelRequested: lock !== undefined, affected: true };
 }

@@ -48,7 +48,7 @@ export async function runToolStep(deps: StepDeps, step: ToolStep, signal: AbortS
     if (!agent) return;
     await releaseRunningCalls(tx, deps.signals, agent.id, step.lockId);
     await tx.delete(agentRuntimeLocks).where(eq(agentRuntimeLocks.id, step.lockId));
-    await markWakeup(tx, deps.signals, agent.id, "tool_step_done");
+    await markWakeup(tx, agent.id, "tool_step_done");
   });
 }
 

@@ -2,13 +2,13 @@ import { eq, sql, type SQL } from "drizzle-orm";
 import { agentWakeups } from "../db/schema/index.js";
 import { dbNow } from "../db/schema/columns.js";
 import type { Tx } from "../platform/db/index.js";
-import { notifyIn, type AgentSignals } from "./signals.js";
+import { notifyIn } from "./signals.js";
 
 /**
  * The work queue (design brief §3.1). Producers mark an agent ready; an earlier time always wins, so a
  * retry scheduled for later never delays work that is ready now. The worker decides what the work is.
  */
-export async function markWakeup(tx: Tx, _signals: AgentSignals, agentId: string, reason: string): Promise<void> {
+export async function markWakeup(tx: Tx, agentId: string, reason: string): Promise<void> {
   await tx.execute(sql`WITH woken AS (${wakeupUpsert(agentId, reason)}) SELECT ${notifyIn.wakeup(agentId)} FROM woken`);
 }
 

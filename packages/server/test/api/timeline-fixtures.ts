@@ -149,7 +149,7 @@ export class TimelineWriter {
         requestDigest: "test",
         contentBlocks: options.blocks ?? [],
       });
-      const event = await appendEvent(tx, this.signals, agent, {
+      const event = await appendEvent(tx, agent, {
         turnId,
         kind: "agent_input",
         agentInputId: inputId,
@@ -206,7 +206,7 @@ export class TimelineWriter {
           ...(call.state === "running" ? { runtimeLockId: newUuid() } : {}),
         });
       }
-      const event = await appendEvent(tx, this.signals, agent, {
+      const event = await appendEvent(tx, agent, {
         turnId,
         kind: "model_output",
         modelOutputId: outputId,
@@ -243,7 +243,7 @@ export class TimelineWriter {
         summarizedThroughEventSequence: through,
         summary,
       });
-      const event = await appendEvent(tx, this.signals, agent, { turnId, kind: "context_checkpoint", contextCheckpointId: checkpointId, semantic: false });
+      const event = await appendEvent(tx, agent, { turnId, kind: "context_checkpoint", contextCheckpointId: checkpointId, semantic: false });
       return { sequence: event.sequence, eventId: event.id, turnId, checkpointId };
     });
   }
@@ -264,7 +264,7 @@ export class TimelineWriter {
           state: "succeeded",
         });
         await tx.insert(modelOutputs).values({ id: outputId, agentId: agent.id, modelCallContextId: contextId, stopReason: "end_turn", contentBlocks: [text(`reply ${i}`)] });
-        await appendEvent(tx, this.signals, agent, { turnId, kind: "model_output", modelOutputId: outputId, semantic: true });
+        await appendEvent(tx, agent, { turnId, kind: "model_output", modelOutputId: outputId, semantic: true });
       }
     });
   }

@@ -116,7 +116,6 @@ export function createAgentsService(deps: AgentsDeps) {
     const joinTurn = summary?.turnId && !turnIsSettled(summary) ? summary.turnId : null;
     const event = await appendEvent(
       tx,
-      signals,
       agent,
       {
         id: eventId,

@@ -167,7 +167,7 @@ export function createInputsService(deps: InputsDeps) {
     ) =>
       onWaitingInput(principal, orgId, projectId, agentId, inputId, async (tx, agent, input) => {
         await placeInput(tx, agent.id, input, input.deliveryMode as store.DeliveryMode, move);
-        await markWakeup(tx, deps.signals, agent.id, "backlog_changed");
+        await markWakeup(tx, agent.id, "backlog_changed");
       }),
 
     promoteToSteering: (
@@ -183,7 +183,7 @@ export function createInputsService(deps: InputsDeps) {
         assertActive(agent);
         if (options.cancelOpenInteractions) await cancelOpenInteractions(tx, deps.signals, agent, input.id);
         await placeInput(tx, agent.id, input, "steering", { position: "back" });
-        await markWakeup(tx, deps.signals, agent.id, "steering_input");
+        await markWakeup(tx, agent.id, "steering_input");
       }),
 
     demoteToQueued: (principal: Principal, orgId: string, projectId: string, agentId: string, inputId: string) =>

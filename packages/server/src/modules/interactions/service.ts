@@ -62,10 +62,10 @@ export function createInteractionsService(deps: { db: Database; signals: AgentSi
         requestDigest: jsonDigest(resolution),
         contentBlocks: [],
       });
-      await appendEvent(tx, signals, agent, { turnId: interaction.turnId, kind: "agent_input", agentInputId: input.id, semantic: true });
+      await appendEvent(tx, agent, { turnId: interaction.turnId, kind: "agent_input", agentInputId: input.id, semantic: true });
       const resolved = await store.settle(tx, interaction.id, { state: "resolved", resolution, resolvedByInputId: input.id });
       await applyResolution(tx, agent, resolved, resolution.answers);
-      await markWakeup(tx, signals, agentId, "interaction_resolved");
+      await markWakeup(tx, agentId, "interaction_resolved");
       return { agent, interaction: resolved };
     });
   }

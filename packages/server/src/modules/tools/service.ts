@@ -36,7 +36,7 @@ export function createToolsService(deps: { db: Database; signals: AgentSignals; 
         assertAcceptsResult(call);
         await deps.artifacts.recordArtifacts(tx, prepared, { orgId, projectId, agentId });
         const completed = await completeToolCall(tx, signals, agent, call, body.outcome, prepared.blocks);
-        await markWakeup(tx, signals, agentId, "tool_result");
+        await markWakeup(tx, agentId, "tool_result");
         return completed;
       });
     },

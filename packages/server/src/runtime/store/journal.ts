@@ -4,7 +4,7 @@ import { dbNow, epochMs } from "../../db/schema/columns.js";
 import { rawRows } from "../../platform/db/index.js";
 import type { Tx } from "../../platform/db/index.js";
 import { newUuid } from "../../platform/ids.js";
-import { notifyIn, type AgentSignals } from "../signals.js";
+import { notifyIn } from "../signals.js";
 
 /*
  * Writing an agent's timeline. Every function here runs inside a transaction that has locked the
@@ -75,7 +75,7 @@ export interface AppendOptions {
  * and signals followers on commit, all in one statement. `agent` must be the row `lockAgent` returned;
  * its counter is advanced in place so several appends in one transaction stay consistent.
  */
-export async function appendEvent(tx: Tx, _signals: AgentSignals, agent: AgentRow, event: NewEvent, options: AppendOptions = {}): Promise<EventRow> {
+export async function appendEvent(tx: Tx, agent: AgentRow, event: NewEvent, options: AppendOptions = {}): Promise<EventRow> {
   const row = newEventRow(agent, event);
   const prompt = event.marks === "prompt" || event.kind === "tool_result" || event.kind === "context_checkpoint";
   const stop = event.marks === "stop";

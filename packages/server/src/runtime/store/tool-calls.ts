@@ -36,7 +36,7 @@ export async function completeToolCall(
     .set({ state: "completed", outcome, completedAt: dbNow, updatedAt: dbNow, runtimeLockId: null })
     .where(eq(toolCalls.id, call.id))
     .returning();
-  const event = await appendEvent(tx, signals, agent, { turnId: call.turnId, kind: "tool_result", toolCallId: call.id, semantic: false });
+  const event = await appendEvent(tx, agent, { turnId: call.turnId, kind: "tool_result", toolCallId: call.id, semantic: false });
   await signals.toolCallChanged(tx, agent.id, { toolCallId: encodeId("toolCall", call.id), state: "completed" });
   return { call: updated!, result: result!, event };
 }
