@@ -3,6 +3,7 @@ import type { PgInsertValue } from "drizzle-orm/pg-core";
 import { orgMemberships, orgs, projectMemberships, projects } from "../../db/schema/index.js";
 import { dbNow } from "../../db/schema/columns.js";
 import type { AppDb, Tx } from "../../platform/db/index.js";
+import { notifyIn } from "../../runtime/signals.js";
 import { allOf, keyset, nameMatches, type Sort } from "../../platform/http/lists.js";
 import type { Principal } from "../../platform/http/auth.js";
 import type { OrgRole, ProjectRole } from "./policy.js";
@@ -34,7 +35,21 @@ export async function lockOrg(tx: Tx, orgId: string): Promise<OrgRow | undefined
 }
 
 export async function deleteOrg(tx: Db, orgId: string): Promise<void> {
+  await deleteAgentsAndProfiles(tx, orgId, null);
   await tx.delete(orgs).where(eq(orgs.id, orgId));
+}
+
+/**
+ * A tenant's agents and agent profiles go first, in statements of their own. Left to the cascade from
+ * the project, their rows could outlive the actors and configs they reference for a moment, and the
+ * references' checks (NO ACTION) failed the whole deletion. Workers running one of the agents are told
+ * to stop on commit; their records then find no agent.
+ */
+async function deleteAgentsAndProfiles(tx: Db, orgId: string, projectId: string | null): Promise<void> {
+  const inScope = projectId === null ? sql`org_id = ${orgId}` : sql`org_id = ${orgId} AND project_id = ${projectId}`;
+  await tx.execute(sql`WITH gone AS (DELETE FROM agents WHERE ${inScope} RETURNING id)
+    SELECT count(${notifyIn.cancelOf(sql`l.agent_id`)}) FROM agent_runtime_locks l JOIN gone ON gone.id = l.agent_id`);
+  await tx.execute(sql`DELETE FROM agent_profiles WHERE ${inScope}`);
 }
 
 export async function insertMembership(tx: Db, row: PgInsertValue<typeof orgMemberships>): Promise<MembershipRow> {
@@ -104,6 +119,7 @@ export async function renameProject(tx: Db, orgId: string, projectId: string, na
 }
 
 export async function deleteProject(tx: Db, orgId: string, projectId: string): Promise<void> {
+  await deleteAgentsAndProfiles(tx, orgId, projectId);
   await tx.delete(projects).where(and(eq(projects.orgId, orgId), eq(projects.id, projectId)));
 }
 
