@@ -3,6 +3,7 @@ import { agentRuntimeLocks, contextCheckpoints, modelCallContexts } from "../db/
 import { dbNow } from "../db/schema/columns.js";
 import type { Database, Tx } from "../platform/db/index.js";
 import { encodeId, newUuid } from "../platform/ids.js";
+import { storable, storableText } from "../platform/storable.js";
 import { appendEvent, lockAgent, type AgentRow } from "./store/journal.js";
 import type { StepCaches } from "./caches.js";
 import { planCompaction, SUMMARY_INSTRUCTION, summaryRequestMessage } from "./compaction.js";
@@ -57,14 +58,35 @@ export async function runModelStep(deps: StepDeps, step: ModelStep, signal: Abor
     (err: unknown): Outcome => ({ kind: "failure", failure: signal.aborted ? interrupted(signal) : asFailure(err) }),
   );
   const reply = outcome.kind === "result" ? replyOf(outcome) : undefined;
-  const event = await deps.db.tx(async (tx) => {
-    const agent = await lockAgent(tx, step.agentId);
-    if (!agent) return null;
-    if (reply) return recordReply(tx, agent, step, reply);
-    await recordOtherwise(tx, deps.signals, agent, step, outcome);
-    return null;
-  });
+  let event: Awaited<ReturnType<typeof recordReply>>;
+  try {
+    event = await deps.db.tx(async (tx) => {
+      const agent = await lockAgent(tx, step.agentId);
+      if (!agent) return null;
+      if (reply) return recordReply(tx, agent, step, reply);
+      await recordOtherwise(tx, deps.signals, agent, step, outcome);
+      return null;
+    });
+  } catch (err) {
+    await recordUnstorable(deps, step, err);
+    throw err;
+  }
   if (event && reply) deps.caches.conversations.peek(step.agentId)?.appendOutput(event.sequence, outputFacts(reply), reply.calls);
+}
+
+/**
+ * A record that failed (the database refused what the model answered) becomes a terminal error on the
+ * timeline at once, rather than a silent wait for the lease to run out and the same failure again.
+ * When even this fails (the database is gone), the lease runs out and maintenance retries the call.
+ */
+async function recordUnstorable(deps: StepDeps, step: ModelStep, err: unknown): Promise<void> {
+  const message = storableText(`svc could not store the model's answer: ${(err as Error)?.message ?? String(err)}`);
+  await deps.db
+    .tx(async (tx) => {
+      const agent = await lockAgent(tx, step.agentId);
+      if (agent) await recordOtherwise(tx, deps.signals, agent, step, { kind: "failure", failure: { kind: "runtime", message, retryable: false } });
+    })
+    .catch(() => undefined);
 }
 
 /** Outcomes other than a well-formed reply: the lock and context are checked, then the general recorders run. */
@@ -103,7 +125,7 @@ async function callModel(deps: StepDeps, step: ModelStep, signal: AbortSignal): 
     const plan = planCompaction(conversation, usable);
     if (!plan) return { kind: "failure", failure: { kind: "context_window", message: "the conversation no longer fits the model's context window and nothing more can be summarized", retryable: false } };
     const messages: ModelMessage[] = [...conversationMessages({ checkpoint: conversation.checkpoint, items: plan.summarized }), summaryRequestMessage()];
-    const result = await deps.models.stream({ ...base, system: SUMMARY_INSTRUCTION, messages, tools: [] }, () => {});
+    const result = storable(await deps.models.stream({ ...base, system: SUMMARY_INSTRUCTION, messages, tools: [] }, () => {}));
     const summary = result.parts.flatMap((p) => (p.type === "text" ? [p.text] : [])).join("\n").trim();
     if (!summary) return { kind: "failure", failure: { kind: "invalid_response", message: "the summary came back empty", retryable: true } };
     return { kind: "checkpoint", summary, through: plan.through };
@@ -122,7 +144,8 @@ async function callModel(deps: StepDeps, step: ModelStep, signal: AbortSignal): 
     sourceSequence: context.inputEventSequence,
   });
   try {
-    const result = await deps.models.stream({ ...base, system, messages, tools }, (delta) => publisher.push(delta));
+    // The provider's answer is made storable here, the one place it enters svc (issue 9, F2).
+    const result = storable(await deps.models.stream({ ...base, system, messages, tools }, (delta) => publisher.push(delta)));
     publisher.stop(result);
     return { kind: "result", result, definition, tools: offered, toolCallIds: publisher.toolCallIds, deltas: publisher.drain() };
   } catch (err) {
@@ -140,9 +163,10 @@ function interrupted(signal: AbortSignal): Failure {
 
 function asFailure(err: unknown): Failure {
   if (err instanceof ModelError) {
-    return { kind: err.kind, message: err.message, retryable: err.retryable, ...(err.retryAfterMs !== undefined ? { retryAfterMs: err.retryAfterMs } : {}) };
+    const message = storableText(err.message);
+    return { kind: err.kind, message, retryable: err.retryable, ...(err.retryAfterMs !== undefined ? { retryAfterMs: err.retryAfterMs } : {}) };
   }
-  return { kind: "runtime", message: `the model call failed inside svc: ${(err as Error)?.message ?? String(err)}`, retryable: true };
+  return { kind: "runtime", message: storableText(`the model call failed inside svc: ${(err as Error)?.message ?? String(err)}`), retryable: true };
 }
 
 async function record(tx: Tx, signals: AgentSignals, agent: AgentRow, context: ContextRow, outcome: Outcome): Promise<void> {

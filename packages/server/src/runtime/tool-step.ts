@@ -3,6 +3,7 @@ import { agentMcpConnections, agentRuntimeLocks, toolCalls } from "../db/schema/
 import { dbNow } from "../db/schema/columns.js";
 import { AppError } from "../platform/errors.js";
 import { encodeId } from "../platform/ids.js";
+import { storable, storableText } from "../platform/storable.js";
 import type { PreparedBlocks, SubmittedBlock } from "../modules/artifacts/service.js";
 import { lockAgent } from "./store/journal.js";
 import { completeToolCall, type ToolCallRow, type ToolOutcome } from "./store/tool-calls.js";
@@ -105,12 +106,13 @@ async function runMcpCall(deps: StepDeps, step: ToolStep, call: ToolCallRow, tar
     const target = await targetOf(call);
     const result = await deps.mcp.client.callTool(target.endpoint, target.session, target.tool, call.input, signal);
     outcome = result.isError ? "failed" : "succeeded";
-    blocks = resultBlocks(result);
+    // An MCP server's answer is made storable here, where it enters svc (issue 9, F2).
+    blocks = storable(resultBlocks(result));
   } catch (err) {
     // Canceled, or the worker is stopping: the cancel has completed the call, or the next claim reruns it.
     if (signal.aborted) return;
     outcome = "failed";
-    blocks = [{ type: "text", text: `The MCP server did not complete the call: ${describeMcpError(err)}` }];
+    blocks = [{ type: "text", text: storableText(`The MCP server did not complete the call: ${describeMcpError(err)}`) }];
   }
   const prepared = await prepare(deps, blocks);
   await deps.db.tx(async (tx) => {

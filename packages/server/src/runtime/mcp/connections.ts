@@ -3,6 +3,7 @@ import { agentMcpConnections } from "../../db/schema/index.js";
 import { dbNow } from "../../db/schema/columns.js";
 import type { AppDb, Database, Tx } from "../../platform/db/index.js";
 import { jsonDigest } from "../../platform/json.js";
+import { storable, storableText } from "../../platform/storable.js";
 import { newUuid } from "../../platform/ids.js";
 import type { SecretMaterial } from "../../modules/secrets/schemas.js";
 import { MAX_TOOLS, mcpToolName, parseMcpToolName, type AgentDefinition, type McpServerDefinition, type PermissionMode, type ToolDefinition } from "../definition.js";
@@ -131,10 +132,11 @@ async function connect(db: Database, access: McpAccess, scope: McpScope, key: st
   let session: McpSession | undefined;
   let error: string | undefined;
   try {
-    session = await access.client.initialize(await endpointOf(db, access, scope, server), signal);
+    // What the server says about itself and its tools is stored: made storable where it enters (issue 9, F2).
+    session = storable(await access.client.initialize(await endpointOf(db, access, scope, server), signal));
   } catch (err) {
     if (signal.aborted) throw err;
-    error = describeMcpError(err);
+    error = storableText(describeMcpError(err));
   }
   const values = {
     endpoint: server.url,

@@ -1,0 +1,25 @@
+/**
+ * PostgreSQL text and jsonb cannot hold U+0000, and jsonb refuses an unpaired UTF-16 surrogate (text
+ * silently gets U+FFFD when encoded). Text from third parties (model providers, MCP servers, tools)
+ * passes through here before it is stored, so one odd character never fails a whole record; each one
+ * becomes U+FFFD, which the stored event then shows.
+ */
+const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+export const REPLACEMENT = "\uFFFD";
+
+export function storableText(text: string): string {
+  return text.replace(UNSTORABLE, REPLACEMENT);
+}
+
+/** The same for every string of a JSON-like value, object keys included; other values are kept as they are. */
+export function storable<T>(value: T): T {
+  if (typeof value === "string") return storableText(value) as T;
+  if (Array.isArray(value)) return value.map((item) => storable(item)) as T;
+  if (value !== null && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) out[storableText(key)] = storable(item);
+    return out as T;
+  }
+  return value;
+}
