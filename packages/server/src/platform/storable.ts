@@ -8,6 +8,11 @@ const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF
 
 export const REPLACEMENT = "\uFFFD";
 
+export function isStorableText(text: string): boolean {
+  UNSTORABLE.lastIndex = 0;
+  return !UNSTORABLE.test(text);
+}
+
 export function storableText(text: string): string {
   return text.replace(UNSTORABLE, REPLACEMENT);
 }

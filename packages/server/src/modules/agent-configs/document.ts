@@ -1,3 +1,4 @@
+import { isStorableText } from "../../platform/storable.js";
 import { Ajv2020, type ErrorObject } from "ajv/dist/2020.js";
 import type { PermissionMode } from "../../runtime/definition.js";
 import { CACHE_RETENTIONS, type CacheRetention } from "../models/configured-schemas.js";
@@ -226,6 +227,7 @@ function checkJsonData(issues: ConfigIssues, root: Path, value: unknown): void {
     const { path, value: current } = item;
     if (typeof current === "string") {
       if (current.includes("\u0000")) issues.add(path, "must not contain NUL characters");
+      else if (!isStorableText(current)) issues.add(path, "must not contain unpaired UTF-16 surrogates");
     } else if (typeof current === "number") {
       if (!Number.isFinite(current)) issues.add(path, "must be a finite number");
     } else if (Array.isArray(current)) {
@@ -233,6 +235,7 @@ function checkJsonData(issues: ConfigIssues, root: Path, value: unknown): void {
     } else if (isObject(current)) {
       for (const [key, child] of Object.entries(current)) {
         if (key.includes("\u0000")) issues.addAtKey([...path, key], "keys must not contain NUL characters");
+        else if (!isStorableText(key)) issues.addAtKey([...path, key], "keys must not contain unpaired UTF-16 surrogates");
         stack.push({ path: [...path, key], value: child });
       }
     } else if (current !== null && typeof current !== "boolean") {

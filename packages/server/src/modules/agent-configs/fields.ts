@@ -1,3 +1,4 @@
+import { isStorableText } from "../../platform/storable.js";
 import type { PermissionMode } from "../../runtime/definition.js";
 import type { PermissionProfile } from "../../runtime/tools/catalog.js";
 import type { ConfigIssues } from "./issues.js";
@@ -52,6 +53,7 @@ export function text(issues: ConfigIssues, path: Path, value: unknown, maxLength
   if (typeof value !== "string") issues.add(path, `must be a string; got ${describe(value)}`);
   else if (value.trim() === "") issues.add(path, "must not be empty");
   else if (value.includes("\u0000")) issues.add(path, "must not contain NUL characters");
+  else if (!isStorableText(value)) issues.add(path, "must not contain unpaired UTF-16 surrogates");
   else if (value.length > maxLength) issues.add(path, `must be at most ${maxLength} characters`);
   else return value;
   return undefined;

@@ -8,6 +8,7 @@ import { notFound } from "../errors.js";
 import { authHook, type Authenticator, type AuthMode } from "./auth.js";
 import { errorHandler } from "./error-handler.js";
 import { acceptAbsentBodies, markOptionalBodies } from "./optional-body.js";
+import { refuseUnstorableText } from "./storable-input.js";
 import { validatorCompiler } from "./validation.js";
 
 export type HttpApp = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
@@ -42,6 +43,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
   // svc speaks JSON only; any other body type is a 415 rather than a string reaching a route.
   app.removeContentTypeParser("text/plain");
   acceptAbsentBodies(app);
+  refuseUnstorableText(app);
   app.decorateRequest("principal", null);
   await app.register(cookie);
   await app.register(swagger, {
