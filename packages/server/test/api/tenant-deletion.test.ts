@@ -50,4 +50,17 @@ describe("deleting a tenant's data", () => {
     expect(deleted.status, deleted.text).toBe(204);
     expect((await server.api.get(`/api/v1/orgs/${project.orgId}`, { token: project.token })).status).toBe(404);
   });
+
+  it("tells an org member who cannot see a project nothing about it: 404 for a real one as for a made-up one (F7)", async () => {
+    const project = await agentProject(server.api, provider.baseUrl);
+    const member = await server.api.orgMember({ token: project.token }, project.orgId);
+    const madeUp = project.base.replace(/proj_[a-z2-7]{26}$/, `proj_${"a".repeat(26)}`);
+    expect((await server.api.delete(project.base, { token: member.token })).status).toBe(404);
+    expect((await server.api.delete(madeUp, { token: member.token })).status).toBe(404);
+    // Once the member has a role on the project, the project is theirs to see but not to delete.
+    const granted = await server.api.put(`/api/v1/orgs/${project.orgId}/members/${member.userId}/projects/${project.projectId}`, { role: "admin" }, { token: project.token });
+    expect(granted.status, granted.text).toBe(200);
+    expect((await server.api.delete(project.base, { token: member.token })).status).toBe(403);
+    expect((await server.api.get(project.base, { token: project.token })).status).toBe(200);
+  });
 });

@@ -93,8 +93,10 @@ export function createOrgService(deps: { db: Database }) {
 
     async deleteProject(principal: Principal, orgId: string, projectId: string): Promise<void> {
       await db.tx(async (tx) => {
+        // A project the caller cannot see is a 404 whether or not it exists (issue 9, F7); one it can
+        // see but may not delete is a 403.
+        await requireProject(tx, principal, orgId, projectId);
         await requireOrg(tx, principal, orgId, "org.manage");
-        if (!(await store.findProject(tx, orgId, projectId))) throw notFound("project");
         await store.deleteProject(tx, orgId, projectId);
         forgetOrgAfterCommit(tx, orgId);
       });
