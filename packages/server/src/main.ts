@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-import pino from "pino";
+import type pino from "pino";
+import { createLogger } from "./platform/log.js";
 import { ConfigError, loadConfig, type Config } from "./config.js";
 import { DataDirInUse, embeddedAnalyzeTask, openDatabase, type Database } from "./platform/db/index.js";
 import { startMaintenance, type MaintenanceTask } from "./maintenance.js";
@@ -51,7 +52,7 @@ async function main(argv: string[]): Promise<number> {
     console.error(`svc: "${command}" runs beside other svc processes and needs DATABASE_URL; the embedded database belongs to one process, so use "svc serve"`);
     return 2;
   }
-  const log = pino({ level: config.logLevel });
+  const log = createLogger(config.logLevel);
   return run(command as Command, config, log);
 }
 

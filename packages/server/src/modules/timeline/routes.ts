@@ -1,3 +1,4 @@
+import { invalidRequest } from "../../platform/errors.js";
 import { Type } from "typebox";
 import type { HttpApp } from "../../platform/http/app.js";
 import { Cursor, DEFAULT_PAGE_SIZE, Limit } from "../../platform/http/lists.js";
@@ -116,6 +117,10 @@ export function timelineRoutes(app: HttpApp, deps: { timeline: TimelineService; 
     async (request, reply) => {
       const after = request.headers["last-event-id"] ?? request.query.after_sequence ?? 0;
       const agent = await timeline.streamTarget(request.principal!, ...agentPath(request.params));
+      // A cursor past the newest event cannot come from this agent's timeline (issue 9, F9): say so
+      // rather than wait for events that would be skipped.
+      const newest = agent.nextEventSequence - 1;
+      if (after > newest) throw invalidRequest(`the resume cursor ${after} is past the agent's newest event (${newest})`);
       await streams.follow(reply, agent, { after, deltas: request.query.stream_deltas ?? false });
     },
   );

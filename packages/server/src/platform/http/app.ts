@@ -9,6 +9,7 @@ import { authHook, type Authenticator, type AuthMode } from "./auth.js";
 import { errorHandler } from "./error-handler.js";
 import { acceptAbsentBodies, markOptionalBodies } from "./optional-body.js";
 import { refuseUnstorableText } from "./storable-input.js";
+import { clientError, frameworkError, MAX_PARAM_LENGTH, secureResponses } from "./hardening.js";
 import { validatorCompiler } from "./validation.js";
 
 export type HttpApp = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
@@ -32,7 +33,9 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
     bodyLimit: DEFAULT_BODY_LIMIT,
     trustProxy: config.trustProxy,
     return503OnClosing: true,
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+    frameworkErrors: frameworkError,
+    clientErrorHandler: clientError,
     ajv: { customOptions: { strict: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
@@ -44,6 +47,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
   app.removeContentTypeParser("text/plain");
   acceptAbsentBodies(app);
   refuseUnstorableText(app);
+  secureResponses(app);
   app.decorateRequest("principal", null);
   await app.register(cookie);
   await app.register(swagger, {
