@@ -80,6 +80,32 @@ describe("a stream resumed past the newest event", () => {
   });
 });
 
+describe("strict input (F6)", () => {
+  const send = (body: Buffer, contentType: string) =>
+    fetch(`${server.url}${project.base}/agents/${agentId}/inputs`, { method: "POST", headers: { "content-type": contentType, authorization: `Bearer ${project.token}` }, body });
+
+  it("refuses a query parameter the route does not document, and numbers not in decimal", async () => {
+    const unknown = await server.api.get(`${project.base}/agents?colour=red`, { token: project.token });
+    expect(unknown.status, unknown.text).toBe(400);
+    expect(unknown.body.code).toBe("invalid_request");
+    const hex = await server.api.get(`${project.base}/agents?limit=0x10`, { token: project.token });
+    expect(hex.status, hex.text).toBe(400);
+    expect((await server.api.get(`${project.base}/agents?limit=16`, { token: project.token })).status).toBe(200);
+  });
+
+  it("refuses a body that is not UTF-8, and a declared charset other than UTF-8", async () => {
+    const text = (t: string) => `{"content_blocks":[{"type":"text","text":"${t}"}]}`;
+    const invalid = Buffer.concat([Buffer.from(text("a").slice(0, -4)), Buffer.from([0xff, 0xfe]), Buffer.from('"}]}')]);
+    const notUtf8 = await send(invalid, "application/json");
+    expect(notUtf8.status).toBe(400);
+    expect((await notUtf8.json()).code).toBe("invalid_request");
+    const utf16 = await send(Buffer.from(text("hi"), "utf16le"), "application/json; charset=utf-16");
+    expect(utf16.status).toBe(415);
+    expect((await utf16.json()).code).toBe("unsupported_media_type");
+    expect((await send(Buffer.from(text("héllo")), "application/json; charset=UTF-8")).status).toBe(201);
+  });
+});
+
 describe("logged errors", () => {
   it("keep a failed query's SQL and drop its parameters and the cause's detail", () => {
     const cause = Object.assign(new Error('duplicate key value violates unique constraint "x"'), { code: "23505", detail: "Key (name)=(planted-secret) already exists." });

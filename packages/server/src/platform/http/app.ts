@@ -10,6 +10,7 @@ import { errorHandler } from "./error-handler.js";
 import { acceptAbsentBodies, markOptionalBodies } from "./optional-body.js";
 import { refuseUnstorableText } from "./storable-input.js";
 import { clientError, frameworkError, MAX_PARAM_LENGTH, secureResponses } from "./hardening.js";
+import { strictQueries } from "./strict-query.js";
 import { validatorCompiler } from "./validation.js";
 
 export type HttpApp = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
@@ -48,6 +49,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
   acceptAbsentBodies(app);
   refuseUnstorableText(app);
   secureResponses(app);
+  strictQueries(app, API_PREFIX);
   app.decorateRequest("principal", null);
   await app.register(cookie);
   await app.register(swagger, {
