@@ -54,6 +54,8 @@ export interface RuntimeConfig {
 export interface RateLimitConfig {
   /** Attempts allowed per window on sign-in and sign-up, per client address. */
   readonly authPerWindow: number;
+  /** Sign-in attempts allowed per window on one account, from all addresses together. */
+  readonly authPerAccountPerWindow: number;
   /** Attempts allowed per window on device-login routes, per client address. */
   readonly devicePerWindow: number;
   readonly windowSeconds: number;
@@ -119,6 +121,7 @@ export function loadConfig(env: Env = process.env): Config {
     authCacheTtlMs: intVar(env, "SVC_AUTH_CACHE_TTL_MS", 5_000, 0, 60_000),
     rateLimits: Object.freeze({
       authPerWindow: intVar(env, "SVC_RATE_LIMIT_AUTH", 20, 1, 1_000_000),
+      authPerAccountPerWindow: intVar(env, "SVC_RATE_LIMIT_AUTH_ACCOUNT", 10, 1, 1_000_000),
       devicePerWindow: intVar(env, "SVC_RATE_LIMIT_DEVICE", 30, 1, 1_000_000),
       windowSeconds: intVar(env, "SVC_RATE_LIMIT_WINDOW_SECONDS", 60, 1, 86_400),
     }),

@@ -98,10 +98,10 @@ describe("strict input (F6)", () => {
     const invalid = Buffer.concat([Buffer.from(text("a").slice(0, -4)), Buffer.from([0xff, 0xfe]), Buffer.from('"}]}')]);
     const notUtf8 = await send(invalid, "application/json");
     expect(notUtf8.status).toBe(400);
-    expect((await notUtf8.json()).code).toBe("invalid_request");
+    expect(((await notUtf8.json()) as { code: string }).code).toBe("invalid_request");
     const utf16 = await send(Buffer.from(text("hi"), "utf16le"), "application/json; charset=utf-16");
     expect(utf16.status).toBe(415);
-    expect((await utf16.json()).code).toBe("unsupported_media_type");
+    expect(((await utf16.json()) as { code: string }).code).toBe("unsupported_media_type");
     expect((await send(Buffer.from(text("héllo")), "application/json; charset=UTF-8")).status).toBe(201);
   });
 });

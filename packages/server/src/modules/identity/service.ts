@@ -105,7 +105,10 @@ export function createIdentityService(deps: IdentityDeps) {
 
     async login(input: { email: string; password: string }, client: string) {
       await rateLimiter.hit(`login:${client}`, limits.authPerWindow, limits.windowSeconds);
-      const user = await store.findUserByEmail(db.read, normalizeEmail(input.email));
+      // Per account too, so many addresses together cannot guess one account's password faster (issue 9, F8).
+      const email = normalizeEmail(input.email);
+      await rateLimiter.hit(`login-account:${email}`, limits.authPerAccountPerWindow, limits.windowSeconds);
+      const user = await store.findUserByEmail(db.read, email);
       const ok = await verifyPassword(input.password, user?.passwordHash ?? DECOY_PASSWORD_HASH);
       if (!user || !ok) throw new AppError("unauthorized", "email or password is incorrect");
       if (!user.emailVerifiedAt) {
