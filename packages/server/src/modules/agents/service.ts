@@ -37,9 +37,10 @@ export function createAgentsService(deps: AgentsDeps) {
   const { db, signals } = deps;
 
   async function launch(principal: Principal, orgId: string, projectId: string, body: LaunchBody, key: string | undefined) {
+    // Access first: a project the caller cannot see is a 404 whatever the body says (issue 9, tenant matrix).
+    await requireProject(db.read, principal, orgId, projectId, "agent.operate");
     if (!body.config && !body.profile) throw invalidRequest("give the config to launch with, or a profile whose current config to use");
     if (key) {
-      await requireProject(db.read, principal, orgId, projectId, "agent.operate");
       const existing = await store.findByIdempotencyKey(db.read, projectId, key);
       if (existing) return { created: false as const, agent: await store.withModel(db.read, existing) };
     }
