@@ -123,4 +123,34 @@ describe("crash recovery", () => {
     expect(modelCalls(provider)).toHaveLength(2);
     await node.stop();
   });
+
+  it("crashes mid-turn several times and loses or repeats no input: every one answered once, the timeline dense", { timeout: 120_000 }, async () => {
+    const provider = await startFakeProvider();
+    cleanups.push(() => provider.close());
+    const node = await startNode();
+    const { api } = node;
+    const project = await agentProject(api, provider.baseUrl);
+    // Each round makes the next model call hang, waits for it, and kills svc while it is in flight; after
+    // the last round the fake provider answers every call with "echo: <the input>".
+    provider.script({ hang: true });
+    const agentId = await launch(api, project, await createConfig(api, project, yamlConfig(project)), "input 0");
+    for (let i = 1; i <= 3; i++) {
+      const reply = await api.post(`${project.base}/agents/${agentId}/inputs`, { content_blocks: [{ type: "text", text: `input ${i}` }] }, { token: project.token });
+      expect(reply.status, reply.text).toBe(201);
+    }
+    for (let round = 1; round <= 3; round++) {
+      await providerRequests(provider, round);
+      if (round < 3) provider.script({ hang: true });
+      await node.crashAndRestart();
+    }
+
+    const list = await untilEvents(api, project, agentId, (e) => finalOutputs(e).length === 4);
+    expect(list.map((e) => e.sequence)).toEqual(list.map((_e, i) => i + 1));
+    const inputs = list.filter((e) => e.event_kind === "agent_input" && e.input_kind === "content").map((e) => e.content_blocks[0].text);
+    expect(inputs).toEqual(["input 0", "input 1", "input 2", "input 3"]);
+    expect(finalOutputs(list).map((e) => e.content_blocks[0].text)).toEqual(["echo: input 0", "echo: input 1", "echo: input 2", "echo: input 3"]);
+    const backlog = await api.get(`${project.base}/agents/${agentId}/inputs/backlog`, { token: project.token });
+    expect(backlog.body.data).toEqual([]);
+    await node.stop();
+  });
 });
