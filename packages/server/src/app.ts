@@ -5,6 +5,7 @@ import type { Database } from "./platform/db/index.js";
 import { API_PREFIX, createHttpApp, type HttpApp } from "./platform/http/app.js";
 import { AppError } from "./platform/errors.js";
 import { buildServices, type Services } from "./services.js";
+import type { Metrics } from "./platform/metrics.js";
 import { authRoutes, identityRoutes } from "./modules/identity/routes.js";
 import { orgRoutes } from "./modules/orgs/routes.js";
 import { configureAccessCache } from "./modules/orgs/access-cache.js";
@@ -66,6 +67,7 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
   });
 
   healthRoutes(http, db);
+  metricsRoutes(http, services.metrics);
   authRoutes(http, { identity, config });
   deviceLoginRoutes(http, { deviceLogin, config });
   http.addHook("onClose", async () => services.close());
@@ -87,12 +89,25 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
       agentConfigRoutes(api, { agentConfigs: createAgentConfigService({ db }) });
       agentProfileRoutes(api, { agentProfiles: createAgentProfileService({ db }) });
       toolCatalogRoutes(api);
-      timelineRoutes(api, { timeline: createTimelineService({ db }), streams: createEventStreams({ db, signals }) });
+      timelineRoutes(api, { timeline: createTimelineService({ db }), streams: createEventStreams({ db, signals, subscribers: services.metrics.streamSubscribers }) });
       api.get("/openapi.json", { config: { auth: "public" } }, async () => http.swagger());
     },
     { prefix: API_PREFIX },
   );
   return { http, services };
+}
+
+/** `GET /metrics` in Prometheus' text format, and every answered request counted by its route. */
+function metricsRoutes(http: HttpApp, metrics: Metrics) {
+  http.addHook("onResponse", async (request, reply) => {
+    const route = request.routeOptions.url ?? "unmatched";
+    metrics.httpRequests.inc({ method: request.method, route, status: String(reply.statusCode) });
+    metrics.httpDuration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+  });
+  http.get("/metrics", { config: { auth: "public" } }, async (_request, reply) => {
+    void reply.header("content-type", metrics.registry.contentType);
+    return metrics.registry.metrics();
+  });
 }
 
 function healthRoutes(http: HttpApp, db: Database) {

@@ -15,6 +15,7 @@ import { createModelsService, type ModelsService } from "./modules/models/servic
 import { createModelRunAccess, type ModelRunAccess } from "./modules/models/run-access.js";
 import { createArtifactsService, type ArtifactsService } from "./modules/artifacts/service.js";
 import { createAgentSignals, type AgentSignals } from "./runtime/signals.js";
+import { createMetrics, type Metrics } from "./platform/metrics.js";
 
 /**
  * The services every role shares: the HTTP app's routes, the worker and maintenance all use them.
@@ -33,6 +34,7 @@ export interface Services {
   runAccess: ModelRunAccess;
   artifacts: ArtifactsService;
   blobs: BlobStore;
+  metrics: Metrics;
   /** Releases what the services hold open (the SMTP transport); the database belongs to the caller. */
   close(): void;
 }
@@ -62,6 +64,7 @@ export function buildServices(config: Config, db: Database): Services {
     runAccess: createModelRunAccess({ credentials }),
     artifacts: createArtifactsService({ db, blobs }),
     blobs,
+    metrics: createMetrics(db),
     close: () => mailer?.close(),
   };
 }

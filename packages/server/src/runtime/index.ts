@@ -14,7 +14,7 @@ import { startWorker, type WorkerLog } from "./worker.js";
 const MAX_MCP_RESPONSE_BYTES = 64 * 1024 * 1024;
 
 /** Starts the agent loop's worker over the shared services; provider and MCP calls go through the SSRF guard. */
-export function startAgentWorker(options: { db: Database; services: Pick<Services, "signals" | "runAccess" | "artifacts" | "secrets">; config: Config; log: WorkerLog; models?: ModelClient }) {
+export function startAgentWorker(options: { db: Database; services: Pick<Services, "signals" | "runAccess" | "artifacts" | "secrets" | "metrics">; config: Config; log: WorkerLog; models?: ModelClient }) {
   const { db, services, config } = options;
   const guardedFetch = createGuardedFetch(config);
   const models = options.models ?? createModelClient({ fetch: guardedFetch });
@@ -32,12 +32,19 @@ export function startAgentWorker(options: { db: Database; services: Pick<Service
       mcp: { client: mcpClient, projectSecret: (tx, orgId, projectId, secretId) => services.secrets.resolvePayload(tx, orgId, projectId, secretId) },
       artifacts: services.artifacts,
     },
-    { concurrency: config.runtime.workerConcurrency, leaseSeconds: config.runtime.leaseSeconds, pollMs: config.runtime.pollMs },
+    { concurrency: config.runtime.workerConcurrency, leaseSeconds: config.runtime.leaseSeconds, pollMs: config.runtime.pollMs, metrics: services.metrics },
     options.log,
   );
 }
 
 /** The maintenance task that turns dead workers' claims into retries. */
-export function leaseReaper(db: Database, services: Pick<Services, "signals">) {
-  return { name: "expired-runtime-leases", run: () => reapExpiredLeases(db, services.signals) };
+export function leaseReaper(db: Database, services: Pick<Services, "signals" | "metrics">) {
+  return {
+    name: "expired-runtime-leases",
+    run: async () => {
+      const reaped = await reapExpiredLeases(db, services.signals);
+      services.metrics.leasesReaped.inc(reaped);
+      return reaped;
+    },
+  };
 }

@@ -1,5 +1,6 @@
 import { hostname } from "node:os";
 import { newUuid } from "../platform/ids.js";
+import type { Metrics } from "../platform/metrics.js";
 import { claimNext, type Step } from "./claim.js";
 import { runModelStep, type StepDeps } from "./model-step.js";
 import { renewLease } from "./store/lease.js";
@@ -11,6 +12,7 @@ export interface WorkerOptions {
   leaseSeconds: number;
   /** Upper bound on how long idle slots wait before one looks again when no hint arrives. */
   pollMs: number;
+  metrics?: Pick<Metrics, "steps" | "stepDuration" | "claimDuration">;
 }
 
 export interface WorkerLog {
@@ -67,7 +69,9 @@ export function startWorker(deps: StepDeps, options: WorkerOptions, log: WorkerL
     while (running) {
       let claim: Awaited<ReturnType<typeof claimNext>>;
       try {
+        const timer = options.metrics?.claimDuration.startTimer();
         claim = await deps.db.tx((tx) => claimNext(tx, deps.signals, { workerId, leaseSeconds: options.leaseSeconds }));
+        timer?.();
       } catch (err) {
         log.warn({ err }, "claiming work failed; retrying");
         await waitForWork();
@@ -89,15 +93,20 @@ export function startWorker(deps: StepDeps, options: WorkerOptions, log: WorkerL
     const controller = new AbortController();
     inFlight.set(step.agentId, controller);
     const renewal = setInterval(() => void renew(step, controller), (options.leaseSeconds * 1000) / 3);
+    const timer = options.metrics?.stepDuration.startTimer({ kind: step.kind });
+    let outcome = "done";
     try {
       if (step.kind === "model") await runModelStep(deps, step, controller.signal);
       else await runToolStep(deps, step, controller.signal);
     } catch (err) {
+      outcome = "error";
       // The lease runs out and maintenance turns the work into a retry; nothing is lost. The cached
       // conversation may be ahead of what was recorded, so it is read anew next time.
       deps.caches.conversations.forget(step.agentId);
       log.error({ err, agentId: step.agentId, step: step.kind }, "recording a step failed");
     } finally {
+      timer?.();
+      options.metrics?.steps.inc({ kind: step.kind, outcome });
       clearInterval(renewal);
       inFlight.delete(step.agentId);
     }

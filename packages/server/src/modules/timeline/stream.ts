@@ -37,6 +37,8 @@ export interface EventStreamsOptions {
   signals: AgentSignals;
   /** Quiet time after which a `: heartbeat` comment is sent; tests shorten it. */
   heartbeatMs?: number;
+  /** Counts the streams open in this process (a metrics gauge). */
+  subscribers?: { inc(): void; dec(): void };
 }
 
 export interface FollowOptions {
@@ -82,7 +84,9 @@ export function createEventStreams(options: EventStreamsOptions): EventStreams {
         throw new AppError("service_unavailable", "the event stream is temporarily unavailable", {}, err);
       }
       reply.hijack();
+      options.subscribers?.inc();
       const done = follower.run(followOptions.after).finally(() => {
+        options.subscribers?.dec();
         running.delete(follower);
         for (const stop of unsubscribe) stop();
       });

@@ -18,6 +18,7 @@ export async function openEmbedded(source: { client: PGlite }): Promise<Database
     write: db,
     tx: (work) => runTransaction(db, work),
     ping: async () => void (await db.execute(sql`select 1`)),
+    poolStats: () => ({ total: 1, idle: 0, waiting: 0 }),
     notifications: embeddedNotifications(client),
     close: () => client.close(),
   };

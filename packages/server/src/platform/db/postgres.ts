@@ -27,6 +27,7 @@ export function openPostgres(options: PostgresOptions): Database {
     write: db,
     tx: (work) => runTransaction(db, work),
     ping: async () => void (await db.execute(sql`select 1`)),
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     notifications: listener,
     close: async () => {
       await listener.close();

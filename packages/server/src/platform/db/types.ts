@@ -21,6 +21,8 @@ export interface Database {
    */
   readonly write: AppDb;
   ping(): Promise<void>;
+  /** Connections held and requests waiting for one (PGlite: one connection, always held). */
+  poolStats(): { total: number; idle: number; waiting: number };
   /** LISTEN/NOTIFY on this database, for the bus (`platform/bus.ts`); never use it for data. */
   readonly notifications: NotificationTransport;
   close(): Promise<void>;
