@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startFakeProvider, type FakeProvider } from "../../src/runtime/models/fake-provider/index.js";
+import { describe, expect, it } from "vitest";
 import { agentProject, yamlConfig } from "../support/agents.js";
 import { createConfig, launch } from "../support/agent-loop.js";
+import { useFakeProvider } from "../support/fake-provider.js";
 import { useTestServer } from "../support/server.js";
 import { countStatements } from "../support/statements.js";
 
@@ -11,11 +11,7 @@ import { countStatements } from "../support/statements.js";
  * second request of a burst runs only the append's own statements. No worker runs here.
  */
 const server = useTestServer();
-let provider: FakeProvider;
-beforeAll(async () => {
-  provider = await startFakeProvider();
-});
-afterAll(() => provider.close());
+const provider = useFakeProvider({ reset: false });
 
 /** Sends `request` twice (the first fills the caches) and counts the statements of the second. */
 async function costOfSecond(request: (label: string) => Promise<{ status: number; text: string }>, status: number) {

@@ -1,16 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startFakeProvider, type FakeProvider } from "../../src/runtime/models/fake-provider/index.js";
+import { describe, expect, it } from "vitest";
 import { agentProject, yamlConfig } from "../support/agents.js";
 import { createConfig, finalOutputs, launch, untilEvents } from "../support/agent-loop.js";
+import { useFakeProvider } from "../support/fake-provider.js";
 import { useTestServer } from "../support/server.js";
 
 /* `GET /metrics` (issue 9, item 4; docs/operations.md) after a real model step and with a stream open. */
 const server = useTestServer({}, { worker: true });
-let provider: FakeProvider;
-beforeAll(async () => {
-  provider = await startFakeProvider();
-});
-afterAll(() => provider.close());
+const provider = useFakeProvider({ reset: false });
 
 /** The value of the sample `name{labels}` (labels in the order Prometheus writes them), or undefined. */
 function sample(text: string, series: string): number | undefined {

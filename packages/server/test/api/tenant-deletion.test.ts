@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startFakeProvider, type FakeProvider } from "../../src/runtime/models/fake-provider/index.js";
+import { describe, expect, it } from "vitest";
 import { agentProject, yamlConfig, type AgentProject } from "../support/agents.js";
 import { createConfig, launch, send } from "../support/agent-loop.js";
+import { useFakeProvider } from "../support/fake-provider.js";
 import { useTestServer } from "../support/server.js";
 
 /*
@@ -10,11 +10,7 @@ import { useTestServer } from "../support/server.js";
  * nothing). No worker runs here, so the agents' inputs are still queued when the deletion comes.
  */
 const server = useTestServer();
-let provider: FakeProvider;
-beforeAll(async () => {
-  provider = await startFakeProvider();
-});
-afterAll(() => provider.close());
+const provider = useFakeProvider({ reset: false });
 
 /** A project whose agent has inputs attributed to the user and to an external actor, and a profile. */
 async function busyProject(): Promise<AgentProject & { agentId: string }> {

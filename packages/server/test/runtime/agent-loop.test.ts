@@ -1,5 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { startFakeProvider, type FakeProvider } from "../../src/runtime/models/fake-provider/index.js";
+import { describe, expect, it } from "vitest";
 import { agentProject, yamlConfig, type ApiFormat } from "../support/agents.js";
 import { createConfig, events, finalOutputs, launch, modelCalls, providerRequests, requestText, send, untilEvents } from "../support/agent-loop.js";
 
@@ -8,15 +7,11 @@ function lastUserText(body: { messages: Array<{ role: string; content: unknown }
   const content = body.messages.filter((m) => m.role === "user").at(-1)!.content;
   return typeof content === "string" ? content : (content as Array<{ text?: string }>).map((p) => p.text ?? "").join("");
 }
+import { useFakeProvider } from "../support/fake-provider.js";
 import { useTestServer } from "../support/server.js";
 
 const server = useTestServer({}, { worker: true });
-let provider: FakeProvider;
-beforeAll(async () => {
-  provider = await startFakeProvider();
-});
-afterAll(() => provider.close());
-beforeEach(() => provider.reset());
+const provider = useFakeProvider();
 
 describe.each<ApiFormat>(["openai-chat-completions", "openai-responses", "anthropic-messages"])("one turn over %s", (format) => {
   it("answers the opening message and records a dense timeline", async () => {

@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { startFakeProvider, type FakeProvider } from "../../src/runtime/models/fake-provider/index.js";
+import { describe, expect, it } from "vitest";
 import { decodeId } from "../../src/platform/ids.js";
 import { startAgentWorker } from "../../src/runtime/index.js";
 import { agentProject, yamlConfig, type AgentProject } from "../support/agents.js";
 import { createConfig, eventually, events, finalOutputs, launch, modelCalls, send } from "../support/agent-loop.js";
+import { useFakeProvider } from "../support/fake-provider.js";
 import { useTestServer } from "../support/server.js";
 import { countStatements, type StatementCount } from "../support/statements.js";
 
@@ -13,12 +13,7 @@ import { countStatements, type StatementCount } from "../support/statements.js";
  * with one slot and no polling, so every statement counted is the step's own.
  */
 const server = useTestServer({ SVC_WORKER_CONCURRENCY: "1", SVC_WORKER_POLL_MS: "60000" });
-let provider: FakeProvider;
-beforeAll(async () => {
-  provider = await startFakeProvider();
-});
-afterAll(() => provider.close());
-beforeEach(() => provider.reset());
+const provider = useFakeProvider();
 
 const quiet = { warn: () => {}, error: () => {} };
 

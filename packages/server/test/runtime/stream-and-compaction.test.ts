@@ -1,17 +1,12 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { startFakeProvider, type FakeProvider } from "../../src/runtime/models/fake-provider/index.js";
+import { describe, expect, it } from "vitest";
 import { agentProject, yamlConfig } from "../support/agents.js";
 import { createConfig, finalOutputs, launch, requestText, send, untilEvents } from "../support/agent-loop.js";
+import { useFakeProvider } from "../support/fake-provider.js";
 import { useTestServer } from "../support/server.js";
 import { SseStream, type SseFrame } from "../support/sse.js";
 
 const server = useTestServer({}, { worker: true });
-let provider: FakeProvider;
-beforeAll(async () => {
-  provider = await startFakeProvider();
-});
-afterAll(() => provider.close());
-beforeEach(() => provider.reset());
+const provider = useFakeProvider();
 
 describe("the live stream of a running agent", () => {
   it("streams deltas that share the model call context with the final output, tool-call updates, and resumes without gaps", async () => {

@@ -1,8 +1,8 @@
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { startFakeProvider, type FakeProvider } from "../../src/runtime/models/fake-provider/index.js";
+import { describe, expect, it } from "vitest";
 import { agentProject, yamlConfig } from "../support/agents.js";
 import { createConfig, finalOutputs, launch, send, untilEvents } from "../support/agent-loop.js";
+import { useFakeProvider } from "../support/fake-provider.js";
 import { useTestServer } from "../support/server.js";
 
 /*
@@ -12,12 +12,7 @@ import { useTestServer } from "../support/server.js";
  * at once. The lease here is the default 90 s, far longer than these tests wait.
  */
 const server = useTestServer({}, { worker: true });
-let provider: FakeProvider;
-beforeAll(async () => {
-  provider = await startFakeProvider();
-});
-afterAll(() => provider.close());
-beforeEach(() => provider.reset());
+const provider = useFakeProvider();
 
 const lookup = `tools:\n  lookup:\n    type: custom\n    description: Looks a thing up\n    permission:\n      mode: always_allow\n    input_schema:\n      type: object\n      properties:\n        q: { type: string }\n      required: [q]\n`;
 
