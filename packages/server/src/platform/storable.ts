@@ -4,9 +4,16 @@
  * passes through here before it is stored, so one odd character never fails a whole record; each one
  * becomes U+FFFD, which the stored event then shows.
  */
-const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+const UNPAIRED_SURROGATE = "[\\uD800-\\uDBFF](?![\\uDC00-\\uDFFF])|(?<![\\uD800-\\uDBFF])[\\uDC00-\\uDFFF]";
+const UNSTORABLE = new RegExp(`\\u0000|${UNPAIRED_SURROGATE}`, "g");
+const SURROGATE = new RegExp(UNPAIRED_SURROGATE);
 
-export const REPLACEMENT = "\uFFFD";
+const REPLACEMENT = "\uFFFD";
+
+/** Where the first unpaired surrogate of `text` is, or -1. */
+export function unpairedSurrogateAt(text: string): number {
+  return text.search(SURROGATE);
+}
 
 export function isStorableText(text: string): boolean {
   UNSTORABLE.lastIndex = 0;

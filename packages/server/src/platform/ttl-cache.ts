@@ -1,7 +1,8 @@
 import { performance } from "node:perf_hooks";
 
 /**
- * A small in-process cache with a time to live and a size cap (least recently used entries go first).
+ * A small in-process cache with a time to live (`Infinity` for entries that never go stale) and a size
+ * cap (least recently used entries go first).
  * It only ever saves work: every entry can be recomputed from the database, and nothing is written from it.
  *
  * Invalidation races are closed by a version: a reader notes `version()` before it queries the database,
@@ -55,6 +56,11 @@ export class TtlCache<K, V> {
     for (const [key, entry] of this.entries) {
       if (matches(entry.value, key)) this.entries.delete(key);
     }
+  }
+
+  /** Drops one entry that is no longer wanted (not a revocation: reads in flight may still store theirs). */
+  delete(key: K): void {
+    this.entries.delete(key);
   }
 
   clear(): void {

@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import { agentConfigs } from "../db/schema/index.js";
 import type { AppDb, Database } from "../platform/db/index.js";
 import type { ModelEndpoint, ModelRunAccess } from "../modules/models/run-access.js";
-import { Lru } from "../platform/lru.js";
+import { TtlCache } from "../platform/ttl-cache.js";
 import { ConversationLog, type MediaLoader } from "./context.js";
 import type { AgentDefinition } from "./definition.js";
 
@@ -13,13 +13,13 @@ import type { AgentDefinition } from "./definition.js";
 
 /** Compiled agent definitions by config id: config rows never change, so entries never go stale. */
 export class DefinitionCache {
-  private readonly entries = new Lru<string, AgentDefinition>(512);
+  private readonly entries = new TtlCache<string, AgentDefinition>(Number.POSITIVE_INFINITY, 512);
 
   async get(db: AppDb, configId: string): Promise<AgentDefinition> {
     const cached = this.entries.get(configId);
     if (cached) return cached;
     const [config] = await db.select({ definition: agentConfigs.compiledDefinition }).from(agentConfigs).where(eq(agentConfigs.id, configId));
-    this.entries.set(configId, config!.definition);
+    this.entries.set(configId, config!.definition, this.entries.version());
     return config!.definition;
   }
 }
@@ -30,14 +30,12 @@ export class DefinitionCache {
  * worker clears the cache on each, and whenever notifications may have been lost.
  */
 export class EndpointCache {
-  private readonly entries = new Lru<string, ModelEndpoint>(256);
-  /** Bumped on every invalidation: a read that started before one must not fill the cache. */
-  private generation = 0;
+  // A read that started before an invalidation does not fill the cache (the cache's version).
+  private readonly entries = new TtlCache<string, ModelEndpoint>(Number.POSITIVE_INFINITY, 256);
 
   constructor(private readonly access: ModelRunAccess) {}
 
   invalidate(): void {
-    this.generation += 1;
     this.entries.clear();
   }
 
@@ -45,16 +43,16 @@ export class EndpointCache {
     const key = `${orgId}:${projectId}:${model.configuredModelId}:${model.modelProviderConfigId}`;
     const cached = this.entries.get(key);
     if (cached) return cached;
-    const generation = this.generation;
+    const since = this.entries.version();
     const endpoint = await db.tx((tx) => this.access.endpointFor(tx, orgId, projectId, model));
-    if (!("refused" in endpoint) && generation === this.generation) this.entries.set(key, endpoint);
+    if (!("refused" in endpoint)) this.entries.set(key, endpoint, since);
     return endpoint;
   }
 }
 
 /** Per-agent conversation logs (context.ts): a step reads only the events after the last one a log holds. */
 export class ConversationCache {
-  private readonly logs = new Lru<string, ConversationLog>(256);
+  private readonly logs = new TtlCache<string, ConversationLog>(Number.POSITIVE_INFINITY, 256);
 
   constructor(private readonly media: MediaLoader) {}
 
@@ -63,21 +61,22 @@ export class ConversationCache {
     const cached = this.logs.get(agentId);
     if (cached && cached.through <= watermark && (await cached.catchUp(db, watermark, this.media))) return cached;
     const log = await ConversationLog.load(db, agentId, watermark, this.media);
-    this.logs.set(agentId, log);
+    this.logs.set(agentId, log, this.logs.version());
     return log;
   }
 
-  /** The log to extend with what a step just wrote, if this worker holds one. */
-  peek(agentId: string): ConversationLog | undefined {
-    return this.logs.get(agentId);
+  /** Inputs the step's claim admitted, added to the agent's log when it directly follows what the log holds. */
+  async appendAdmitted(agentId: string, inputs: Array<{ sequence: number; contentBlocks: unknown[] }>): Promise<void> {
+    await this.logs.get(agentId)?.appendInputs(inputs, this.media);
+  }
+
+  /** The output the step recorded, likewise. */
+  appendRecorded(agentId: string, ...output: Parameters<ConversationLog["appendOutput"]>): void {
+    this.logs.get(agentId)?.appendOutput(...output);
   }
 
   forget(agentId: string): void {
     this.logs.delete(agentId);
-  }
-
-  get mediaLoader(): MediaLoader {
-    return this.media;
   }
 }
 

@@ -28,12 +28,13 @@ export interface Claim {
   moreReady: boolean;
 }
 
-/** What the turn needs next, decided without a transaction's help. */
-type Decision =
-  | { kind: "start"; turnId: string | null; admit: WaitingInput[]; operation: "normal" | "compaction"; attempt: number }
-  | { kind: "retry_later"; at: Date }
-  | { kind: "tool_work" }
-  | { kind: "idle" };
+type StartCall = { kind: "start"; turnId: string | null; admit: WaitingInput[]; operation: "normal" | "compaction"; attempt: number };
+
+/** What the claim does for a turn whose calls are all completed. */
+type Decision = StartCall | { kind: "retry_later"; at: Date } | { kind: "idle" };
+
+/** The model work a turn asks for by itself, inputs aside. */
+type ModelWork = StartCall | { kind: "retry_later"; at: Date } | { kind: "running" } | { kind: "none" };
 
 /**
  * One claim (design brief §3.1), in the caller's transaction: lock a ready agent, read its turn in one
@@ -45,30 +46,32 @@ export async function claimNext(tx: Tx, signals: AgentSignals, options: ClaimOpt
   const claimed = await lockReadyAgent(tx);
   if (!claimed) return undefined;
   const { agent, moreReady } = claimed;
-  const decision = decide(await readTurnSummary(tx, agent.id));
-  if (decision.kind === "start") {
-    const started = await startModelCall(tx, { agent, ...options, ...decision });
-    return { moreReady, step: { kind: "model", agentId: agent.id, orgId: agent.orgId, projectId: agent.projectId, ...started } };
-  }
-  if (decision.kind === "retry_later") await scheduleWakeup(tx, agent.id, decision.at, "model_retry_wait");
-  if (decision.kind === "idle") await clearWakeup(tx, agent.id);
-  if (decision.kind !== "tool_work") return { moreReady, step: null };
-  return { moreReady, step: (await decideWithToolWork(tx, signals, agent, options)) ?? null };
+  const summary = await readTurnSummary(tx, agent.id);
+  const step = summary.callsOpen ? await decideWithToolWork(tx, signals, agent, options) : await carryOut(tx, agent, decide(summary), options);
+  return { moreReady, step: step ?? null };
 }
 
-/** The frontier (frontier.ts) over the turn summary, for a turn whose tool calls are all completed. */
-function decide(summary: TurnSummary): Decision {
-  if (summary.callsOpen) return { kind: "tool_work" };
-  const fresh = (admit: WaitingInput[]): Decision => ({ kind: "start", turnId: null, admit, operation: "normal", attempt: 1 });
-  if (summary.steering.length > 0) return fresh(summary.steering);
+/** The model work the latest turn's own state asks for (frontier.ts's rules over the summary). */
+function modelWork(summary: TurnSummary): ModelWork {
   const { last, turnId } = summary;
-  if (turnId && last?.state === "started") return { kind: "idle" };
-  if (turnId && last?.state === "failed" && last.recoveryKind === "retry") {
+  if (!turnId) return { kind: "none" };
+  if (last?.state === "started") return { kind: "running" };
+  if (last?.state === "failed" && last.recoveryKind === "retry") {
     if (!last.retryDue) return { kind: "retry_later", at: last.retryAt! };
     return { kind: "start", turnId, admit: [], operation: last.operation, attempt: last.attempt + 1 };
   }
-  if (turnId && last?.state === "failed" && last.recoveryKind === "compact") return { kind: "start", turnId, admit: [], operation: "compaction", attempt: 1 };
-  if (turnId && summary.latestPromptSequence > summary.seen) return { kind: "start", turnId, admit: [], operation: "normal", attempt: 1 };
+  if (last?.state === "failed" && last.recoveryKind === "compact") return { kind: "start", turnId, admit: [], operation: "compaction", attempt: 1 };
+  if (summary.latestPromptSequence > summary.seen) return { kind: "start", turnId, admit: [], operation: "normal", attempt: 1 };
+  return { kind: "none" };
+}
+
+/** What a turn whose tool calls are all completed does next: steering first, then its own work, then the backlog. */
+function decide(summary: TurnSummary): Decision {
+  const fresh = (admit: WaitingInput[]): Decision => ({ kind: "start", turnId: null, admit, operation: "normal", attempt: 1 });
+  if (summary.steering.length > 0) return fresh(summary.steering);
+  const work = modelWork(summary);
+  if (work.kind === "running") return { kind: "idle" };
+  if (work.kind !== "none") return work;
   return summary.queued ? fresh([summary.queued]) : { kind: "idle" };
 }
 
@@ -77,11 +80,18 @@ function decide(summary: TurnSummary): Decision {
  * unanswered), so what arrives next opens a new turn.
  */
 export function turnIsSettled(summary: TurnSummary): boolean {
-  const { turnId, last } = summary;
-  if (!turnId) return true;
-  if (summary.callsOpen || last?.state === "started") return false;
-  if (last?.state === "failed" && (last.recoveryKind === "retry" || last.recoveryKind === "compact")) return false;
-  return summary.latestPromptSequence <= summary.seen;
+  return !summary.turnId || (!summary.callsOpen && modelWork(summary).kind === "none");
+}
+
+/** Starts the decided model call, or leaves the wakeup for a retry's time, or consumes it. */
+async function carryOut(tx: Tx, agent: AgentRow, decision: Decision, options: ClaimOptions): Promise<ModelStep | undefined> {
+  if (decision.kind === "start") {
+    const started = await startModelCall(tx, { agent, ...options, ...decision });
+    return { kind: "model", agentId: agent.id, orgId: agent.orgId, projectId: agent.projectId, ...started };
+  }
+  if (decision.kind === "retry_later") await scheduleWakeup(tx, agent.id, decision.at, "model_retry_wait");
+  else await clearWakeup(tx, agent.id);
+  return undefined;
 }
 
 /** The general frontier, for a turn with unfinished tool calls: tool work first, then whatever follows it. */
@@ -98,14 +108,7 @@ async function decideWithToolWork(tx: Tx, signals: AgentSignals, agent: AgentRow
     return undefined;
   }
   // The tool work completed the batch: the turn goes on as any turn whose calls are done.
-  const decision = decide(await readTurnSummary(tx, agent.id));
-  if (decision.kind === "start") {
-    const started = await startModelCall(tx, { agent, ...options, ...decision });
-    return { kind: "model", agentId: agent.id, orgId: agent.orgId, projectId: agent.projectId, ...started };
-  }
-  if (decision.kind === "retry_later") await scheduleWakeup(tx, agent.id, decision.at, "model_retry_wait");
-  else await clearWakeup(tx, agent.id);
-  return undefined;
+  return carryOut(tx, agent, decide(await readTurnSummary(tx, agent.id)), options);
 }
 
 async function startToolStep(tx: Tx, signals: AgentSignals, agent: AgentRow, calls: ToolCallRow[], options: ClaimOptions): Promise<ToolStep> {

@@ -111,10 +111,9 @@ export class ConversationLog {
     return true;
   }
 
-  /** Inputs the claim admitted at `sequence`s right after `through`; false when the log has a gap before them. */
-  async appendInputs(inputs: Array<{ sequence: number; contentBlocks: unknown[] }>, media: MediaLoader): Promise<boolean> {
-    if (inputs.length === 0) return true;
-    if (inputs[0]!.sequence !== this.through + 1) return false;
+  /** Inputs the claim admitted at `sequence`s right after `through`; nothing when the log has a gap before them (a later catch-up reads them). */
+  async appendInputs(inputs: Array<{ sequence: number; contentBlocks: unknown[] }>, media: MediaLoader): Promise<void> {
+    if (inputs.length === 0 || inputs[0]!.sequence !== this.through + 1) return;
     const added: Entry[] = [];
     for (const input of inputs) {
       const message = await inputMessage({ inputKind: "content", contentBlocks: input.contentBlocks }, input.sequence, (id) => media(this.agentId, id));
@@ -122,7 +121,6 @@ export class ConversationLog {
     }
     this.entries.push(...added);
     this.through = inputs.at(-1)!.sequence;
-    return true;
   }
 
   /** The output the step recorded at `sequence`, when it directly follows what the log holds. */

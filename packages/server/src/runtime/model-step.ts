@@ -3,7 +3,7 @@ import { agentRuntimeLocks, contextCheckpoints, modelCallContexts } from "../db/
 import { dbNow } from "../db/schema/columns.js";
 import type { Database, Tx } from "../platform/db/index.js";
 import { encodeId, newUuid } from "../platform/ids.js";
-import { storable, storableText } from "../platform/storable.js";
+import { storableText } from "../platform/storable.js";
 import { appendEvent, lockAgent, type AgentRow } from "./store/journal.js";
 import type { StepCaches } from "./caches.js";
 import { planCompaction, SUMMARY_INSTRUCTION, summaryRequestMessage } from "./compaction.js";
@@ -71,7 +71,7 @@ export async function runModelStep(deps: StepDeps, step: ModelStep, signal: Abor
     await recordUnstorable(deps, step, err);
     throw err;
   }
-  if (event && reply) deps.caches.conversations.peek(step.agentId)?.appendOutput(event.sequence, outputFacts(reply), reply.calls);
+  if (event && reply) deps.caches.conversations.appendRecorded(step.agentId, event.sequence, outputFacts(reply), reply.calls);
 }
 
 /**
@@ -104,7 +104,7 @@ async function callModel(deps: StepDeps, step: ModelStep, signal: AbortSignal): 
   const definition = await caches.definitions.get(deps.db.read, context.agentConfigId);
   const endpoint = await caches.endpoints.get(deps.db, step.orgId, step.projectId, definition.model);
   if ("refused" in endpoint) return { kind: "failure", failure: { kind: "configuration", message: endpoint.refused, retryable: false } };
-  await caches.conversations.peek(step.agentId)?.appendInputs(step.admitted, caches.conversations.mediaLoader);
+  await caches.conversations.appendAdmitted(step.agentId, step.admitted);
   const log = await caches.conversations.upTo(deps.db.read, step.agentId, context.inputEventSequence);
   const conversation = log.conversation(definition.model);
   const usable = definition.model.contextWindowTokens - definition.model.maxOutputTokens;
@@ -125,7 +125,7 @@ async function callModel(deps: StepDeps, step: ModelStep, signal: AbortSignal): 
     const plan = planCompaction(conversation, usable);
     if (!plan) return { kind: "failure", failure: { kind: "context_window", message: "the conversation no longer fits the model's context window and nothing more can be summarized", retryable: false } };
     const messages: ModelMessage[] = [...conversationMessages({ checkpoint: conversation.checkpoint, items: plan.summarized }), summaryRequestMessage()];
-    const result = storable(await deps.models.stream({ ...base, system: SUMMARY_INSTRUCTION, messages, tools: [] }, () => {}));
+    const result = await deps.models.stream({ ...base, system: SUMMARY_INSTRUCTION, messages, tools: [] }, () => {});
     const summary = result.parts.flatMap((p) => (p.type === "text" ? [p.text] : [])).join("\n").trim();
     if (!summary) return { kind: "failure", failure: { kind: "invalid_response", message: "the summary came back empty", retryable: true } };
     return { kind: "checkpoint", summary, through: plan.through };
@@ -144,8 +144,7 @@ async function callModel(deps: StepDeps, step: ModelStep, signal: AbortSignal): 
     sourceSequence: context.inputEventSequence,
   });
   try {
-    // The provider's answer is made storable here, the one place it enters svc (issue 9, F2).
-    const result = storable(await deps.models.stream({ ...base, system, messages, tools }, (delta) => publisher.push(delta)));
+    const result = await deps.models.stream({ ...base, system, messages, tools }, (delta) => publisher.push(delta));
     publisher.stop(result);
     return { kind: "result", result, definition, tools: offered, toolCallIds: publisher.toolCallIds, deltas: publisher.drain() };
   } catch (err) {
@@ -163,8 +162,7 @@ function interrupted(signal: AbortSignal): Failure {
 
 function asFailure(err: unknown): Failure {
   if (err instanceof ModelError) {
-    const message = storableText(err.message);
-    return { kind: err.kind, message, retryable: err.retryable, ...(err.retryAfterMs !== undefined ? { retryAfterMs: err.retryAfterMs } : {}) };
+    return { kind: err.kind, message: err.message, retryable: err.retryable, ...(err.retryAfterMs !== undefined ? { retryAfterMs: err.retryAfterMs } : {}) };
   }
   return { kind: "runtime", message: storableText(`the model call failed inside svc: ${(err as Error)?.message ?? String(err)}`), retryable: true };
 }

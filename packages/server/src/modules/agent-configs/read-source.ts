@@ -1,4 +1,5 @@
 import { sha256Tagged } from "../../platform/json.js";
+import { unpairedSurrogateAt } from "../../platform/storable.js";
 import { TtlCache } from "../../platform/ttl-cache.js";
 import { COMPILER_VERSION } from "./compile.js";
 import { readConfigDocument, type ConfigDocument } from "./document.js";
@@ -22,7 +23,6 @@ export interface ReadSource {
  * issues are not kept: they are refused anyway, and a refusal is cheap to repeat.
  */
 const MEMO_ENTRIES = 128;
-const UNPAIRED_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const memo = new TtlCache<string, ReadSource>(Number.POSITIVE_INFINITY, MEMO_ENTRIES);
 
 /** Parses and reads `source`: syntax errors throw at once; document issues are added to `issues`. */
@@ -34,7 +34,7 @@ export function readSource(source: string, sourceFormat: SourceFormat, issues: C
   // PostgreSQL text cannot hold NUL; refuse it with a position rather than fail the insert.
   const nul = source.indexOf("\u0000");
   if (nul !== -1) throw syntaxIssues(source, [{ message: "the source must not contain NUL characters", offset: nul }]);
-  const surrogate = source.search(UNPAIRED_SURROGATE);
+  const surrogate = unpairedSurrogateAt(source);
   if (surrogate !== -1) throw syntaxIssues(source, [{ message: "the source must not contain unpaired UTF-16 surrogates", offset: surrogate }]);
   const parsed = parseSource(source, sourceFormat);
   if (!parsed.ok) throw syntaxIssues(source, parsed.problems);

@@ -5,7 +5,7 @@ import { newUuid } from "../../platform/ids.js";
 import { findProjectModel } from "../models/project-models.js";
 import { requireProject } from "../orgs/access.js";
 import { canonicalJson, sha256Tagged } from "../../platform/json.js";
-import { Lru } from "../../platform/lru.js";
+import { TtlCache } from "../../platform/ttl-cache.js";
 import { buildDefinition, COMPILER_VERSION } from "./compile.js";
 import { ConfigIssues } from "./issues.js";
 import type { McpServerChoice } from "./mcp-section.js";
@@ -105,7 +105,7 @@ export async function compileConfig(
  * Config rows never change once written, so a row found by its identity is kept for the next compile of
  * the same definition (agents are relaunched and reconfigured with the same few configs).
  */
-const knownConfigs = new Lru<string, store.AgentConfigRow>(1024);
+const knownConfigs = new TtlCache<string, store.AgentConfigRow>(Number.POSITIVE_INFINITY, 1024);
 
 const identityKey = (identity: store.ConfigIdentity) =>
   `${identity.projectId}\u0000${identity.effectiveDefinitionHash}\u0000${identity.sourceFormat}\u0000${identity.sourceHash}`;
@@ -120,7 +120,7 @@ async function findByIdentity(tx: Tx, identity: store.ConfigIdentity): Promise<s
 
 /** Only once the transaction commits: a row a rolled-back transaction wrote must not be found later. */
 function remember(tx: Tx, identity: store.ConfigIdentity, row: store.AgentConfigRow): void {
-  tx.afterCommit(() => knownConfigs.set(identityKey(identity), row));
+  tx.afterCommit(() => knownConfigs.set(identityKey(identity), row, knownConfigs.version()));
 }
 
 async function checkMcpSecrets(tx: Tx, orgId: string, projectId: string, servers: readonly McpServerChoice[], issues: ConfigIssues): Promise<void> {
