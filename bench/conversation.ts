@@ -9,7 +9,7 @@ import { agentEvents, modelCallContexts, modelOutputs } from "../packages/server
 import { dbNow } from "../packages/server/src/db/schema/columns.js";
 import { decodeId, newUuid } from "../packages/server/src/platform/ids.js";
 import { CONTENT_SCOPE } from "../packages/server/src/modules/inputs/service.js";
-import { edgeRank, insertInput, markResolved, RANK_STRIDE } from "../packages/server/src/runtime/store/inputs.js";
+import { insertInput, markResolved, RANK_STRIDE } from "../packages/server/src/runtime/store/inputs.js";
 import { appendEvent, lockAgent, openTurn } from "../packages/server/src/runtime/store/journal.js";
 import type { FakeProvider } from "../packages/server/src/runtime/models/fake-provider/index.js";
 import { clearWakeup, markWakeup } from "../packages/server/src/runtime/wakeups.js";
@@ -103,11 +103,11 @@ async function fillConversation(server: BenchServer, project: Project, size: num
 async function queueQuietly(server: BenchServer, agentId: string, count: number): Promise<void> {
   await server.db.tx(async (tx) => {
     const agent = (await lockAgent(tx, agentId))!;
-    const back = await edgeRank(tx, agentId, "queued", "back");
+    // Nothing waits when this runs (every input so far was answered), so ranks start at 0.
     for (let i = 0; i < count; i++) {
       await insertInput(tx, {
         orgId: agent.orgId, agentId, inputKind: "content", deliveryMode: "queued", idempotencyScope: CONTENT_SCOPE,
-        requestDigest: "bench", contentBlocks: [{ type: "text", text: `next question ${i}` }], inputRank: back + i * RANK_STRIDE,
+        requestDigest: "bench", contentBlocks: [{ type: "text", text: `next question ${i}` }], inputRank: i * RANK_STRIDE,
       });
     }
   });

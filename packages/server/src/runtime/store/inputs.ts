@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, max, min, sql, type SQL } from "drizzle-orm";
+import { and, asc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import { agentInputs } from "../../db/schema/index.js";
 import { dbNow, epochMs } from "../../db/schema/columns.js";
 import { rawRows, type AppDb, type Tx } from "../../platform/db/index.js";
@@ -134,16 +134,6 @@ const waiting = (agentId: string, mode?: DeliveryMode): SQL =>
     eq(agentInputs.inputKind, "content"),
     mode ? eq(agentInputs.deliveryMode, mode) : undefined,
   )!;
-
-/** The rank that puts an input last (or first) in its backlog group. */
-export async function edgeRank(tx: Db, agentId: string, mode: DeliveryMode, edge: "front" | "back"): Promise<number> {
-  const [row] = await tx
-    .select({ low: min(agentInputs.inputRank), high: max(agentInputs.inputRank) })
-    .from(agentInputs)
-    .where(waiting(agentId, mode));
-  if (row?.low === null || row?.low === undefined || row.high === null) return 0;
-  return edge === "back" ? Number(row.high) + RANK_STRIDE : Number(row.low) - RANK_STRIDE;
-}
 
 /** A group's waiting inputs in backlog order. */
 export async function group(tx: Db, agentId: string, mode: DeliveryMode): Promise<InputRow[]> {
