@@ -2,11 +2,10 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
-import { PGlite } from "@electric-sql/pglite";
 import { afterAll, beforeAll, inject } from "vitest";
 import { buildApp, type App } from "../../src/app.js";
 import { loadConfig, type Config } from "../../src/config.js";
-import { openEmbedded, openPostgres, type Database } from "../../src/platform/db/index.js";
+import { EmbeddedWorkerClient, openEmbedded, openPostgres, type Database, type EmbeddedClient } from "../../src/platform/db/index.js";
 import { adminQuery, withDatabase } from "./global-setup.js";
 import { ApiClient } from "./client.js";
 import { startMaintenance } from "../../src/maintenance.js";
@@ -26,8 +25,8 @@ export interface TestServer {
   url: string;
   config: Config;
   db: Database;
-  /** The PGlite instance behind `db` on the embedded database, for counting its statements. */
-  pglite: PGlite | undefined;
+  /** The client of the embedded database's worker behind `db`, for counting its statements. */
+  pglite: EmbeddedClient | undefined;
   app: App;
   api: ApiClient;
   close(): Promise<void>;
@@ -117,7 +116,7 @@ export function useTestServer(env: Record<string, string> = {}, options: TestSer
   };
 }
 
-async function cloneDatabase(): Promise<{ db: Database; drop: () => Promise<void>; databaseUrl?: string; pglite?: PGlite }> {
+async function cloneDatabase(): Promise<{ db: Database; drop: () => Promise<void>; databaseUrl?: string; pglite?: EmbeddedClient }> {
   const url = process.env["DATABASE_URL"];
   if (url) {
     const name = `svc_t_${inject("runId")}_${randomBytes(4).toString("hex")}`;
@@ -125,7 +124,7 @@ async function cloneDatabase(): Promise<{ db: Database; drop: () => Promise<void
     const db = openPostgres({ url: withDatabase(url, name), maxConnections: 5 });
     return { db, databaseUrl: withDatabase(url, name), drop: () => adminQuery(url, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).then(() => undefined) };
   }
-  const dump = new Blob([readFileSync(inject("embeddedTemplate"))]);
-  const client = await PGlite.create({ loadDataDir: dump });
+  // The embedded database in its worker thread, as `svc serve` runs it, started from the migrated template.
+  const client = await EmbeddedWorkerClient.start({ loadDataDir: readFileSync(inject("embeddedTemplate")), migrate: false });
   return { db: await openEmbedded({ client }), drop: async () => {}, pglite: client };
 }

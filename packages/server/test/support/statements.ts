@@ -1,4 +1,4 @@
-import type { PGlite } from "@electric-sql/pglite";
+import type { EmbeddedClient } from "../../src/platform/db/index.js";
 import pg from "pg";
 
 /*
@@ -83,10 +83,10 @@ function patchPg(): void {
   };
 }
 
-const patchedPglite = new WeakMap<PGlite, Set<Tally>>();
+const patchedPglite = new WeakMap<EmbeddedClient, Set<Tally>>();
 
-/** PGlite: the instance's own query and transaction entry points (drizzle uses both). */
-function patchPglite(db: PGlite): Set<Tally> {
+/** The embedded database: its client's query and transaction entry points (drizzle uses both). */
+function patchPglite(db: EmbeddedClient): Set<Tally> {
   let listeners = patchedPglite.get(db);
   if (listeners) return listeners;
   const own = new Set<Tally>();
@@ -101,15 +101,15 @@ function patchPglite(db: PGlite): Set<Tally> {
     afterResult(returned, tallied);
     return returned;
   };
-  db.query = ((...args: Parameters<PGlite["query"]>) => counted(args[0], () => query(...args))) as PGlite["query"];
-  db.transaction = ((work: Parameters<PGlite["transaction"]>[0]) => {
+  db.query = ((...args: Parameters<EmbeddedClient["query"]>) => counted(args[0], () => query(...args))) as EmbeddedClient["query"];
+  db.transaction = ((work: Parameters<EmbeddedClient["transaction"]>[0]) => {
     report("begin");
     return transaction((tx) => {
       const inner = tx.query.bind(tx);
       tx.query = ((...args: Parameters<typeof tx.query>) => counted(args[0], () => inner(...args))) as typeof tx.query;
       return work(tx);
     });
-  }) as PGlite["transaction"];
+  }) as EmbeddedClient["transaction"];
   return own;
 }
 
@@ -118,7 +118,7 @@ function patchPglite(db: PGlite): Set<Tally> {
  * else the PostgreSQL database named in `databaseUrl`); the returned function reads the count so far
  * and stops counting.
  */
-export function countStatements(server: { pglite: PGlite | undefined; databaseUrl: string | undefined }): () => StatementCount {
+export function countStatements(server: { pglite: EmbeddedClient | undefined; databaseUrl: string | undefined }): () => StatementCount {
   const total: StatementCount = { statements: 0, transactions: 0, rows: 0 };
   const tally = tallyOf(total);
   if (server.pglite) {

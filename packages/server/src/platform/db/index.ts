@@ -7,3 +7,4 @@ export { migrateEmbedded, migratePostgres } from "./migrate.js";
 export { isForeignKeyViolation, isUniqueViolation } from "./pg-errors.js";
 export { rawRows, rawCount } from "./raw.js";
 export { analyzeEmbedded, embeddedAnalyzeTask } from "./analyze.js";
+export { EmbeddedWorkerClient, type EmbeddedClient } from "./embedded-worker/client.js";

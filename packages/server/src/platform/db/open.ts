@@ -1,9 +1,9 @@
 import { mkdirSync } from "node:fs";
-import { PGlite } from "@electric-sql/pglite";
 import type { Config } from "../../config.js";
 import { lockDataDir } from "./data-dir-lock.js";
 import { openEmbedded } from "./embedded.js";
-import { migrateEmbedded, migratePostgres } from "./migrate.js";
+import { migratePostgres } from "./migrate.js";
+import { EmbeddedWorkerClient } from "./embedded-worker/client.js";
 import { openPostgres } from "./postgres.js";
 import type { Database } from "./types.js";
 
@@ -16,8 +16,7 @@ export async function openDatabase(config: Config, options: { migrate: boolean }
   mkdirSync(config.dataDir, { recursive: true });
   const release = lockDataDir(config.dataDir);
   try {
-    const client = await PGlite.create({ dataDir: `${config.dataDir}/pgdata` });
-    if (options.migrate) await migrateEmbedded(client);
+    const client = await EmbeddedWorkerClient.start({ dataDir: `${config.dataDir}/pgdata`, migrate: options.migrate });
     const db = await openEmbedded({ client });
     return {
       ...db,

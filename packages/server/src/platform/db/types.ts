@@ -23,6 +23,11 @@ export interface Database {
   ping(): Promise<void>;
   /** Connections held and requests waiting for one (PGlite: one connection, always held). */
   poolStats(): { total: number; idle: number; waiting: number };
+  /**
+   * Embedded only: a consistent SQL dump of the whole database (PGlite's pg_dump), taken while svc runs
+   * (`svc backup`). A PostgreSQL server has its own tools for this.
+   */
+  dump?(): Promise<string>;
   /** LISTEN/NOTIFY on this database, for the bus (`platform/bus.ts`); never use it for data. */
   readonly notifications: NotificationTransport;
   close(): Promise<void>;

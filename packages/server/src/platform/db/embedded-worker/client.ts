@@ -1,0 +1,145 @@
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
+import type { Results, Transaction } from "@electric-sql/pglite";
+import type { HostOptions, Reply, Request, RowMode, WireError } from "./protocol.js";
+
+/** What svc (and drizzle's PGlite driver) asks of an embedded database; a PGlite instance has it too. */
+export interface EmbeddedClient {
+  query<T>(sql: string, params?: unknown[], options?: { rowMode?: RowMode }): Promise<Results<T>>;
+  transaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T>;
+  listen(channel: string, deliver: (payload: string) => void): Promise<() => Promise<void>>;
+  /** A consistent SQL dump of the whole database (only the worker's client can take one while serving). */
+  dump?(): Promise<string>;
+  close(): Promise<void>;
+}
+
+type Op = Request extends infer R ? (R extends { id: number } ? Omit<R, "id"> : never) : never;
+
+/** A database error from the worker, shaped like the driver's own (`code`, `constraint`, … as properties). */
+export class EmbeddedDatabaseError extends Error {
+  constructor(wire: WireError) {
+    super(wire.message);
+    this.name = "DatabaseError";
+    Object.assign(this, wire.fields);
+  }
+}
+
+/**
+ * The embedded database, run in a worker thread (`host.ts`) and reached by messages, so PostgreSQL's
+ * WebAssembly never runs on the thread that answers HTTP. Each call is one round trip; a transaction is
+ * held open in the worker between `begin` and `end`, and its statements name it.
+ */
+export class EmbeddedWorkerClient implements EmbeddedClient {
+  private readonly pending = new Map<number, { resolve(value: unknown): void; reject(err: Error): void }>();
+  private readonly listeners = new Map<string, Set<(payload: string) => void>>();
+  private nextId = 1;
+  private failure: Error | undefined;
+
+  private constructor(private readonly worker: Worker) {
+    worker.on("message", (reply: Reply) => this.receive(reply));
+    worker.on("error", (err) => this.fail(err));
+    worker.on("exit", (code) => this.fail(new Error(`the embedded database's worker exited (code ${code})`)));
+  }
+
+  /** Starts the worker and waits until it has opened (and, if asked, migrated) the database. */
+  static async start(options: HostOptions): Promise<EmbeddedWorkerClient> {
+    const worker = hostWorker(options);
+    const client = new EmbeddedWorkerClient(worker);
+    await new Promise<unknown>((resolve, reject) => client.pending.set(0, { resolve, reject }));
+    return client;
+  }
+
+  query<T>(sql: string, params: unknown[] = [], options: { rowMode?: RowMode } = {}): Promise<Results<T>> {
+    return this.call({ op: "query", sql, params, rowMode: options.rowMode ?? "object" }) as Promise<Results<T>>;
+  }
+
+  async transaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T> {
+    const tx = (await this.call({ op: "begin" })) as number;
+    let result: T;
+    try {
+      result = await work(this.transactionHandle(tx));
+    } catch (err) {
+      await this.call({ op: "end", tx, commit: false });
+      throw err;
+    }
+    await this.call({ op: "end", tx, commit: true });
+    return result;
+  }
+
+  async listen(channel: string, deliver: (payload: string) => void): Promise<() => Promise<void>> {
+    let delivers = this.listeners.get(channel);
+    if (!delivers) {
+      delivers = new Set();
+      this.listeners.set(channel, delivers);
+      await this.call({ op: "listen", channel });
+    }
+    delivers.add(deliver);
+    return async () => {
+      delivers.delete(deliver);
+      if (delivers.size > 0 || this.listeners.get(channel) !== delivers) return;
+      this.listeners.delete(channel);
+      await this.call({ op: "unlisten", channel });
+    };
+  }
+
+  async dump(): Promise<string> {
+    return (await this.call({ op: "dump" })) as string;
+  }
+
+  async close(): Promise<void> {
+    if (!this.failure) await this.call({ op: "close" });
+    this.failure ??= new Error("the embedded database is closed");
+    await this.worker.terminate();
+  }
+
+  /** Only what drizzle's PGlite driver uses inside a transaction; savepoints are statements like any other. */
+  private transactionHandle(tx: number): Transaction {
+    const handle: Pick<Transaction, "query" | "exec"> = {
+      query: (sql, params = [], options) => this.call({ op: "query", sql, params, rowMode: options?.rowMode ?? "object", tx }) as Promise<never>,
+      exec: (sql) => this.call({ op: "exec", sql, tx }) as Promise<Results[]>,
+    };
+    return handle as Transaction;
+  }
+
+  private call(op: Op): Promise<unknown> {
+    if (this.failure) return Promise.reject(this.failure);
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage({ ...op, id });
+    });
+  }
+
+  private receive(reply: Reply): void {
+    if ("notification" in reply) {
+      const { channel, payload } = reply.notification;
+      for (const deliver of this.listeners.get(channel) ?? []) deliver(payload);
+      return;
+    }
+    const waiting = this.pending.get(reply.id);
+    this.pending.delete(reply.id);
+    if (reply.ok) waiting?.resolve(reply.value);
+    else waiting?.reject(new EmbeddedDatabaseError(reply.error));
+  }
+
+  /** The worker is gone: every call waiting for it fails now, and every later one at once. */
+  private fail(err: Error): void {
+    this.failure ??= err;
+    for (const waiting of this.pending.values()) waiting.reject(this.failure);
+    this.pending.clear();
+  }
+}
+
+/**
+ * Built code runs host.js. Run from source (tests, `tsx`), the worker must first register tsx's loader
+ * in its own thread: Node 20 does not carry `--import` hooks into worker threads.
+ */
+function hostWorker(options: HostOptions): Worker {
+  const built = new URL("./host.js", import.meta.url);
+  if (existsSync(fileURLToPath(built))) return new Worker(built, { workerData: options });
+  const tsx = import.meta.resolve("tsx/esm/api");
+  const source = new URL("./host.ts", import.meta.url).href;
+  const bootstrap = `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(source)}); })`;
+  return new Worker(bootstrap, { eval: true, workerData: options });
+}

@@ -1,0 +1,173 @@
+import { parentPort, workerData } from "node:worker_threads";
+import { PGlite, types, type Transaction } from "@electric-sql/pglite";
+import { pgDump } from "@electric-sql/pglite-tools/pg_dump";
+import { migrateEmbedded } from "../migrate.js";
+import { Gate } from "./gate.js";
+import { ERROR_FIELDS, type HostOptions, type Reply, type Request, type WireError } from "./protocol.js";
+
+/*
+ * The worker thread that owns the embedded database. PGlite runs PostgreSQL as WebAssembly on the thread
+ * that calls it, so a busy database used to stall every HTTP request in the process (issue 9, F4); here
+ * it stalls only this thread. Requests are handled concurrently, exactly as PGlite would handle them
+ * in-process: a query outside a transaction waits for an open one to end, as on a single connection.
+ */
+
+const port = parentPort!;
+const options = workerData as HostOptions;
+
+// Drizzle reads dates, timestamps and intervals as the text PostgreSQL sends (see drizzle-orm/pglite).
+const keepText = (value: string) => value;
+const TEXT_TYPES = [types.TIMESTAMP, types.TIMESTAMPTZ, types.INTERVAL, types.DATE, 1231, 1115, 1185, 1187, 1182];
+const PARSERS = Object.fromEntries(TEXT_TYPES.map((type) => [type, keepText]));
+
+class Rollback extends Error {}
+
+interface OpenTransaction {
+  tx: Transaction;
+  end(commit: boolean): void;
+  done: Promise<void>;
+}
+
+const gate = new Gate();
+const transactions = new Map<number, OpenTransaction>();
+const listening = new Map<string, () => Promise<void>>();
+let nextTransaction = 1;
+
+function wireError(err: unknown): WireError {
+  const source = (err ?? {}) as Record<string, unknown>;
+  const fields: Record<string, string> = {};
+  for (const name of ERROR_FIELDS) if (typeof source[name] === "string") fields[name] = source[name];
+  return { message: err instanceof Error ? err.message : String(err), fields };
+}
+
+const send = (reply: Reply) => port.postMessage(reply);
+
+/** Opens a transaction and holds it until `end` arrives; answers with its number once it is open. */
+async function begin(pg: PGlite): Promise<number> {
+  await gate.enter();
+  return new Promise((opened, failed) => {
+    const id = nextTransaction++;
+    let end!: (commit: boolean) => void;
+    const decided = new Promise<void>((commit, rollback) => (end = (ok) => (ok ? commit() : rollback(new Rollback()))));
+    let tx: Transaction | undefined;
+    const done = pg.transaction(async (opening) => {
+      tx = opening;
+      opened(id);
+      await decided;
+    });
+    // PGlite calls back only after awaiting BEGIN, so `done` exists by the time `tx` is set.
+    const entry = { get tx() { return tx!; }, end, done };
+    transactions.set(id, entry);
+    done.catch(failed).finally(() => {
+      transactions.delete(id);
+      gate.leave();
+    });
+  });
+}
+
+async function end(id: number, commit: boolean): Promise<void> {
+  const open = transactions.get(id);
+  if (!open) throw new Error(`no open transaction ${id}`);
+  open.end(commit);
+  try {
+    await open.done;
+  } catch (err) {
+    if (!(err instanceof Rollback)) throw err;
+  }
+}
+
+function target(pg: PGlite, tx: number | undefined): PGlite | Transaction {
+  if (tx === undefined) return pg;
+  const open = transactions.get(tx);
+  if (!open) throw new Error(`no open transaction ${tx}`);
+  return open.tx;
+}
+
+/** Work outside a transaction shares the gate for its duration; a transaction's statements already hold it. */
+async function shared<T>(work: () => Promise<T>): Promise<T> {
+  await gate.enter();
+  try {
+    return await work();
+  } finally {
+    gate.leave();
+  }
+}
+
+/**
+ * pg_dump as PGlite's tools run it: plain SQL with INSERTs, in one snapshot. It drives the session
+ * itself, so it runs alone (see `Gate`), and the session is put back afterwards: PGlite has a single
+ * session, and pg_dump's disconnect leaves its snapshot transaction and settings (an empty
+ * search_path) in it, which every later statement of svc would inherit.
+ */
+async function dump(pg: PGlite): Promise<string> {
+  return gate.alone(async () => {
+    try {
+      return await (await pgDump({ pg })).text();
+    } finally {
+      if (pg.isInTransaction()) await pg.exec("ROLLBACK");
+      await pg.exec("RESET ALL; DEALLOCATE ALL");
+    }
+  });
+}
+
+// A transaction enters the gate at `begin` and leaves at its end; a dump takes it alone.
+const GATED_ELSEWHERE = new Set<Request["op"]>(["begin", "end", "dump", "close"]);
+
+function handle(pg: PGlite, request: Request): Promise<unknown> {
+  const inTransaction = "tx" in request && request.tx !== undefined;
+  return inTransaction || GATED_ELSEWHERE.has(request.op) ? run(pg, request) : shared(() => run(pg, request));
+}
+
+async function run(pg: PGlite, request: Request): Promise<unknown> {
+  switch (request.op) {
+    case "query":
+      return target(pg, request.tx).query(request.sql, request.params, { rowMode: request.rowMode, parsers: PARSERS });
+    case "exec":
+      return target(pg, request.tx).exec(request.sql, { parsers: PARSERS });
+    case "begin":
+      return begin(pg);
+    case "end":
+      return end(request.tx, request.commit);
+    case "listen":
+      if (!listening.has(request.channel)) {
+        const channel = request.channel;
+        listening.set(channel, await pg.listen(channel, (payload) => send({ notification: { channel, payload } })));
+      }
+      return null;
+    case "unlisten": {
+      const stop = listening.get(request.channel);
+      listening.delete(request.channel);
+      await stop?.();
+      return null;
+    }
+    case "dump":
+      return dump(pg);
+    case "close":
+      await pg.close();
+      return null;
+  }
+}
+
+async function open(): Promise<PGlite> {
+  const loadDataDir = options.loadDataDir ? new Blob([options.loadDataDir]) : undefined;
+  const pg = await PGlite.create({ dataDir: options.dataDir, loadDataDir });
+  if (options.restoreSql !== undefined) {
+    await pg.exec(options.restoreSql);
+    // The dump empties the session's search_path; migrations name tables unqualified.
+    await pg.exec("RESET search_path");
+  }
+  if (options.migrate) await migrateEmbedded(pg);
+  return pg;
+}
+
+const pg = await open().catch((err: unknown) => {
+  send({ id: 0, ok: false, error: wireError(err) });
+  throw err;
+});
+port.on("message", (request: Request) => {
+  handle(pg, request).then(
+    (value) => send({ id: request.id, ok: true, value }),
+    (err: unknown) => send({ id: request.id, ok: false, error: wireError(err) }),
+  );
+});
+send({ id: 0, ok: true, value: null });
