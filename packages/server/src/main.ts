@@ -7,6 +7,8 @@ import { startMaintenance, type MaintenanceTask } from "./maintenance.js";
 import { runFakeProvider } from "./runtime/models/fake-provider/cli.js";
 import { leaseReaper, startAgentWorker } from "./runtime/index.js";
 import { buildServices, type Services } from "./services.js";
+import { runBackup, runRestore } from "./backup.js";
+import { serveBackups } from "./platform/db/backup/socket.js";
 
 const USAGE = `usage: svc <command>
 
@@ -17,13 +19,20 @@ commands:
   maintenance  housekeeping only (expired runtime leases, sessions, rate-limit windows, device flows,
                unreferenced artifact files)
   migrate      apply database migrations and exit
+  backup <dir> [--include-master-key]
+               copy the embedded database (and, if asked, its master key) into a new directory, while
+               svc runs or not
+  restore <dir> [--force]
+               load a backup into the embedded data directory (svc stopped); --force sets aside what
+               is there
   fake-provider [--port 8787] [--host 127.0.0.1]
                a deterministic model server speaking the OpenAI Chat Completions, OpenAI Responses and
                Anthropic Messages wire formats, for tests and offline trials
 
 Configuration comes from the environment; see docs/configuration.md.`;
 
-type Command = "serve" | "api" | "worker" | "maintenance" | "migrate";
+const COMMANDS = ["serve", "api", "worker", "maintenance", "migrate"] as const;
+type Command = (typeof COMMANDS)[number];
 const SHARED_DATABASE_ONLY = ["api", "worker", "maintenance"];
 
 async function main(argv: string[]): Promise<number> {
@@ -33,7 +42,7 @@ async function main(argv: string[]): Promise<number> {
     return command === undefined ? 2 : 0;
   }
   if (command === "fake-provider") return runFakeProvider(argv.slice(1));
-  if (!["serve", "api", "worker", "maintenance", "migrate"].includes(command)) {
+  if (![...COMMANDS, "backup", "restore"].includes(command)) {
     console.error(`svc: unknown command "${command}"\n\n${USAGE}`);
     return 2;
   }
@@ -52,6 +61,8 @@ async function main(argv: string[]): Promise<number> {
     console.error(`svc: "${command}" runs beside other svc processes and needs DATABASE_URL; the embedded database belongs to one process, so use "svc serve"`);
     return 2;
   }
+  if (command === "backup") return runBackup(argv.slice(1), config);
+  if (command === "restore") return runRestore(argv.slice(1), config);
   const log = createLogger(config.logLevel);
   return run(command as Command, config, log);
 }
@@ -71,9 +82,11 @@ async function run(command: Command, config: Config, log: pino.Logger): Promise<
     return 0;
   }
   const stops: Array<() => Promise<void>> = [];
+  // Listened for before anything starts: a signal that comes while starting still stops svc cleanly.
+  const signalled = waitForSignal(log);
   const services = await startServices(command, config, db, log, stops);
   log.info({ command, database: db.kind, services }, "svc started");
-  await waitForSignal(log);
+  await signalled;
   const deadline = setTimeout(() => {
     log.error("shutdown timed out; exiting");
     process.exit(1);
@@ -104,12 +117,26 @@ async function startServices(command: Command, config: Config, db: Database, log
     stops.push(() => maintenance.stop());
     started.push("maintenance");
   }
+  if (command === "serve" && db.dump) {
+    stops.push(await backupSocket(config, db.dump, log));
+    started.push("backups on the data directory's socket");
+  }
   if (app) {
     await app.http.listen({ host: config.host, port: config.port });
     stops.push(() => app.http.close());
     started.push(`api on ${config.host}:${config.port} (public URL ${config.publicUrl})`);
   }
   return started;
+}
+
+/** `svc backup` reaches the running process here; without the socket, backups need svc stopped. */
+async function backupSocket(config: Config, dump: () => Promise<string>, log: pino.Logger): Promise<() => Promise<void>> {
+  try {
+    return await serveBackups(config.dataDir, dump, (err) => log.error({ err }, "backup dump failed"));
+  } catch (err) {
+    log.warn({ err }, "backup socket unavailable: svc backup will need svc stopped");
+    return async () => {};
+  }
 }
 
 export function maintenanceTasks(db: Database, services: Services): MaintenanceTask[] {
