@@ -32,7 +32,31 @@ export interface Config {
   readonly runtime: RuntimeConfig;
   /** Where artifact bytes live; see `platform/blobs`. */
   readonly blobs: BlobConfig;
+  /** OpenTelemetry traces over OTLP/HTTP; undefined (off) unless an OTLP endpoint is set. */
+  readonly tracing: TracingConfig | undefined;
 }
+
+/**
+ * The OpenTelemetry settings svc reads itself, by their standard names. The exporter reads the rest of
+ * the standard `OTEL_EXPORTER_OTLP_*` variables (headers, timeout, compression, certificates) on its own.
+ */
+export interface TracingConfig {
+  /** `OTEL_TRACES_SAMPLER`; the default samples every trace a caller did not mark as unsampled. */
+  readonly sampler: TraceSampler;
+  /** `OTEL_TRACES_SAMPLER_ARG`: the share of traces kept by the ratio samplers, from 0 to 1. */
+  readonly samplerRatio: number;
+  /** `OTEL_BSP_SCHEDULE_DELAY`: how long finished spans wait to be sent in one batch. */
+  readonly scheduleDelayMs: number;
+  /** `OTEL_BSP_EXPORT_TIMEOUT`: how long one batch may take to send before it is dropped. */
+  readonly exportTimeoutMs: number;
+  /** `OTEL_BSP_MAX_QUEUE_SIZE`: spans held while the collector is slow; beyond it new spans are dropped. */
+  readonly maxQueueSize: number;
+  /** `OTEL_BSP_MAX_EXPORT_BATCH_SIZE`: spans sent in one request. */
+  readonly maxExportBatchSize: number;
+}
+
+const TRACE_SAMPLERS = ["always_on", "always_off", "traceidratio", "parentbased_always_on", "parentbased_always_off", "parentbased_traceidratio"] as const;
+export type TraceSampler = (typeof TRACE_SAMPLERS)[number];
 
 export interface RuntimeConfig {
   /** Steps (model calls or batches of MCP calls) one worker process runs at once. */
@@ -139,6 +163,24 @@ export function loadConfig(env: Env = process.env): Config {
       pollIntervalSeconds: intVar(env, "SVC_DEVICE_POLL_INTERVAL_SECONDS", 5, 1, 300),
     }),
     blobs: blobConfig(env, dataDir),
+    tracing: tracingConfig(env),
+  });
+}
+
+function tracingConfig(env: Env): TracingConfig | undefined {
+  if (boolVar(env, "OTEL_SDK_DISABLED", false)) return undefined;
+  const endpoints = ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"].filter((name) => nonEmpty(env[name]) !== undefined);
+  if (endpoints.length === 0) return undefined;
+  // The exporter would drop every batch to a malformed endpoint with no more than a debug message.
+  for (const name of endpoints) originVar(env, name, "");
+  const maxQueueSize = intVar(env, "OTEL_BSP_MAX_QUEUE_SIZE", 2048, 1, 1_000_000);
+  return Object.freeze({
+    sampler: enumVar(env, "OTEL_TRACES_SAMPLER", TRACE_SAMPLERS, "parentbased_always_on"),
+    samplerRatio: ratioVar(env, "OTEL_TRACES_SAMPLER_ARG", 1),
+    scheduleDelayMs: intVar(env, "OTEL_BSP_SCHEDULE_DELAY", 5000, 0, 600_000),
+    exportTimeoutMs: intVar(env, "OTEL_BSP_EXPORT_TIMEOUT", 30_000, 1, 600_000),
+    maxQueueSize,
+    maxExportBatchSize: intVar(env, "OTEL_BSP_MAX_EXPORT_BATCH_SIZE", Math.min(512, maxQueueSize), 1, maxQueueSize),
   });
 }
 
@@ -181,6 +223,14 @@ function intVar(env: Env, name: string, fallback: number, min: number, max: numb
   if (!Number.isInteger(value) || value < min || value > max) {
     throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
   }
+  return value;
+}
+
+function ratioVar(env: Env, name: string, fallback: number): number {
+  const raw = nonEmpty(env[name]);
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0 || value > 1) throw new ConfigError(`${name} must be a number from 0 to 1, got "${raw}"`);
   return value;
 }
 

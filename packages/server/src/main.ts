@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import type pino from "pino";
 import { createLogger } from "./platform/log.js";
+import { startTracing } from "./platform/tracing.js";
 import { ConfigError, loadConfig, type Config } from "./config.js";
 import { DataDirInUse, embeddedAnalyzeTask, openDatabase, type Database } from "./platform/db/index.js";
 import { startMaintenance, type MaintenanceTask } from "./maintenance.js";
@@ -84,8 +85,10 @@ async function run(command: Command, config: Config, log: pino.Logger): Promise<
   const stops: Array<() => Promise<void>> = [];
   // Listened for before anything starts: a signal that comes while starting still stops svc cleanly.
   const signalled = waitForSignal(log);
+  // First in, so last out: the spans of everything that stops before it are sent.
+  if (config.tracing) stops.push(await startTracing(config.tracing, log));
   const services = await startServices(command, config, db, log, stops);
-  log.info({ command, database: db.kind, services }, "svc started");
+  log.info({ command, database: db.kind, services, tracing: config.tracing !== undefined }, "svc started");
   await signalled;
   const deadline = setTimeout(() => {
     log.error("shutdown timed out; exiting");

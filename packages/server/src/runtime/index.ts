@@ -6,6 +6,7 @@ import { capResponseBytes } from "../platform/net/capped-fetch.js";
 import { createMcpClient } from "./mcp/client.js";
 import { createModelClient } from "./models/ai-sdk-client.js";
 import { storableModelClient } from "./models/storable-client.js";
+import { tracedModelClient } from "./models/traced-client.js";
 import type { ModelClient } from "./models/types.js";
 import { createStepCaches } from "./caches.js";
 import { reapExpiredLeases } from "./reaper.js";
@@ -18,7 +19,7 @@ const MAX_MCP_RESPONSE_BYTES = 64 * 1024 * 1024;
 export function startAgentWorker(options: { db: Database; services: Pick<Services, "signals" | "runAccess" | "artifacts" | "secrets" | "metrics">; config: Config; log: WorkerLog; models?: ModelClient }) {
   const { db, services, config } = options;
   const guardedFetch = createGuardedFetch(config);
-  const models = storableModelClient(options.models ?? createModelClient({ fetch: guardedFetch }));
+  const models = tracedModelClient(storableModelClient(options.models ?? createModelClient({ fetch: guardedFetch })));
   const mcpClient = createMcpClient({
     fetch: capResponseBytes(guardedFetch, MAX_MCP_RESPONSE_BYTES),
     connectTimeoutMs: config.runtime.mcpConnectTimeoutMs,

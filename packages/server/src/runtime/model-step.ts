@@ -1,9 +1,11 @@
+import { trace, type Attributes } from "@opentelemetry/api";
 import { and, eq } from "drizzle-orm";
 import { agentRuntimeLocks, contextCheckpoints, modelCallContexts } from "../db/schema/index.js";
 import { dbNow } from "../db/schema/columns.js";
 import type { Database, Tx } from "../platform/db/index.js";
 import { encodeId, newUuid } from "../platform/ids.js";
 import { storableText } from "../platform/storable.js";
+import { inSpan } from "../platform/tracing.js";
 import { appendEvent, lockAgent, type AgentRow } from "./store/journal.js";
 import type { StepCaches } from "./caches.js";
 import { planCompaction, SUMMARY_INSTRUCTION, summaryRequestMessage } from "./compaction.js";
@@ -58,20 +60,30 @@ export async function runModelStep(deps: StepDeps, step: ModelStep, signal: Abor
     (err: unknown): Outcome => ({ kind: "failure", failure: signal.aborted ? interrupted(signal) : asFailure(err) }),
   );
   const reply = outcome.kind === "result" ? replyOf(outcome) : undefined;
+  trace.getActiveSpan()?.setAttributes(outcomeAttributes(outcome, reply));
   let event: Awaited<ReturnType<typeof recordReply>>;
   try {
-    event = await deps.db.tx(async (tx) => {
-      const agent = await lockAgent(tx, step.agentId);
-      if (!agent) return null;
-      if (reply) return recordReply(tx, agent, step, reply);
-      await recordOtherwise(tx, deps.signals, agent, step, outcome);
-      return null;
-    });
+    event = await inSpan("agent.record", {}, () =>
+      deps.db.tx(async (tx) => {
+        const agent = await lockAgent(tx, step.agentId);
+        if (!agent) return null;
+        if (reply) return recordReply(tx, agent, step, reply);
+        await recordOtherwise(tx, deps.signals, agent, step, outcome);
+        return null;
+      }),
+    );
   } catch (err) {
     await recordUnstorable(deps, step, err);
     throw err;
   }
   if (event && reply) deps.caches.conversations.appendRecorded(step.agentId, event.sequence, outputFacts(reply), reply.calls);
+}
+
+/** What the step's trace says came of the call: the outcome's kind, and a failure's kind; never its message. */
+function outcomeAttributes(outcome: Outcome, reply: ModelReply | undefined): Attributes {
+  if (outcome.kind === "failure") return { "svc.step.outcome": "failure", "svc.failure.kind": outcome.failure.kind };
+  if (outcome.kind === "result" && !reply) return { "svc.step.outcome": "failure", "svc.failure.kind": "invalid_response" };
+  return { "svc.step.outcome": outcome.kind === "result" ? "reply" : outcome.kind };
 }
 
 /**

@@ -1,9 +1,11 @@
+import { SpanKind } from "@opentelemetry/api";
 import { and, eq } from "drizzle-orm";
 import { agentMcpConnections, agentRuntimeLocks, toolCalls } from "../db/schema/index.js";
 import { dbNow } from "../db/schema/columns.js";
 import { AppError } from "../platform/errors.js";
 import { encodeId } from "../platform/ids.js";
 import { storable, storableText } from "../platform/storable.js";
+import { inSpan } from "../platform/tracing.js";
 import type { PreparedBlocks, SubmittedBlock } from "../modules/artifacts/service.js";
 import { lockAgent } from "./store/journal.js";
 import { completeToolCall, type ToolCallRow, type ToolOutcome } from "./store/tool-calls.js";
@@ -41,15 +43,26 @@ export async function runToolStep(deps: StepDeps, step: ToolStep, signal: AbortS
   const targetOf = mcpTargets(deps, step);
   const queue = [...step.calls];
   const lanes = Array.from({ length: Math.min(PARALLEL_CALLS, queue.length) }, async () => {
-    for (let call = queue.shift(); call && !signal.aborted; call = queue.shift()) await runMcpCall(deps, step, call, targetOf, signal);
+    for (let call = queue.shift(); call && !signal.aborted; call = queue.shift()) await tracedMcpCall(deps, step, call, targetOf, signal);
   });
   await Promise.all(lanes);
-  await deps.db.tx(async (tx) => {
-    const agent = await lockAgent(tx, step.agentId);
-    if (!agent) return;
-    await releaseRunningCalls(tx, deps.signals, agent.id, step.lockId);
-    await tx.delete(agentRuntimeLocks).where(eq(agentRuntimeLocks.id, step.lockId));
-    await markWakeup(tx, agent.id, "tool_step_done");
+  await inSpan("agent.record", {}, () =>
+    deps.db.tx(async (tx) => {
+      const agent = await lockAgent(tx, step.agentId);
+      if (!agent) return;
+      await releaseRunningCalls(tx, deps.signals, agent.id, step.lockId);
+      await tx.delete(agentRuntimeLocks).where(eq(agentRuntimeLocks.id, step.lockId));
+      await markWakeup(tx, agent.id, "tool_step_done");
+    }),
+  );
+}
+
+/** One MCP call as a `tool.call` span of the step's trace: the tool's name and call id, and how it ended. */
+function tracedMcpCall(deps: StepDeps, step: ToolStep, call: ToolCallRow, targetOf: (call: ToolCallRow) => Promise<McpTarget>, signal: AbortSignal): Promise<void> {
+  const attributes = { "gen_ai.tool.name": call.name, "gen_ai.tool.call.id": encodeId("toolCall", call.id), "svc.tool.type": "mcp" };
+  return inSpan("tool.call", { kind: SpanKind.CLIENT, attributes }, async (span) => {
+    const outcome = await runMcpCall(deps, step, call, targetOf, signal);
+    span.setAttribute("svc.tool_call.outcome", outcome ?? "not_run");
   });
 }
 
@@ -99,7 +112,8 @@ async function serverTarget(deps: StepDeps, step: ToolStep, key: string, definit
   return { endpoint: await endpointOf(deps.db, deps.mcp, step, server), session: resumable };
 }
 
-async function runMcpCall(deps: StepDeps, step: ToolStep, call: ToolCallRow, targetOf: (call: ToolCallRow) => Promise<McpTarget>, signal: AbortSignal): Promise<void> {
+/** Runs and records one call; its outcome, or undefined when canceled or stopping left it for others. */
+async function runMcpCall(deps: StepDeps, step: ToolStep, call: ToolCallRow, targetOf: (call: ToolCallRow) => Promise<McpTarget>, signal: AbortSignal): Promise<ToolOutcome | undefined> {
   let outcome: ToolOutcome;
   let blocks: SubmittedBlock[];
   try {
@@ -110,22 +124,25 @@ async function runMcpCall(deps: StepDeps, step: ToolStep, call: ToolCallRow, tar
     blocks = storable(resultBlocks(result));
   } catch (err) {
     // Canceled, or the worker is stopping: the cancel has completed the call, or the next claim reruns it.
-    if (signal.aborted) return;
+    if (signal.aborted) return undefined;
     outcome = "failed";
     blocks = [{ type: "text", text: storableText(`The MCP server did not complete the call: ${describeMcpError(err)}`) }];
   }
   const prepared = await prepare(deps, blocks);
-  await deps.db.tx(async (tx) => {
-    const agent = await lockAgent(tx, step.agentId);
-    if (!agent) return;
-    const [current] = await tx
-      .select()
-      .from(toolCalls)
-      .where(and(eq(toolCalls.id, call.id), eq(toolCalls.runtimeLockId, step.lockId), eq(toolCalls.state, "running")));
-    if (!current) return;
-    await deps.artifacts.recordArtifacts(tx, prepared, { orgId: step.orgId, projectId: step.projectId, agentId: step.agentId });
-    await completeToolCall(tx, deps.signals, agent, current, outcome, prepared.blocks);
-  });
+  await inSpan("agent.record", {}, () =>
+    deps.db.tx(async (tx) => {
+      const agent = await lockAgent(tx, step.agentId);
+      if (!agent) return;
+      const [current] = await tx
+        .select()
+        .from(toolCalls)
+        .where(and(eq(toolCalls.id, call.id), eq(toolCalls.runtimeLockId, step.lockId), eq(toolCalls.state, "running")));
+      if (!current) return;
+      await deps.artifacts.recordArtifacts(tx, prepared, { orgId: step.orgId, projectId: step.projectId, agentId: step.agentId });
+      await completeToolCall(tx, deps.signals, agent, current, outcome, prepared.blocks);
+    }),
+  );
+  return outcome;
 }
 
 /** The result's blocks with media stored; a result over svc's limits is cut down to a note and its text. */

@@ -3,6 +3,7 @@ import { newUuid } from "../platform/ids.js";
 import type { Metrics } from "../platform/metrics.js";
 import { claimNext, type Step } from "./claim.js";
 import { runModelStep, type StepDeps } from "./model-step.js";
+import { traceStep, type ClaimTime } from "./step-trace.js";
 import { renewLease } from "./store/lease.js";
 import { runToolStep } from "./tool-step.js";
 
@@ -68,10 +69,12 @@ export function startWorker(deps: StepDeps, options: WorkerOptions, log: WorkerL
   async function slot(): Promise<void> {
     while (running) {
       let claim: Awaited<ReturnType<typeof claimNext>>;
+      const claimed: ClaimTime = { start: performance.now(), end: 0 };
       try {
         const timer = options.metrics?.claimDuration.startTimer();
         claim = await deps.db.tx((tx) => claimNext(tx, deps.signals, { workerId, leaseSeconds: options.leaseSeconds }));
         timer?.();
+        claimed.end = performance.now();
       } catch (err) {
         log.warn({ err }, "claiming work failed; retrying");
         await waitForWork();
@@ -83,21 +86,20 @@ export function startWorker(deps: StepDeps, options: WorkerOptions, log: WorkerL
       }
       // Hints that came while every slot was busy are gone: the claim tells whether more work waits.
       if (claim.moreReady) wakeOne();
-      if (claim.step) await execute(claim.step);
+      if (claim.step) await execute(claim.step, claimed);
       // A step that left more work for its agent says so with a wakeup hint, like any other producer.
       await waitForWork();
     }
   }
 
-  async function execute(step: Step): Promise<void> {
+  async function execute(step: Step, claimed: ClaimTime): Promise<void> {
     const controller = new AbortController();
     inFlight.set(step.agentId, controller);
     const renewal = setInterval(() => void renew(step, controller), (options.leaseSeconds * 1000) / 3);
     const timer = options.metrics?.stepDuration.startTimer({ kind: step.kind });
     let outcome = "done";
     try {
-      if (step.kind === "model") await runModelStep(deps, step, controller.signal);
-      else await runToolStep(deps, step, controller.signal);
+      await traceStep(step, claimed, () => (step.kind === "model" ? runModelStep(deps, step, controller.signal) : runToolStep(deps, step, controller.signal)));
     } catch (err) {
       outcome = "error";
       // The lease runs out and maintenance turns the work into a retry; nothing is lost. The cached

@@ -11,6 +11,7 @@ import { acceptAbsentBodies, markOptionalBodies } from "./optional-body.js";
 import { refuseUnstorableText } from "./storable-input.js";
 import { clientError, frameworkError, MAX_PARAM_LENGTH, secureResponses } from "./hardening.js";
 import { strictQueries } from "./strict-query.js";
+import { traceRequests } from "./tracing.js";
 import { validatorCompiler } from "./validation.js";
 
 export type HttpApp = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
@@ -39,6 +40,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
     clientErrorHandler: clientError,
     ajv: { customOptions: { strict: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  traceRequests(app);
   app.setValidatorCompiler(validatorCompiler);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((request) => {
