@@ -11,7 +11,8 @@ const CONCURRENCY = 8;
 /** A raw transaction runner over the same database: one pg client per worker, or the PGlite instance. */
 interface Raw {
   tx(worker: number, statements: (q: (sql: string, params?: unknown[]) => Promise<any[]>) => Promise<void>): Promise<void>;
-  query(sql: string, params?: unknown[]): Promise<any[]>;
+  /** `name` makes it a named prepared statement on PostgreSQL, as svc's own are (PGlite ignores it). */
+  query(sql: string, params?: unknown[], name?: string): Promise<any[]>;
   close(): Promise<void>;
 }
 
@@ -42,7 +43,7 @@ export async function rawAccess(server: BenchServer, clients: number): Promise<R
         throw err;
       }
     },
-    query: async (sql, params) => (await pool[0]!.query(sql, params as any[])).rows,
+    query: async (sql, params, name) => (await pool[0]!.query({ text: sql, values: params as any[], name })).rows,
     close: async () => void (await Promise.all(pool.map((c) => c.end()))),
   };
 }

@@ -2,39 +2,14 @@
  * Benchmark 3: event page reads through the API against the very SQL svc runs, executed raw.
  */
 import { performance } from "node:perf_hooks";
-import { and, asc, eq, gt, sql } from "drizzle-orm";
-import { agentEvents, agentInputs, agentTurns, contextCheckpoints, modelOutputs, toolCallResults } from "../packages/server/src/db/schema/index.js";
+import { forwardPageSql } from "../packages/server/src/modules/timeline/store.js";
 import { insertInput, markResolved } from "../packages/server/src/runtime/store/inputs.js";
 import { appendEvent, lockAgent, openTurn } from "../packages/server/src/runtime/store/journal.js";
 import { rawAccess } from "./append.js";
 import { progress, summary, type BenchResult, type BenchServer, type Project } from "./lib.js";
 
 const LIMIT = 100;
-
-/** The page query of `modules/timeline/store.ts` (selectEvents + eventsAfter), rebuilt to obtain its SQL text. */
-export function pageSql(server: BenchServer, agentId: string) {
-  const e = agentEvents;
-  const query = server.db.read
-    .select({
-      id: e.id, turnId: e.turnId, turnSequence: agentTurns.turnSequence, sequence: e.sequence, eventKind: e.eventKind,
-      isOpeningEvent: e.isOpeningEvent, createdAt: e.createdAt,
-      i1: agentInputs.id, i2: agentInputs.inputKind, i3: agentInputs.actorId, i4: agentInputs.inputIdempotencyKey, i5: agentInputs.controlType,
-      i6: agentInputs.interactionId, i7: agentInputs.agentConfigId, i8: agentInputs.contentBlocks,
-      o1: modelOutputs.modelCallContextId, o2: modelOutputs.stopReason, o3: modelOutputs.contentBlocks,
-      r1: toolCallResults.toolCallId, r2: toolCallResults.outcome, r3: toolCallResults.contentBlocks,
-      c1: contextCheckpoints.id, c2: contextCheckpoints.summarizedThroughEventSequence, c3: contextCheckpoints.summary,
-    })
-    .from(e)
-    .innerJoin(agentTurns, eq(agentTurns.id, e.turnId))
-    .leftJoin(agentInputs, eq(agentInputs.id, e.agentInputId))
-    .leftJoin(modelOutputs, eq(modelOutputs.id, e.modelOutputId))
-    .leftJoin(toolCallResults, eq(toolCallResults.toolCallId, e.toolCallId))
-    .leftJoin(contextCheckpoints, eq(contextCheckpoints.id, e.contextCheckpointId))
-    .where(and(eq(e.agentId, agentId), gt(e.sequence, sql.placeholder("after") as never)))
-    .orderBy(asc(e.sequence))
-    .limit(LIMIT);
-  return query.toSQL().sql;
-}
+const PAGE_STATEMENT = "bench_events_after";
 
 /**
  * Tops the agent's timeline up to `target` events with svc's own journal functions (the write path of a
@@ -77,13 +52,13 @@ export async function pageReads(server: BenchServer, timeline: { project: Projec
   await fillTimeline(server, agentId, size);
   const total = size;
   progress(`reads: timeline of ${total} events ready (${written} written through the API)`);
-  const text = pageSql(server, agentId);
+  const text = forwardPageSql(server.db.read);
   // Offsets cycle through the whole timeline; page 1 (after_sequence=0) is the one the task names.
   const offsets = Array.from({ length: reads }, (_, i) => (i % 5 === 0 ? 0 : Math.floor(((i * 7919) % Math.max(1, total - LIMIT)))));
 
   for (let i = 0; i < 20; i++) {
     await server.api.get(`${path}?after_sequence=${offsets[i]}&limit=${LIMIT}`, { token: project.token });
-    await raw.query(text, [agentId, offsets[i], LIMIT]);
+    await raw.query(text, [agentId, offsets[i], LIMIT], PAGE_STATEMENT);
   }
   const api: number[] = [];
   const sqlTimes: number[] = [];
@@ -98,7 +73,7 @@ export async function pageReads(server: BenchServer, timeline: { project: Projec
   apiStart = performance.now();
   for (const after of offsets) {
     const t = performance.now();
-    const rows = await raw.query(text, [agentId, after, LIMIT]);
+    const rows = await raw.query(text, [agentId, after, LIMIT], PAGE_STATEMENT);
     if (rows.length === 0) throw new Error("raw page empty");
     sqlTimes.push(performance.now() - t);
   }
@@ -114,8 +89,9 @@ export async function pageReads(server: BenchServer, timeline: { project: Projec
       "through the API by benchmark 2, the rest by svc's journal functions in batches), " + `${reads} sequential requests; every fifth has after_sequence=0, the others spread over the timeline. Includes ` +
       "HTTP, bearer auth, the agent access check, the page query and JSON serialization of 100 events.",
     baseline:
-      "The same page query svc runs (the SQL text drizzle generates for `eventsAfter`, five joins), executed raw on the same " +
-      "database with the same parameters (a pg client, or the PGlite instance).",
+      "The same page query svc runs (the SQL text of `eventsAfter`: the page of events chosen first, then five joins), " +
+      "executed raw on the same database with the same parameters, as a named prepared statement like svc's (a pg client, or " +
+      "the PGlite instance).",
     rows: [
       { metric: "pages/s (sequential)", baseline: reads / rawSeconds, svc: reads / apiSeconds, unit: "/s", higherIsBetter: true },
       { metric: "latency p50", baseline: s.p50, svc: a.p50, unit: "ms" },

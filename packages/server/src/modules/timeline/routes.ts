@@ -3,7 +3,7 @@ import { Type } from "typebox";
 import type { HttpApp } from "../../platform/http/app.js";
 import { Cursor, DEFAULT_PAGE_SIZE, Limit } from "../../platform/http/lists.js";
 import { pathId, projectPath } from "../../platform/http/params.js";
-import { ErrorEnvelope, errorResponses, Id } from "../../platform/http/schemas.js";
+import { ErrorEnvelope, errorResponses, Id, writtenByViews } from "../../platform/http/schemas.js";
 import { AgentParams, TAG as AGENTS_TAG } from "../agents/schemas.js";
 import { EVENT_PAGE, TURN_PAGE, type TimelineService } from "./service.js";
 import type { EventStreams } from "./stream.js";
@@ -76,6 +76,7 @@ export function timelineRoutes(app: HttpApp, deps: { timeline: TimelineService; 
   app.get(
     "/orgs/:orgID/projects/:projectID/agents/:agentID/events",
     {
+      ...writtenByViews,
       schema: {
         tags: [v.TAG],
         operationId: "listEvents",
@@ -128,6 +129,7 @@ export function timelineRoutes(app: HttpApp, deps: { timeline: TimelineService; 
   app.get(
     "/orgs/:orgID/projects/:projectID/agents/:agentID/turns",
     {
+      ...writtenByViews,
       schema: {
         tags: [v.TAG],
         operationId: "listTurns",
@@ -149,6 +151,7 @@ export function timelineRoutes(app: HttpApp, deps: { timeline: TimelineService; 
   app.get(
     "/orgs/:orgID/projects/:projectID/agents/:agentID/turns/:turnID/events",
     {
+      ...writtenByViews,
       schema: {
         tags: [v.TAG],
         operationId: "listTurnEvents",
