@@ -4,6 +4,7 @@ import pg from "pg";
 import * as schema from "../../db/schema/index.js";
 import { runTransaction } from "./transaction.js";
 import { createListener } from "./listener.js";
+import { PreparingClient } from "./prepared-statements.js";
 import type { AppDb, Database } from "./types.js";
 
 export interface PostgresOptions {
@@ -17,6 +18,7 @@ export function openPostgres(options: PostgresOptions): Database {
     max: options.maxConnections ?? 10,
     // A lost connection surfaces as a query error on the next use; an idle client error must not crash.
     idleTimeoutMillis: 30_000,
+    Client: PreparingClient,
   });
   pool.on("error", () => {});
   const db = drizzle({ client: pool, schema }) as unknown as AppDb;
