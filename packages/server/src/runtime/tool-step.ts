@@ -15,9 +15,10 @@ import { fallbackBlocks, resultBlocks } from "./mcp/results.js";
 import type { StepDeps } from "./model-step.js";
 import type { AgentSignals } from "./signals.js";
 import { definitionsOfCalls } from "./tools/execute.js";
+import { runSkillTool } from "./tools/skill.js";
 import { markWakeup } from "./wakeups.js";
 
-/** Ready MCP calls claimed together: each is `running` under the runtime lock `lockId`. */
+/** Ready MCP and `skill` calls claimed together: each is `running` under the runtime lock `lockId`. */
 export interface ToolStep {
   kind: "tools";
   agentId: string;
@@ -39,9 +40,11 @@ const RESULT_BLOCKS = new Set(["text", "media", "structured_data"] as const);
  */
 export async function runToolStep(deps: StepDeps, step: ToolStep, signal: AbortSignal): Promise<void> {
   const targetOf = mcpTargets(deps, step);
+  const definitionFor = definitionsOfCalls(deps.db.read);
   const queue = [...step.calls];
+  const run = (call: ToolCallRow) => (call.type === "mcp" ? runMcpCall(deps, step, call, targetOf, signal) : runBuiltInCall(deps, step, call, definitionFor));
   const lanes = Array.from({ length: Math.min(PARALLEL_CALLS, queue.length) }, async () => {
-    for (let call = queue.shift(); call && !signal.aborted; call = queue.shift()) await runMcpCall(deps, step, call, targetOf, signal);
+    for (let call = queue.shift(); call && !signal.aborted; call = queue.shift()) await run(call);
   });
   await Promise.all(lanes);
   await deps.db.tx(async (tx) => {
@@ -114,7 +117,17 @@ async function runMcpCall(deps: StepDeps, step: ToolStep, call: ToolCallRow, tar
     outcome = "failed";
     blocks = [{ type: "text", text: storableText(`The MCP server did not complete the call: ${describeMcpError(err)}`) }];
   }
-  const prepared = await prepare(deps, blocks);
+  await recordCall(deps, step, call, outcome, await prepare(deps, blocks));
+}
+
+/** A built-in tool that runs in a step (tools/catalog.ts, STEP_TOOLS): today the `skill` tool. */
+async function runBuiltInCall(deps: StepDeps, step: ToolStep, call: ToolCallRow, definitionFor: (call: ToolCallRow) => Promise<AgentDefinition>): Promise<void> {
+  const { outcome, prepared } = await runSkillTool(deps, await definitionFor(call), call.input);
+  await recordCall(deps, step, call, outcome, prepared);
+}
+
+/** Records a call's result, only while it is still running under this step's lock. */
+async function recordCall(deps: StepDeps, step: ToolStep, call: ToolCallRow, outcome: ToolOutcome, prepared: PreparedBlocks): Promise<void> {
   await deps.db.tx(async (tx) => {
     const agent = await lockAgent(tx, step.agentId);
     if (!agent) return;
