@@ -132,7 +132,6 @@ export function normalizePath(raw: string): string {
   while (path.startsWith("./")) path = path.slice(2);
   if (path.endsWith("/")) path = path.slice(0, -1);
   const shown = JSON.stringify(raw.slice(0, 200));
-  // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(path)) throw archiveError(`entry ${shown} has control characters in its name`);
   if (path.length > MAX_PATH_LENGTH) throw archiveError(`entry ${shown} has a path longer than ${MAX_PATH_LENGTH} characters`);
   if (path.includes("\\")) throw archiveError(`entry ${shown} has a backslash in its path; archive paths use /`);
