@@ -17,6 +17,7 @@ import { orgApiKeyRoutes } from "./modules/org-api-keys/routes.js";
 import { createInvitationService } from "./modules/invitations/service.js";
 import { invitationRoutes } from "./modules/invitations/routes.js";
 import { secretRoutes } from "./modules/secrets/routes.js";
+import { skillRoutes } from "./modules/skills/routes.js";
 import { modelRoutes } from "./modules/models/routes.js";
 import { createInputsService } from "./modules/inputs/service.js";
 import { inputRoutes } from "./modules/inputs/routes.js";
@@ -79,6 +80,7 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
       orgApiKeyRoutes(api, { orgApiKeys });
       invitationRoutes(api, { invitations });
       secretRoutes(api, { secrets });
+      await skillRoutes(api, { skills: services.skills });
       modelRoutes(api, { models });
       agentRoutes(api, { agents, db: db.read });
       inputRoutes(api, { inputs });

@@ -149,6 +149,7 @@ export function maintenanceTasks(db: Database, services: Services): MaintenanceT
     { name: "rate-limit-windows", run: () => services.rateLimiter.sweep() },
     { name: "expired-device-flows", run: () => services.deviceLogin.sweepExpired() },
     { name: "orphan-blobs", run: () => services.artifacts.sweepOrphanBlobs() },
+    { name: "orphan-skill-archives", run: () => services.skills.sweepOrphanBlobs() },
   ];
 }
 

@@ -14,6 +14,7 @@ import { createOrgCredentials } from "./modules/secrets/org-credentials.js";
 import { createModelsService, type ModelsService } from "./modules/models/service.js";
 import { createModelRunAccess, type ModelRunAccess } from "./modules/models/run-access.js";
 import { createArtifactsService, type ArtifactsService } from "./modules/artifacts/service.js";
+import { createSkillsService, type SkillsService } from "./modules/skills/service.js";
 import { createAgentSignals, type AgentSignals } from "./runtime/signals.js";
 import { createMetrics, type Metrics } from "./platform/metrics.js";
 
@@ -33,6 +34,7 @@ export interface Services {
   signals: AgentSignals;
   runAccess: ModelRunAccess;
   artifacts: ArtifactsService;
+  skills: SkillsService;
   blobs: BlobStore;
   metrics: Metrics;
   /** Releases what the services hold open (the SMTP transport); the database belongs to the caller. */
@@ -63,6 +65,7 @@ export function buildServices(config: Config, db: Database): Services {
     signals: createAgentSignals(bus),
     runAccess: createModelRunAccess({ credentials }),
     artifacts: createArtifactsService({ db, blobs }),
+    skills: createSkillsService({ db, blobs }),
     blobs,
     metrics: createMetrics(db),
     close: () => mailer?.close(),

@@ -30,6 +30,9 @@ export const ID_PREFIXES = {
   interaction: "int",
   artifact: "art",
   contextCheckpoint: "ccp",
+  skill: "skl",
+  skillRevision: "skr",
+  skillGrant: "skg",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -4,7 +4,7 @@ import { dbNow } from "../db/schema/columns.js";
 import type { Tx } from "../platform/db/index.js";
 import { encodeId } from "../platform/ids.js";
 import type { AgentRow } from "./store/journal.js";
-import { loadTurnState, pendingToolWork, readyMcpCalls, batchIncomplete, type ToolCallRow } from "./frontier.js";
+import { loadTurnState, pendingToolWork, readyStepCalls, batchIncomplete, type ToolCallRow } from "./frontier.js";
 import type { ModelStep } from "./model-step.js";
 import type { ToolStep } from "./tool-step.js";
 import type { AgentSignals } from "./signals.js";
@@ -39,7 +39,7 @@ type ModelWork = StartCall | { kind: "retry_later"; at: Date } | { kind: "runnin
 /**
  * One claim (design brief §3.1), in the caller's transaction: lock a ready agent, read its turn in one
  * statement and decide. A model call starts in one more statement; transactional tool work (permission
- * checks, built-in calls) and ready MCP calls take the full frontier, which reads the turn's calls.
+ * checks, built-in calls) and calls run in a tool step take the full frontier, which reads the turn's calls.
  * `undefined` means there was nothing to claim.
  */
 export async function claimNext(tx: Tx, signals: AgentSignals, options: ClaimOptions): Promise<Claim | undefined> {
@@ -101,8 +101,8 @@ async function decideWithToolWork(tx: Tx, signals: AgentSignals, agent: AgentRow
     await runToolWork(tx, signals, agent, pendingToolWork(state));
     state = await loadTurnState(tx, agent.id);
   }
-  const mcpCalls = state ? readyMcpCalls(state) : [];
-  if (mcpCalls.length > 0) return startToolStep(tx, signals, agent, mcpCalls, options);
+  const stepCalls = state ? readyStepCalls(state) : [];
+  if (stepCalls.length > 0) return startToolStep(tx, signals, agent, stepCalls, options);
   if (state && batchIncomplete(state)) {
     await clearWakeup(tx, agent.id);
     return undefined;

@@ -61,6 +61,14 @@ export function parseMcpToolName(name: string): { server: string; tool: string }
   return { server: rest.slice(0, split), tool: rest.slice(split + 2) };
 }
 
+/** A skill the agent may load with the `skill` tool; the model sees its name and description. */
+export interface SkillDefinition {
+  skillId: string;
+  revisionId: string;
+  name: string;
+  description: string;
+}
+
 export interface AgentDefinition {
   version: "v1";
   instruction: string;
@@ -70,5 +78,6 @@ export interface AgentDefinition {
   /** MCP servers by key. */
   mcp: Record<string, McpServerDefinition>;
   machineSources: unknown[];
-  skills: string[];
+  /** Attached skills, each pinned to the revision that was current when the config was compiled. */
+  skills: SkillDefinition[];
 }

@@ -2,6 +2,7 @@ import { and, asc, eq, gte } from "drizzle-orm";
 import { modelCallContexts, toolCalls } from "../db/schema/index.js";
 import type { Tx } from "../platform/db/index.js";
 import { latestTurn, type TurnRow } from "./store/journal.js";
+import { STEP_TOOLS } from "./tools/catalog.js";
 
 /*
  * What an agent should do next, computed from durable facts under the agent lock (design brief §3.3,
@@ -37,14 +38,17 @@ export async function loadTurnState(tx: Tx, agentId: string): Promise<TurnState 
   return { turn, toolCalls: calls, contexts, latestPromptSequence: turn.latestPromptSequence };
 }
 
-/** Tool calls the worker itself must move on: permission checks, and ready built-in calls. */
+/** Whether a ready call runs in a tool step, outside the claim: MCP calls and the built-in tools that read or store bytes. */
+const runsInStep = (c: ToolCallRow) => c.type === "mcp" || (c.type === "built_in" && STEP_TOOLS.has(c.name));
+
+/** Tool calls the worker itself must move on in the claim: permission checks, and ready transactional built-in calls. */
 export function pendingToolWork(state: TurnState): ToolCallRow[] {
-  return state.toolCalls.filter((c) => c.state === "awaiting_authorization" || (c.state === "ready" && c.type === "built_in"));
+  return state.toolCalls.filter((c) => c.state === "awaiting_authorization" || (c.state === "ready" && c.type === "built_in" && !runsInStep(c)));
 }
 
-/** MCP calls cleared to run: the worker runs them outside the claim, in a tool step. */
-export function readyMcpCalls(state: TurnState): ToolCallRow[] {
-  return state.toolCalls.filter((c) => c.state === "ready" && c.type === "mcp");
+/** Calls cleared to run outside the claim, in a tool step: MCP calls and the `skill` tool. */
+export function readyStepCalls(state: TurnState): ToolCallRow[] {
+  return state.toolCalls.filter((c) => c.state === "ready" && runsInStep(c));
 }
 
 /** Some tool call of the latest batch still waits (on a person, an external result, or the worker). */

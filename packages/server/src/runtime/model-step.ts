@@ -13,6 +13,8 @@ import { conversationMessages, estimateTokens, replayScope } from "./context.js"
 import type { AgentDefinition, ToolDefinition } from "./definition.js";
 import { prepareMcpTools, type McpAccess } from "./mcp/connections.js";
 import type { ArtifactsService } from "../modules/artifacts/service.js";
+import type { SkillsService } from "../modules/skills/service.js";
+import { skillCatalog } from "./skills.js";
 import { DeltaPublisher } from "./deltas.js";
 import type { ContextRow } from "./frontier.js";
 import { ModelError, type ModelClient, type ModelMessage, type ModelRequest, type ModelResult } from "./models/types.js";
@@ -28,8 +30,10 @@ export interface StepDeps {
   models: ModelClient;
   caches: StepCaches;
   mcp: McpAccess;
-  /** Stores media of tool results run by the worker (MCP). */
+  /** Stores media of tool results run by the worker (MCP, overflowing skill results). */
   artifacts: Pick<ArtifactsService, "prepareContentBlocks" | "recordArtifacts">;
+  /** Reads the skill revisions compiled configs pin, for the `skill` tool. */
+  skills: Pick<SkillsService, "readRevision">;
 }
 
 /** A claimed model call: the context row inserted by the claim, under the runtime lock `lockId`. */
@@ -147,7 +151,7 @@ async function callModel(deps: StepDeps, step: ModelStep, signal: AbortSignal): 
   const mcp = await prepareMcpTools(deps.db, deps.mcp, { ...step, turnId: context.turnId }, definition, signal);
   const offered = [...definition.tools, ...mcp.tools];
   const tools = offered.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema as ModelRequest["tools"][number]["inputSchema"] }));
-  const system = [definition.instruction, ...mcp.notes].join("\n\n");
+  const system = [definition.instruction, ...skillCatalog(definition), ...mcp.notes].join("\n\n");
   const estimate = estimateTokens(system) + estimateTokens(JSON.stringify(tools)) + conversation.items.reduce((sum, i) => sum + i.tokens, 0);
   if (estimate > usable) return { kind: "compact", message: `estimated ${estimate} input tokens exceed the usable window of ${usable}` };
   const publisher = new DeltaPublisher(deps.signals, step.agentId, {

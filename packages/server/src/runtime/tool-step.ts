@@ -17,9 +17,10 @@ import { fallbackBlocks, resultBlocks } from "./mcp/results.js";
 import type { StepDeps } from "./model-step.js";
 import type { AgentSignals } from "./signals.js";
 import { definitionsOfCalls } from "./tools/execute.js";
+import { runSkillTool } from "./tools/skill.js";
 import { markWakeup } from "./wakeups.js";
 
-/** Ready MCP calls claimed together: each is `running` under the runtime lock `lockId`. */
+/** Ready MCP and `skill` calls claimed together: each is `running` under the runtime lock `lockId`. */
 export interface ToolStep {
   kind: "tools";
   agentId: string;
@@ -41,9 +42,11 @@ const RESULT_BLOCKS = new Set(["text", "media", "structured_data"] as const);
  */
 export async function runToolStep(deps: StepDeps, step: ToolStep, signal: AbortSignal): Promise<void> {
   const targetOf = mcpTargets(deps, step);
+  const definitionFor = definitionsOfCalls(deps.db.read);
   const queue = [...step.calls];
+  const run = (call: ToolCallRow) => (call.type === "mcp" ? runMcpCall(deps, step, call, targetOf, signal) : runBuiltInCall(deps, step, call, definitionFor));
   const lanes = Array.from({ length: Math.min(PARALLEL_CALLS, queue.length) }, async () => {
-    for (let call = queue.shift(); call && !signal.aborted; call = queue.shift()) await tracedMcpCall(deps, step, call, targetOf, signal);
+    for (let call = queue.shift(); call && !signal.aborted; call = queue.shift()) await tracedCall(call, () => run(call));
   });
   await Promise.all(lanes);
   await inSpan("agent.record", {}, () =>
@@ -57,11 +60,11 @@ export async function runToolStep(deps: StepDeps, step: ToolStep, signal: AbortS
   );
 }
 
-/** One MCP call as a `tool.call` span of the step's trace: the tool's name and call id, and how it ended. */
-function tracedMcpCall(deps: StepDeps, step: ToolStep, call: ToolCallRow, targetOf: (call: ToolCallRow) => Promise<McpTarget>, signal: AbortSignal): Promise<void> {
-  const attributes = { "gen_ai.tool.name": call.name, "gen_ai.tool.call.id": encodeId("toolCall", call.id), "svc.tool.type": "mcp" };
+/** One call as a `tool.call` span of the step's trace: the tool's name, type and call id, and how it ended. */
+function tracedCall(call: ToolCallRow, run: () => Promise<ToolOutcome | undefined>): Promise<void> {
+  const attributes = { "gen_ai.tool.name": call.name, "gen_ai.tool.call.id": encodeId("toolCall", call.id), "svc.tool.type": call.type };
   return inSpan("tool.call", { kind: SpanKind.CLIENT, attributes }, async (span) => {
-    const outcome = await runMcpCall(deps, step, call, targetOf, signal);
+    const outcome = await run();
     span.setAttribute("svc.tool_call.outcome", outcome ?? "not_run");
   });
 }
@@ -128,7 +131,19 @@ async function runMcpCall(deps: StepDeps, step: ToolStep, call: ToolCallRow, tar
     outcome = "failed";
     blocks = [{ type: "text", text: storableText(`The MCP server did not complete the call: ${describeMcpError(err)}`) }];
   }
-  const prepared = await prepare(deps, blocks);
+  await recordCall(deps, step, call, outcome, await prepare(deps, blocks));
+  return outcome;
+}
+
+/** A built-in tool that runs in a step (tools/catalog.ts, STEP_TOOLS): today the `skill` tool. */
+async function runBuiltInCall(deps: StepDeps, step: ToolStep, call: ToolCallRow, definitionFor: (call: ToolCallRow) => Promise<AgentDefinition>): Promise<ToolOutcome> {
+  const { outcome, prepared } = await runSkillTool(deps, await definitionFor(call), call.input);
+  await recordCall(deps, step, call, outcome, prepared);
+  return outcome;
+}
+
+/** Records a call's result, only while it is still running under this step's lock. */
+async function recordCall(deps: StepDeps, step: ToolStep, call: ToolCallRow, outcome: ToolOutcome, prepared: PreparedBlocks): Promise<void> {
   await inSpan("agent.record", {}, () =>
     deps.db.tx(async (tx) => {
       const agent = await lockAgent(tx, step.agentId);
@@ -142,7 +157,6 @@ async function runMcpCall(deps: StepDeps, step: ToolStep, call: ToolCallRow, tar
       await completeToolCall(tx, deps.signals, agent, current, outcome, prepared.blocks);
     }),
   );
-  return outcome;
 }
 
 /** The result's blocks with media stored; a result over svc's limits is cut down to a note and its text. */

@@ -345,7 +345,6 @@ describe("config issues point into the source", () => {
     const rest = "machine_sources:\n  - pool: default\nskills: [nope]\n";
     expect(await issuesOf(p, yamlConfig(p, rest))).toEqual([
       { path: "/machine_sources", message: "machines are not supported yet; remove machine_sources", line: 7, column: 3 },
-      { path: "/skills", message: "skills are not supported yet; remove skills", line: 8, column: 9 },
       { path: "/skills/0", message: 'must be a skill id (skl_…); got "nope"', line: 8, column: 10 },
     ]);
     // Empty sections hold nothing that cannot run.

@@ -7,6 +7,7 @@ import { agentProject, yamlConfig, type AgentProject } from "../support/agents.j
 import { createConfig, launch, send } from "../support/agent-loop.js";
 import type { BrowserSession } from "../support/client.js";
 import { useTestServer } from "../support/server.js";
+import { skillZip, uploadSkill } from "./skills-fixtures.js";
 
 /*
  * The tenant matrix (issue 9, item 3): every operation of api/openapi.json that names a resource in its
@@ -65,6 +66,7 @@ beforeAll(async () => {
     actorID: (await get(`${a.base}/actors`)).data[0]?.id,
     userID: (await get("/api/v1/me")).user?.id ?? (await get("/api/v1/me")).id,
     tokenID: (await get("/api/v1/personal-access-tokens")).data[0]?.id,
+    skillID: (await uploadSkill(server.url, auth, a.orgId, { kind: "org" }, skillZip("matrix"))).id,
   });
   const other = await server.api.userWithOrg("Other");
   b = { token: other.token, session: other.session, keyToken: (await server.api.orgKey(other.session, other.org.id, "admin")).token };

@@ -32,6 +32,12 @@ describe("the tool catalog", () => {
           default_permission: { mode: "always_allow", parameters: {} },
           permission_modes: MODES,
         },
+        {
+          name: "skill",
+          description: expect.stringContaining("skills attached to you"),
+          default_permission: { mode: "always_allow", parameters: {} },
+          permission_modes: MODES,
+        },
       ],
       custom_tool_permissions: { default_permission: { mode: "always_allow", parameters: {} }, permission_modes: MODES },
       mcp_tool_permissions: { default_permission: { mode: "always_ask", parameters: {} }, permission_modes: MODES },

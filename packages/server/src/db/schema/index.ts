@@ -1,6 +1,7 @@
 export * from "./identity.js";
 export * from "./orgs.js";
 export * from "./secrets.js";
+export * from "./skills.js";
 export * from "./platform.js";
 export * from "./models.js";
 export * from "./agents.js";

@@ -1,4 +1,5 @@
-import type { AgentDefinition, McpServerDefinition, ModelBinding, ToolDefinition } from "../../runtime/definition.js";
+import type { AgentDefinition, McpServerDefinition, ModelBinding, SkillDefinition, ToolDefinition } from "../../runtime/definition.js";
+import { builtInTool } from "../../runtime/tools/catalog.js";
 import type { ToolChoice } from "./document.js";
 import type { McpServerChoice } from "./mcp-section.js";
 import type { ModelFacts } from "./model-rules.js";
@@ -20,8 +21,9 @@ export function buildDefinition(input: {
   facts: ModelFacts;
   tools: readonly ToolChoice[];
   mcp: readonly McpServerChoice[];
+  skills: readonly SkillDefinition[];
 }): StoredDefinition {
-  const tools = input.tools
+  const tools = withSkillTool(input.tools, input.skills)
     .filter((tool) => tool.type === "custom" || tool.enabled)
     .map(toolDefinition)
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -32,11 +34,18 @@ export function buildDefinition(input: {
     tools,
     // Unordered: the definition hash is taken over canonical JSON, and jsonb keeps keys in its own order.
     mcp: Object.fromEntries(input.mcp.map((server) => [server.key, mcpServer(server)])),
-    // Non-empty machine_sources and skills are refused until svc can run them.
+    // Non-empty machine_sources are refused until svc can run machines.
     machineSources: [],
-    skills: [],
+    skills: [...input.skills],
     modelFacts: input.facts,
   };
+}
+
+/** Attaching skills enables the built-in `skill` tool, unless the config names it itself (to set its permission or disable it). */
+function withSkillTool(tools: readonly ToolChoice[], skills: readonly SkillDefinition[]): readonly ToolChoice[] {
+  if (skills.length === 0 || tools.some((tool) => tool.name === "skill")) return tools;
+  const tool = builtInTool("skill")!;
+  return [...tools, { type: "built_in", name: "skill", tool, enabled: true, permission: tool.defaultPermission }];
 }
 
 function toolDefinition(tool: ToolChoice): ToolDefinition {

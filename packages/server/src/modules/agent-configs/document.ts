@@ -6,6 +6,7 @@ import { builtInTool, CUSTOM_TOOL_PERMISSIONS, type BuiltInTool } from "../../ru
 import { MAX_TOOLS } from "../../runtime/definition.js";
 import type { ConfigIssues } from "./issues.js";
 import { readMcpSection, type McpServerChoice } from "./mcp-section.js";
+import { readSkillsSection, type SkillChoice } from "./skills-section.js";
 import { count, describe, has, isObject, MAX_NAME, readPermission, required, text, unknownKeys, type Obj, type Path } from "./fields.js";
 
 /**
@@ -34,6 +35,7 @@ export interface ConfigDocument {
   model?: ModelChoice;
   tools: ToolChoice[];
   mcp: McpServerChoice[];
+  skills: SkillChoice[];
 }
 
 const ROOT_KEYS = ["version", "instruction", "model", "tools", "mcp", "machine_sources", "skills"];
@@ -41,15 +43,13 @@ const MODEL_KEYS = ["provider_config", "name", "context_window_tokens", "default
 const BUILT_IN_KEYS = ["permission", "enabled"];
 const CUSTOM_KEYS = ["type", "description", "input_schema", "permission"];
 const TOOL_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
-// Skills have no id kind in svc yet; their public form is the reference's.
-const SKILL_ID = /^skl_[a-z2-7]{26}$/;
 
 // Tool input schemas are sent to providers that speak JSON Schema 2020-12; check them against its meta-schema.
 const schemaChecker = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
 const JSON_SCHEMA_2020 = "https://json-schema.org/draft/2020-12/schema";
 
 export function readConfigDocument(value: unknown, issues: ConfigIssues): ConfigDocument {
-  const doc: ConfigDocument = { tools: [], mcp: [] };
+  const doc: ConfigDocument = { tools: [], mcp: [], skills: [] };
   if (!isObject(value)) {
     issues.add([], `the config must be an object with version, instruction and model; got ${describe(value)}`);
     return doc;
@@ -67,11 +67,7 @@ export function readConfigDocument(value: unknown, issues: ConfigIssues): Config
   if (has(value, "tools")) doc.tools = readTools(issues, value["tools"]);
   if (has(value, "mcp")) doc.mcp = readMcpSection(issues, value["mcp"]);
   unsupported(issues, value, "machine_sources", "list", "machines are not supported yet; remove machine_sources");
-  if (unsupported(issues, value, "skills", "list", "skills are not supported yet; remove skills")) {
-    (value["skills"] as unknown[]).forEach((id, index) => {
-      if (typeof id !== "string" || !SKILL_ID.test(id)) issues.add(["skills", index], `must be a skill id (skl_…); got ${describe(id)}`);
-    });
-  }
+  if (has(value, "skills")) doc.skills = readSkillsSection(issues, value["skills"]);
   return doc;
 }
 
@@ -244,18 +240,13 @@ function checkJsonData(issues: ConfigIssues, root: Path, value: unknown): void {
   }
 }
 
-/** `machine_sources` and `skills` are read for their shape, then refused while svc cannot run them. */
-function unsupported(issues: ConfigIssues, doc: Obj, key: string, shape: "object" | "list", message: string): boolean {
-  if (!has(doc, key)) return false;
+/** `machine_sources` is read for its shape, then refused while svc cannot run machines. */
+function unsupported(issues: ConfigIssues, doc: Obj, key: string, shape: "object" | "list", message: string): void {
+  if (!has(doc, key)) return;
   const value = doc[key];
   const ok = shape === "object" ? isObject(value) : Array.isArray(value);
-  if (!ok) {
-    issues.add([key], `must be ${shape === "object" ? "an object" : "a list"}; got ${describe(value)}`);
-    return false;
-  }
-  const empty = shape === "object" ? Object.keys(value as Obj).length === 0 : (value as unknown[]).length === 0;
-  if (!empty) issues.add([key], message);
-  return !empty;
+  if (!ok) issues.add([key], `must be ${shape === "object" ? "an object" : "a list"}; got ${describe(value)}`);
+  else if ((shape === "object" ? Object.keys(value as Obj).length : (value as unknown[]).length) > 0) issues.add([key], message);
 }
 
 function unescapePointer(segment: string): string {

@@ -12,6 +12,7 @@ import type { McpServerChoice } from "./mcp-section.js";
 import { bindModel } from "./model-rules.js";
 import { findProjectSecret } from "../secrets/store.js";
 import { readSource } from "./read-source.js";
+import { resolveSkills } from "./skills-section.js";
 import type { SourceFormat } from "./source.js";
 import * as store from "./store.js";
 
@@ -74,9 +75,13 @@ export async function compileConfig(
     issues.add(["mcp"], `model "${bound.binding.name}" does not support tools in this project; remove the MCP servers or choose another model`);
   }
   await checkMcpSecrets(tx, orgId, projectId, doc.mcp, issues);
+  const skills = await resolveSkills(tx, orgId, projectId, doc.skills, issues);
+  if (bound && skills.length > 0 && !bound.facts.supportsTools) {
+    issues.add(["skills"], `model "${bound.binding.name}" does not support tools in this project, and skills are loaded with the skill tool`);
+  }
   issues.throwIfAny(source, parsed);
   // With no issues, the instruction and the model were valid and the model was bound.
-  const definition = buildDefinition({ instruction: doc.instruction!, binding: bound!.binding, facts: bound!.facts, tools: doc.tools, mcp: doc.mcp });
+  const definition = buildDefinition({ instruction: doc.instruction!, binding: bound!.binding, facts: bound!.facts, tools: doc.tools, mcp: doc.mcp, skills });
 
   const identity = { projectId, effectiveDefinitionHash: sha256Tagged(canonicalJson(definition)), sourceFormat, sourceHash };
   const existing = await findByIdentity(tx, identity);

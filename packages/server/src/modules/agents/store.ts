@@ -62,3 +62,23 @@ export async function archive(tx: Db, agentId: string): Promise<AgentRow> {
   const [agent] = await tx.update(agents).set({ state: "archived", archivedAt: dbNow, updatedAt: dbNow }).where(eq(agents.id, agentId)).returning();
   return agent!;
 }
+
+/**
+ * Whether an active agent's current config attaches the skill. Deleting a skill is rare, so this reads the
+ * org's active agents' configs rather than keeping an index of config-to-skill references.
+ */
+export async function activeAgentAttachesSkill(tx: Db, orgId: string, skillId: string): Promise<boolean> {
+  const [row] = await tx
+    .select({ id: agents.id })
+    .from(agents)
+    .innerJoin(agentConfigs, and(eq(agentConfigs.orgId, agents.orgId), eq(agentConfigs.id, agents.currentConfigId)))
+    .where(
+      and(
+        eq(agents.orgId, orgId),
+        eq(agents.state, "active"),
+        sql`${agentConfigs.compiledDefinition} -> 'skills' @> ${JSON.stringify([{ skillId }])}::jsonb`,
+      ),
+    )
+    .limit(1);
+  return row !== undefined;
+}

@@ -18,7 +18,7 @@ export type AvailabilitySource = (typeof AVAILABILITY_SOURCES)[number];
  * failing request gets the issues of the branch it named (a missing field, an unknown field) instead of
  * every other branch's complaints; an unknown tag is reported once, on the tag itself.
  */
-function Tagged<T extends Record<string, TObject>>(tag: string, branches: T, description: string) {
+export function Tagged<T extends Record<string, TObject>>(tag: string, branches: T, description: string) {
   const values = Object.keys(branches);
   return Type.Unsafe<Static<T[keyof T]>>({
     type: "object",

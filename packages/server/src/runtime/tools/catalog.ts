@@ -91,8 +91,30 @@ const askQuestion: BuiltInTool = {
   permissionModes: ALL_MODES,
 };
 
+/**
+ * Loads an attached skill's instructions. A config that attaches skills gets it by default; its result is
+ * the SKILL.md of the revision the config pinned, with the skill's file list.
+ */
+const skill: BuiltInTool = {
+  name: "skill",
+  description:
+    "Load the full instructions of one of the skills attached to you, listed with their descriptions in your " +
+    "instructions. Call it when a task matches a skill's description, before doing the task.",
+  inputSchema: {
+    type: "object",
+    additionalProperties: false,
+    required: ["name"],
+    properties: { name: { type: "string", minLength: 1, maxLength: 64, description: "The skill's name, as listed in your instructions." } },
+  },
+  defaultPermission: "always_allow",
+  permissionModes: ALL_MODES,
+};
+
+/** Built-in tools whose calls the worker runs outside the claim's transaction, in a tool step (they read or store bytes). */
+export const STEP_TOOLS: ReadonlySet<string> = new Set(["skill"]);
+
 /** Sorted by name. */
-export const BUILT_IN_TOOLS: readonly BuiltInTool[] = [askQuestion];
+export const BUILT_IN_TOOLS: readonly BuiltInTool[] = [askQuestion, skill];
 
 const BY_NAME = new Map(BUILT_IN_TOOLS.map((tool) => [tool.name, tool]));
 

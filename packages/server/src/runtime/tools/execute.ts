@@ -9,11 +9,12 @@ import type { AgentRow } from "../store/journal.js";
 import type { AgentDefinition } from "../definition.js";
 import type { AgentSignals } from "../signals.js";
 import { permissionForm, questionForm, type AskQuestionInput } from "./forms.js";
+import { STEP_TOOLS } from "./catalog.js";
 
 /*
  * The worker's transactional tool work (design brief §3.5): permission checks move `awaiting_authorization`
- * calls on, and ready built-in calls are dispatched. Ready MCP calls run outside the transaction, in a
- * tool step (tool-step.ts). Custom calls are never dispatched: once ready they wait for the client's result.
+ * calls on, and ready built-in calls are dispatched. Ready MCP and `skill` calls run outside the transaction,
+ * in a tool step (tool-step.ts). Custom calls are never dispatched: once ready they wait for the client's result.
  */
 
 const ajv = new Ajv({ allErrors: true, strict: false });
@@ -63,7 +64,8 @@ export async function runToolWork(tx: Tx, signals: AgentSignals, agent: AgentRow
   const definitionFor = definitionsOfCalls(tx);
   for (const call of calls) {
     if (call.state === "awaiting_authorization") await authorize(tx, signals, agent, call, await definitionFor(call));
-    if (call.state === "ready" && call.type === "built_in") await dispatch(tx, signals, agent, call);
+    // Tools that run in a tool step (the `skill` tool) are left ready for it.
+    if (call.state === "ready" && call.type === "built_in" && !STEP_TOOLS.has(call.name)) await dispatch(tx, signals, agent, call);
   }
 }
 

@@ -1,0 +1,270 @@
+import type { BlobStore } from "../../platform/blobs/index.js";
+import type { Database, Tx } from "../../platform/db/index.js";
+import { isUniqueViolation } from "../../platform/db/index.js";
+import { sqlState } from "../../platform/db/pg-errors.js";
+import { conflict, forbidden, invalidRequest, notFound } from "../../platform/errors.js";
+import type { Principal } from "../../platform/http/auth.js";
+import type { PageRequest } from "../../platform/http/lists.js";
+import { isUuid, newUuid } from "../../platform/ids.js";
+import { activeAgentAttachesSkill } from "../agents/store.js";
+import { projectRoleOf, requireOrg, requireProject } from "../orgs/access.js";
+import { projectRoleAllows } from "../orgs/policy.js";
+import { checkArchive, replaceSkillMd, type CheckedArchive } from "./archive.js";
+import { archiveError } from "./archive-rules.js";
+import { authorityOver, requireListScope, requireOwnerManage, requireSkill } from "./authority.js";
+import * as grants from "./grants-store.js";
+import type { AvailabilitySource, OwnerKind } from "./schemas.js";
+import { parseSkillMd } from "./skill-md.js";
+import * as store from "./store.js";
+
+export type { RevisionRow, SkillRow } from "./store.js";
+
+/** A skill with the revision it shows. */
+export interface SkillWithRevision {
+  skill: store.SkillRow;
+  revision: store.RevisionRow;
+}
+
+type OwnerInput = { kind: OwnerKind; projectId?: string };
+
+const KEY_PREFIX = "skills";
+/** Archives younger than this may belong to an upload whose transaction is still running. */
+const ORPHAN_MIN_AGE_MS = 60 * 60 * 1000;
+const SWEEP_BATCH = 500;
+const CONTENT_TYPES = { zip: "application/zip", "tar.gz": "application/gzip" } as const;
+
+/**
+ * Skills: SKILL.md instructions with supporting files, uploaded as archives and owned like secrets. An
+ * upload is checked whole before anything is stored, then its archive goes to the blob store outside any
+ * transaction, and one short transaction records the revision. When that transaction fails the archive is
+ * deleted again, and the orphan sweep removes what a crash left behind.
+ */
+export function createSkillsService(deps: { db: Database; blobs: BlobStore }) {
+  const { db, blobs } = deps;
+  let sweepAfter: string | undefined;
+
+  /** Stores the archive, then runs `record` in a transaction; the archive is removed if that fails. */
+  async function storeRevision(checked: CheckedArchive, record: (tx: Tx, revision: NewRevision) => Promise<SkillWithRevision>): Promise<SkillWithRevision> {
+    const id = newUuid();
+    // Grouped by day so the sweep and an operator can walk the store in order.
+    const archiveKey = `${KEY_PREFIX}/${new Date().toISOString().slice(0, 10)}/${id}`;
+    await blobs.put(archiveKey, checked.bytes, CONTENT_TYPES[checked.format]);
+    try {
+      return await withConflicts(() => db.tx((tx) => record(tx, { id, archiveKey, checked })));
+    } catch (err) {
+      await blobs.delete(archiveKey).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  return {
+    async listSkills(principal: Principal, orgId: string, query: { filters: store.SkillFilters; ownerProjectId?: string; page: PageRequest }) {
+      const { ownerKind } = query.filters;
+      if (ownerKind === "project" && query.ownerProjectId === undefined) throw invalidRequest("owner_project_id is required with owner_kind=project");
+      if (ownerKind !== "project" && query.ownerProjectId !== undefined) throw invalidRequest("owner_project_id is only valid with owner_kind=project");
+      return db.tx(async (tx) => {
+        const scope = await requireListScope(tx, principal, orgId, { ownerKind, ownerProjectId: query.ownerProjectId });
+        return store.listSkills(tx, { orgId, scope, filters: query.filters, page: query.page });
+      });
+    },
+
+    /**
+     * Uploads an archive for `owner`: a new skill at revision 1, or the next revision of the owner's skill
+     * of the same name. The caller's right is checked before the archive is read, and again when recorded.
+     */
+    async createSkill(principal: Principal, orgId: string, input: { owner: OwnerInput; archive: Buffer }): Promise<SkillWithRevision> {
+      await db.tx((tx) => requireOwnerManage(tx, principal, orgId, input.owner));
+      const checked = await checkArchive(input.archive);
+      return storeRevision(checked, async (tx, revision) => {
+        const owner = await requireOwnerManage(tx, principal, orgId, input.owner);
+        const existing = await store.lockSkillByOwnerName(tx, orgId, owner, checked.skillMd.name);
+        if (existing) return addRevision(tx, existing, revision);
+        const skill = await store.insertSkill(tx, {
+          id: newUuid(),
+          orgId,
+          ownerKind: owner.kind,
+          ownerProjectId: owner.projectId,
+          ownerUserId: owner.userId,
+          name: checked.skillMd.name,
+          currentRevisionId: revision.id,
+          currentRevision: 1,
+          description: checked.skillMd.description,
+        });
+        return { skill, revision: await insertRevision(tx, skill, 1, revision) };
+      });
+    },
+
+    async getSkill(principal: Principal, orgId: string, skillId: string): Promise<SkillWithRevision> {
+      return db.tx(async (tx) => {
+        const { skill } = await requireSkill(tx, principal, orgId, skillId, "read");
+        return { skill, revision: (await store.findRevision(tx, skill.currentRevisionId))! };
+      });
+    },
+
+    /**
+     * The next revision from a whole archive, or from the current revision's files with SKILL.md replaced.
+     * Either way SKILL.md must keep the skill's name. A replacement built on a revision that is no longer
+     * current when it is recorded is refused (409) rather than dropping the other upload's files.
+     */
+    async updateSkill(principal: Principal, orgId: string, skillId: string, input: { archive: Buffer } | { skillMd: string }): Promise<SkillWithRevision> {
+      const current = await db.tx(async (tx) => (await requireSkill(tx, principal, orgId, skillId, "manage")).skill);
+      let checked: CheckedArchive;
+      if ("archive" in input) {
+        checked = await checkArchive(input.archive);
+        if (checked.skillMd.name !== current.name) throw archiveError(`SKILL.md names the skill "${checked.skillMd.name}"; this skill is "${current.name}"`);
+      } else {
+        const skillMd = parseSkillMd(Buffer.from(input.skillMd, "utf8"), "/skill_md");
+        if (skillMd.name !== current.name) throw archiveError(`SKILL.md names the skill "${skillMd.name}"; this skill is "${current.name}"`, "/skill_md");
+        const revision = (await store.findRevision(db.read, current.currentRevisionId))!;
+        const previous = await blobs.get(revision.archiveKey);
+        if (!previous) throw new Error(`skill archive missing from the blob store: ${revision.archiveKey}`);
+        checked = await replaceSkillMd(previous, current.name, skillMd);
+      }
+      const basedOn = "archive" in input ? undefined : current.currentRevisionId;
+      return storeRevision(checked, async (tx, revision) => {
+        const { skill } = await requireSkill(tx, principal, orgId, skillId, "change");
+        if (basedOn !== undefined && skill.currentRevisionId !== basedOn) throw conflict("the skill got a new revision meanwhile; send skill_md again");
+        return addRevision(tx, skill, revision);
+      });
+    },
+
+    /** Deletes the skill, its revisions and grants, then its archives; 409 while an active agent attaches it. */
+    async deleteSkill(principal: Principal, orgId: string, skillId: string): Promise<void> {
+      const keys = await db.tx(async (tx) => {
+        await requireSkill(tx, principal, orgId, skillId, "change");
+        if (await activeAgentAttachesSkill(tx, orgId, skillId)) {
+          throw conflict("an active agent's config attaches this skill; archive the agent or change its config first");
+        }
+        const archiveKeys = await store.archiveKeysOf(tx, skillId);
+        await store.deleteSkill(tx, orgId, skillId);
+        return archiveKeys;
+      });
+      // After the commit: a failed delete leaves an orphan for the sweep, never a row without its archive.
+      await Promise.allSettled(keys.map((key) => blobs.delete(key)));
+    },
+
+    async listGrants(principal: Principal, orgId: string, skillId: string, query: { name?: string; page: PageRequest }) {
+      return db.tx(async (tx) => {
+        await requireSkill(tx, principal, orgId, skillId, "manage");
+        return grants.listGrants(tx, { orgId, skillId, name: query.name, page: query.page });
+      });
+    },
+
+    /** Makes the skill available to another project; the caller manages the skill and the target project. */
+    async createGrant(principal: Principal, orgId: string, skillId: string, targetProjectId: string): Promise<grants.GrantRow> {
+      return withConflicts(() =>
+        db.tx(async (tx) => {
+          const { skill } = await requireSkill(tx, principal, orgId, skillId, "change");
+          await requireProject(tx, principal, orgId, targetProjectId, "project.manage");
+          if (skill.ownerKind === "project" && skill.ownerProjectId === targetProjectId) {
+            throw conflict("the skill belongs to this project and is already available to it");
+          }
+          if (await grants.findGrantToProject(tx, skillId, targetProjectId)) throw conflict("the skill is already granted to this project");
+          return grants.insertGrant(tx, { id: newUuid(), orgId, skillId, targetProjectId });
+        }),
+      );
+    },
+
+    /** Revokes a grant. Either side may: who manages the skill, or who manages the target project. */
+    async deleteGrant(principal: Principal, orgId: string, skillId: string, grantId: string): Promise<void> {
+      await db.tx(async (tx) => {
+        const access = await requireOrg(tx, principal, orgId);
+        const skill = await store.findSkill(tx, orgId, skillId);
+        const grant = skill ? await grants.findGrant(tx, orgId, skillId, grantId) : undefined;
+        if (!skill || !grant) throw notFound("skill grant");
+        const authority = await authorityOver(tx, access, skill);
+        const targetRole = await projectRoleOf(tx, access, grant.targetProjectId);
+        if (!authority.manage && !projectRoleAllows(targetRole, "project.manage")) {
+          if (!authority.read && !projectRoleAllows(targetRole, "project.read")) throw notFound("skill grant");
+          throw forbidden("you do not have permission to revoke this grant");
+        }
+        await grants.deleteGrant(tx, orgId, grantId);
+      });
+    },
+
+    async listProjectSkills(principal: Principal, orgId: string, projectId: string, query: { filters: store.SkillFilters; source?: AvailabilitySource; page: PageRequest }) {
+      return db.tx(async (tx) => {
+        await requireProject(tx, principal, orgId, projectId, "project.read");
+        return store.listProjectSkills(tx, { orgId, projectId, filters: query.filters, source: query.source, page: query.page });
+      });
+    },
+
+    /** For the agent runtime: a revision pinned by a compiled config, or undefined once its skill is deleted. */
+    async readRevision(revisionId: string): Promise<store.RevisionRow | undefined> {
+      return store.findRevision(db.read, revisionId);
+    },
+
+    /**
+     * Deletes archives older than an hour that no revision references: uploads whose transaction failed
+     * and archives of deleted skills whose removal failed. One batch per call, in key order.
+     */
+    async sweepOrphanBlobs(): Promise<number> {
+      const entries = await blobs.list(KEY_PREFIX, sweepAfter, SWEEP_BATCH);
+      sweepAfter = entries.length === SWEEP_BATCH ? entries.at(-1)!.key : undefined;
+      const cutoff = Date.now() - ORPHAN_MIN_AGE_MS;
+      const old = entries.filter((e) => e.modifiedAt.getTime() < cutoff).map((e) => e.key);
+      const referenced = await store.archiveKeysAmong(db.read, old.map((key) => key.slice(key.lastIndexOf("/") + 1)).filter(isUuid));
+      let removed = 0;
+      for (const key of old) {
+        if (referenced.has(key)) continue;
+        await blobs.delete(key);
+        removed += 1;
+      }
+      return removed;
+    },
+  };
+}
+
+export type SkillsService = ReturnType<typeof createSkillsService>;
+
+/**
+ * For the config compiler, inside its transaction: the skills among `skillIds` that the project owns or
+ * was granted, with their current revisions (which the compiled config pins).
+ */
+export async function availableSkills(tx: Tx, orgId: string, projectId: string, skillIds: string[]): Promise<store.SkillRow[]> {
+  return store.findProjectSkills(tx, orgId, projectId, skillIds);
+}
+
+interface NewRevision {
+  id: string;
+  archiveKey: string;
+  checked: CheckedArchive;
+}
+
+async function insertRevision(tx: Tx, skill: store.SkillRow, number: number, revision: NewRevision): Promise<store.RevisionRow> {
+  const { checked } = revision;
+  return store.insertRevision(tx, {
+    id: revision.id,
+    orgId: skill.orgId,
+    skillId: skill.id,
+    revision: number,
+    description: checked.skillMd.description,
+    skillMd: checked.skillMd.text,
+    files: checked.files,
+    archiveKey: revision.archiveKey,
+    archiveFormat: checked.format,
+    archiveDigest: checked.digest,
+    archiveSize: checked.bytes.length,
+  });
+}
+
+/** The next revision of a locked skill, made current. */
+async function addRevision(tx: Tx, skill: store.SkillRow, revision: NewRevision): Promise<SkillWithRevision> {
+  const row = await insertRevision(tx, skill, skill.currentRevision + 1, revision);
+  return { skill: await store.setCurrentRevision(tx, skill.id, row), revision: row };
+}
+
+/**
+ * Races the in-transaction checks cannot see: a concurrent first upload of the same name (unique index)
+ * is a 409, and a project or user deleted meanwhile (foreign key) is a 404.
+ */
+async function withConflicts<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (isUniqueViolation(err, "skills_owner_name")) throw conflict("another upload created a skill of this name for this owner at the same time; upload again");
+    if (isUniqueViolation(err, "skill_grants_target")) throw conflict("the skill is already granted to this project");
+    if (sqlState(err) === "23503") throw notFound("owner or target project");
+    throw err;
+  }
+}

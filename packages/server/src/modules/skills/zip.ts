@@ -1,0 +1,85 @@
+import yauzl, { type Entry, type ZipFile } from "yauzl";
+import { AppError } from "../../platform/errors.js";
+import { archiveError, type ArchiveChecker, type EntryKind } from "./archive-rules.js";
+
+/** Receives each accepted file's path and its bytes, already counted by the checker. */
+export type FileVisitor = (path: string, data: AsyncIterable<Buffer>) => Promise<void>;
+
+const S_IFMT = 0o170000;
+const UNIX_KINDS: Record<number, EntryKind> = { 0o120000: "link", 0o020000: "device", 0o060000: "device", 0o010000: "device", 0o140000: "device" };
+const MADE_BY_UNIX = 3;
+
+/**
+ * Reads a zip with yauzl, one entry at a time. Names are decoded here (yauzl's own checks are turned off
+ * so that the checker gives every refusal in the same words) and sizes are validated by yauzl against what
+ * the entry declared, so an entry cannot inflate past its declared size.
+ */
+export async function readZip(bytes: Buffer, checker: ArchiveChecker, visit?: FileVisitor): Promise<void> {
+  const zip = await openZip(bytes);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      zip.on("error", (err: Error) => reject(corrupt(err)));
+      zip.on("end", () => resolve());
+      zip.on("entry", (entry: Entry) => {
+        readEntry(zip, entry, checker, visit).then(() => zip.readEntry(), reject);
+      });
+      zip.readEntry();
+    });
+  } finally {
+    zip.close();
+  }
+}
+
+function openZip(bytes: Buffer): Promise<ZipFile> {
+  return new Promise((resolve, reject) => {
+    yauzl.fromBuffer(bytes, { lazyEntries: true, decodeStrings: false, validateEntrySizes: true }, (err, zip) => {
+      if (err || !zip) reject(corrupt(err ?? new Error("no zip")));
+      else resolve(zip);
+    });
+  });
+}
+
+async function readEntry(zip: ZipFile, entry: Entry, checker: ArchiveChecker, visit?: FileVisitor): Promise<void> {
+  const raw = entry.fileName as unknown as Buffer;
+  const name = yauzl.getFileNameLowLevel(entry.generalPurposeBitFlag, raw, entry.extraFields, false);
+  const path = checker.begin(name, kindOf(entry, name), entry.uncompressedSize);
+  if (path === null) return;
+  if (entry.isEncrypted()) throw archiveError(`entry "${path}" is encrypted`);
+  const stream = await openStream(zip, entry);
+  const data = counted(stream, checker, path);
+  if (visit) await visit(path, data);
+  else for await (const _chunk of data) void _chunk;
+}
+
+function kindOf(entry: Entry, name: string): EntryKind {
+  const unixMode = entry.versionMadeBy >> 8 === MADE_BY_UNIX ? (entry.externalFileAttributes >>> 16) & S_IFMT : 0;
+  if (unixMode !== 0 && UNIX_KINDS[unixMode]) return UNIX_KINDS[unixMode]!;
+  return name.endsWith("/") ? "directory" : "file";
+}
+
+function openStream(zip: ZipFile, entry: Entry): Promise<NodeJS.ReadableStream> {
+  return new Promise((resolve, reject) => {
+    zip.openReadStream(entry, (err, stream) => {
+      if (err || !stream) reject(corrupt(err ?? new Error("no stream")));
+      else resolve(stream);
+    });
+  });
+}
+
+/** The entry's bytes, each chunk counted before it is passed on; a stream error is the archive's fault. */
+async function* counted(stream: NodeJS.ReadableStream, checker: ArchiveChecker, path: string): AsyncGenerator<Buffer> {
+  try {
+    for await (const chunk of stream) {
+      checker.data(path, chunk as Buffer);
+      yield chunk as Buffer;
+    }
+  } catch (err) {
+    throw err instanceof AppError ? err : corrupt(err);
+  }
+}
+
+function corrupt(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  const detail = err instanceof Error ? err.message.slice(0, 200) : "unreadable";
+  return archiveError(`it is not a valid zip file (${detail})`);
+}
