@@ -16,7 +16,7 @@ import { fileURLToPath } from "node:url";
 import { startFakeProvider } from "../packages/server/src/runtime/models/fake-provider/index.js";
 import { appendThroughput } from "./append.js";
 import { conversationLength } from "./conversation.js";
-import { machine, printResult, startBenchServer, type BenchResult, type DbKind } from "./lib.js";
+import { machine, printResult, startBenchServer, type BenchResult, type DbKind, type Machine } from "./lib.js";
 import { orchestration } from "./orchestration.js";
 import { pageReads } from "./reads.js";
 import { sseFanout } from "./sse-fanout.js";
@@ -33,7 +33,7 @@ const kinds: DbKind[] = args.get("db") ? [args.get("db") as DbKind] : process.en
 export interface KindResults {
   kind: DbKind;
   at: string;
-  machine: ReturnType<typeof machine>;
+  machine: Machine;
   results: BenchResult[];
 }
 
@@ -91,13 +91,16 @@ for (const kind of args.has("report-only") ? [] : kinds) {
   console.log(`\n=== ${kind} ===`);
   const fresh = await runKind(kind);
   const file = join(resultsDir, `${kind}.json`);
-  // A partial run (--only) replaces only the benchmarks it ran.
+  // A partial run (--only) replaces only the benchmarks it ran. The file keeps the date and machine of the
+  // run that measured the rest; the fresh results carry their own, so no old number is dated by a new run.
+  let written = fresh;
   if (only && existsSync(file)) {
     const previous = JSON.parse(readFileSync(file, "utf8")) as KindResults;
-    const merged = previous.results.filter((r) => !fresh.results.some((f) => f.id === r.id));
-    fresh.results = [...merged, ...fresh.results];
+    const kept = previous.results.filter((r) => !fresh.results.some((f) => f.id === r.id));
+    const stamped = fresh.results.map((r) => ({ ...r, run: { at: fresh.at, machine: fresh.machine } }));
+    written = { ...previous, results: [...kept, ...stamped] };
   }
-  writeFileSync(file, JSON.stringify(fresh, null, 2) + "\n");
+  writeFileSync(file, JSON.stringify(written, null, 2) + "\n");
 }
 const all: KindResults[] = (["pglite", "postgres"] as DbKind[])
   .map((k) => join(resultsDir, `${k}.json`))
