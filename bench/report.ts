@@ -91,7 +91,9 @@ function renderTargets(all: KindResults[]): string[] {
 }
 
 function renderResult(result: BenchResult): string[] {
-  const out = [`### ${result.title}`, "", `**Measured:** ${result.measured}`, "", `**Baseline:** ${result.baseline}`, ""];
+  const out = [`### ${result.title}`, ""];
+  if (result.run) out.push(`Run at ${result.run.at} on ${result.run.machine.cpus} CPUs (${result.run.machine.cpuModel}), Node ${result.run.machine.node}, by a partial run.`, "");
+  out.push(`**Measured:** ${result.measured}`, "", `**Baseline:** ${result.baseline}`, "");
   out.push("| metric | baseline | svc | ratio (× slower) |", "|---|---:|---:|---:|");
   for (const row of result.rows) {
     out.push(`| ${row.metric} | ${fmt(row.baseline)} ${row.unit} | ${fmt(row.svc)} ${row.unit} | ${fmt(ratio(row))} |`);
