@@ -39,11 +39,12 @@ export class Recorder {
     reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
   }
 
+  /** Failures of `kind` (all kinds when absent) whose reason starts with `reason` ("timeout" counts every stage). */
   failed(kind?: RequestKind, reason?: string): number {
     let n = 0;
     for (const [k, reasons] of this.failures) {
       if (kind && k !== kind) continue;
-      for (const [r, count] of reasons) if (!reason || r === reason) n += count;
+      for (const [r, count] of reasons) if (!reason || r.startsWith(reason)) n += count;
     }
     return n;
   }
@@ -100,9 +101,17 @@ export async function timed(recorder: Recorder, kind: RequestKind, dispatcher: D
   }
 }
 
+/** undici's own timeouts (a connection not accepted in 10 s, say) are timeouts too, named by stage. */
+const UNDICI_TIMEOUTS: Record<string, string> = {
+  UND_ERR_CONNECT_TIMEOUT: "timeout (connect)",
+  UND_ERR_HEADERS_TIMEOUT: "timeout (headers)",
+  UND_ERR_BODY_TIMEOUT: "timeout (body)",
+};
+
 function reasonOf(err: unknown): string {
   const code = (err as { code?: unknown }).code;
-  return typeof code === "string" ? code : err instanceof Error ? err.name : String(err);
+  if (typeof code === "string") return UNDICI_TIMEOUTS[code] ?? code;
+  return err instanceof Error ? err.name : String(err);
 }
 
 /** Closed loop: `work` runs again as soon as it returns, until `deadline` (performance.now()). */
@@ -143,7 +152,8 @@ export interface Frame {
 
 /**
  * Follows one event stream until `until` resolves or the server ends it. Resolves with the last id seen
- * (the cursor to resume from) and whether the stream ended on its own. Opening is timed as "stream open"
+ * (the cursor to resume from) and how it ended: "failed" to open (recorded as a "stream open" failure),
+ * "dropped" by the server after opening, or "left" when `until` came. Opening is timed as "stream open"
  * (request to the `: ok` comment).
  */
 export async function follow(
@@ -154,24 +164,28 @@ export async function follow(
   lastId: number,
   onFrame: (frame: Frame) => void,
   until: Promise<void>,
-): Promise<{ lastId: number; dropped: boolean }> {
+): Promise<{ lastId: number; end: "failed" | "dropped" | "left" }> {
   const started = performance.now();
   const abort = new AbortController();
-  const opening = setTimeout(() => abort.abort(), TIMEOUT_MS);
+  let timedOut = false;
+  const opening = setTimeout(() => {
+    timedOut = true;
+    abort.abort();
+  }, TIMEOUT_MS);
   let response: Dispatcher.ResponseData;
   try {
     const headers = { ...target.headers, accept: "text/event-stream", ...(lastId > 0 ? { "last-event-id": String(lastId) } : {}) };
     response = await request(target.url + path, { headers, dispatcher, signal: abort.signal });
   } catch (err) {
     clearTimeout(opening);
-    recorder.fail("stream open", abort.signal.aborted ? "timeout" : reasonOf(err));
-    return { lastId, dropped: true };
+    recorder.fail("stream open", timedOut ? "timeout" : reasonOf(err));
+    return { lastId, end: "failed" };
   }
   if (response.statusCode !== 200) {
     clearTimeout(opening);
     recorder.fail("stream open", `HTTP ${response.statusCode}`);
     await response.body.text().catch(() => "");
-    return { lastId, dropped: true };
+    return { lastId, end: "failed" };
   }
   let buffer = "";
   let opened = false;
@@ -199,10 +213,12 @@ export async function follow(
   });
   const dropped = await Promise.race([ended, until.then(() => false)]);
   clearTimeout(opening);
-  // Not opened when `until` came first is the follower giving up (the run ended), not a failure.
-  if (!opened && (abort.signal.aborted || dropped)) recorder.fail("stream open", abort.signal.aborted ? "timeout" : "ended before : ok");
   abort.abort();
-  return { lastId, dropped };
+  if (opened) return { lastId, end: dropped ? "dropped" : "left" };
+  // Not opened when `until` came first is the follower giving up (the run ended), not a failure.
+  if (!dropped && !timedOut) return { lastId, end: "left" };
+  recorder.fail("stream open", timedOut ? "timeout" : "ended before : ok");
+  return { lastId, end: "failed" };
 }
 
 function parseFrame(block: string): Frame | undefined {

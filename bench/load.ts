@@ -93,6 +93,8 @@ interface SvcRun extends Window {
   steps: number;
   backlog: number;
   streams: StreamCounters;
+  /** How svc ended if it exited during the load, with the last lines it wrote. */
+  crash?: { how: string; output: string };
 }
 
 interface StreamCounters {
@@ -141,9 +143,12 @@ async function svcRun(kind: DbKind, providerUrl: string, options: LoadOptions): 
     ]);
     const stepsDone = steps.total() - stepsBefore;
     const rssAfterMb = svc.rssMb();
+    const how = svc.ended();
+    const crash = how ? { how, output: svc.output().split("\n").slice(-12).join("\n") } : undefined;
+    if (crash) progress(`load: svc serve exited during the load (${crash.how}):\n${crash.output}`);
     stopTracking.abort();
     await Promise.all(trackers);
-    return { ...run, clients, prober, bookkeeping, rssIdleMb, rssBeforeMb, rssAfterMb, steps: stepsDone, backlog: steps.backlog(), streams };
+    return { ...run, clients, prober, bookkeeping, rssIdleMb, rssBeforeMb, rssAfterMb, steps: stepsDone, backlog: steps.backlog(), streams, ...(crash ? { crash } : {}) };
   } finally {
     stopTracking.abort();
     await connections.close();
@@ -205,10 +210,8 @@ async function watch(recorder: Recorder, dispatcher: Dispatcher, target: Target,
       expected = frame.id + 1;
     }, stay);
     lastId = result.lastId;
-    if (result.dropped) {
-      counters.drops += 1;
-      await sleep(100);
-    }
+    if (result.end === "dropped") counters.drops += 1;
+    if (result.end !== "left") await sleep(100);
   }
 }
 
@@ -220,7 +223,7 @@ async function track(recorder: Recorder, dispatcher: Dispatcher, target: Target,
   while (!done) {
     const result = await follow(recorder, dispatcher, target, path, lastId, (frame) => frame.event === "model_output" && stepped(), stopped);
     lastId = result.lastId;
-    if (result.dropped && !done) await Promise.race([sleep(100), stopped]);
+    if (result.end !== "left" && !done) await Promise.race([sleep(100), stopped]);
   }
 }
 
@@ -281,7 +284,7 @@ function loadResult(options: LoadOptions, bare: BareRun, svc: SvcRun): BenchResu
       healthzKeepAliveP50: svcKept.p50, healthzKeepAliveP99: svcKept.p99,
       stepsPerSecond: svc.steps / seconds(svc), steps: svc.steps, backlog: svc.backlog,
       rssIdleMb: svc.rssIdleMb, rssBeforeMb: svc.rssBeforeMb, rssPeakMb: svc.rssPeakMb, rssAfterMb: svc.rssAfterMb, bareRssMb: bare.rssPeakMb,
-      timeouts, errors, streamFrames: svc.streams.frames, reconnects: svc.streams.reconnects, gaps: svc.streams.gaps, drops: svc.streams.drops,
+      crashed: svc.crash ? 1 : 0, timeouts, errors, streamFrames: svc.streams.frames, reconnects: svc.streams.reconnects, gaps: svc.streams.gaps, drops: svc.streams.drops,
     },
     notes: notes(svc, bare),
   };
@@ -329,7 +332,9 @@ const fmtMs = (ms: number) => (Number.isFinite(ms) ? ms.toFixed(1) : "–");
 
 function notes(svc: SvcRun, bare: BareRun): string[] {
   const seconds = svc.elapsedMs / 1000;
+  const crash = svc.crash ? [`**svc serve exited during the load (${svc.crash.how})**; its last output: \`${svc.crash.output.replace(/\s+/g, " ").slice(-600)}\``] : [];
   const out = [
+    ...crash,
     `${svc.steps} model steps in ${seconds.toFixed(1)} s (${(svc.steps / seconds).toFixed(1)} steps/s); ${svc.backlog} inputs still queued at the end`,
     `SSE: ${svc.streams.frames} frames, ${svc.streams.reconnects} reconnects with Last-Event-ID, ${svc.streams.gaps} id gaps, ${svc.streams.drops} streams ended by the server`,
     `svc RSS: ${svc.rssIdleMb.toFixed(0)} MB idle after start, ${svc.rssBeforeMb.toFixed(0)} MB after setup, ${svc.rssPeakMb.toFixed(0)} MB peak, ${svc.rssAfterMb.toFixed(0)} MB after the load`,

@@ -25,6 +25,8 @@ export interface Child {
   rssMb(): number;
   /** The last few kB the process wrote, for error messages. */
   output(): string;
+  /** How the process ended ("exit code 1", "signal SIGKILL"), or undefined while it runs. */
+  ended(): string | undefined;
   stop(): Promise<void>;
 }
 
@@ -77,6 +79,7 @@ export async function startSvc(kind: DbKind): Promise<Child> {
     pid: child.process.pid!,
     rssMb: () => treeRssMb(child.process.pid!),
     output: child.output,
+    ended: () => endOf(child.process),
     async stop() {
       await stopChild(child.process);
       await drop();
@@ -90,7 +93,7 @@ export async function startProviderProcess(): Promise<Child> {
   const port = await freePort();
   const child = spawnChild([MAIN, "fake-provider", "--port", String(port)], {});
   await untilReady(child, child.line(/listening/));
-  return { url: `http://127.0.0.1:${port}/v1`, pid: child.process.pid!, rssMb: () => treeRssMb(child.process.pid!), output: child.output, stop: () => stopChild(child.process) };
+  return childOf(`http://127.0.0.1:${port}/v1`, child);
 }
 
 /**
@@ -111,7 +114,17 @@ export async function startBareFastify(): Promise<Child> {
   const port = await freePort();
   const child = spawnChild(["--input-type=module", "-e", BARE_SERVER], { PORT: String(port) });
   await untilReady(child, child.line(/listening/));
-  return { url: `http://127.0.0.1:${port}`, pid: child.process.pid!, rssMb: () => treeRssMb(child.process.pid!), output: child.output, stop: () => stopChild(child.process) };
+  return childOf(`http://127.0.0.1:${port}`, child);
+}
+
+function childOf(url: string, child: Spawned): Child {
+  const pid = child.process.pid!;
+  return { url, pid, rssMb: () => treeRssMb(pid), output: child.output, ended: () => endOf(child.process), stop: () => stopChild(child.process) };
+}
+
+function endOf(child: ChildProcess): string | undefined {
+  if (child.signalCode !== null) return `signal ${child.signalCode}`;
+  return child.exitCode !== null ? `exit code ${child.exitCode}` : undefined;
 }
 
 interface Spawned {

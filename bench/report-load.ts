@@ -47,6 +47,7 @@ export function renderLoad(all: KindResults[]): string[] {
 function envelope(runs: Measured[]): string[] {
   const lines: Array<[string, (f: Record<string, number>) => string]> = [
     ["clients / agents / seconds", (f) => `${f["clients"]} / ${f["agents"]} / ${f["seconds"]}`],
+    ["svc serve survived the load", (f) => (f["crashed"] ? "**no: it exited** (see the notes)" : "yes")],
     ["requests/s (reads and inputs)", (f) => fmt(f["rps"]!)],
     ["request latency p50 / p99", (f) => `${fmt(f["p50"]!)} / ${fmt(f["p99"]!)} ms`],
     ["model steps/s (while serving the requests)", (f) => fmt(f["stepsPerSecond"]!)],
