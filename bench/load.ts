@@ -34,13 +34,19 @@ interface Window {
   rssPeakMb: number;
   /** The load generator's own event-loop delay, p99: when high, the client side inflates the latencies. */
   generatorLagP99Ms: number;
+  /** The most connections seen waiting in the server's accept queue. */
+  acceptQueuePeak: number;
 }
 
 /** Runs the clients `start` makes until the deadline, sampling `child`'s memory meanwhile. */
 async function window(seconds: number, child: Child, start: (deadline: number) => Array<Promise<unknown>>): Promise<Window> {
   const began = performance.now();
   let rssPeakMb = child.rssMb();
-  const sampler = setInterval(() => (rssPeakMb = Math.max(rssPeakMb, child.rssMb())), SAMPLE_RSS_MS);
+  let acceptQueuePeak = 0;
+  const sampler = setInterval(() => {
+    rssPeakMb = Math.max(rssPeakMb, child.rssMb());
+    acceptQueuePeak = Math.max(acceptQueuePeak, child.acceptQueue());
+  }, SAMPLE_RSS_MS);
   const lag = monitorEventLoopDelay({ resolution: 10 });
   lag.enable();
   try {
@@ -49,7 +55,7 @@ async function window(seconds: number, child: Child, start: (deadline: number) =
     clearInterval(sampler);
     lag.disable();
   }
-  return { began, elapsedMs: performance.now() - began, rssPeakMb: Math.max(rssPeakMb, child.rssMb()), generatorLagP99Ms: lag.percentile(99) / 1e6 };
+  return { began, elapsedMs: performance.now() - began, rssPeakMb: Math.max(rssPeakMb, child.rssMb()), generatorLagP99Ms: lag.percentile(99) / 1e6, acceptQueuePeak };
 }
 
 interface BareRun extends Window {
@@ -292,7 +298,7 @@ function loadResult(options: LoadOptions, bare: BareRun, svc: SvcRun): BenchResu
       healthzKeepAliveP50: svcKept.p50, healthzKeepAliveP99: svcKept.p99,
       stepsPerSecond: svc.steps / seconds(svc), steps: svc.steps, backlog: svc.backlog,
       rssIdleMb: svc.rssIdleMb, rssBeforeMb: svc.rssBeforeMb, rssPeakMb: svc.rssPeakMb, rssAfterMb: svc.rssAfterMb, bareRssMb: bare.rssPeakMb,
-      crashed: svc.crash ? 1 : 0, timeouts, errors, streamFrames: svc.streams.frames, reconnects: svc.streams.reconnects, gaps: svc.streams.gaps, drops: svc.streams.drops,
+      crashed: svc.crash ? 1 : 0, acceptQueuePeak: svc.acceptQueuePeak, bareAcceptQueuePeak: bare.acceptQueuePeak, timeouts, errors, streamFrames: svc.streams.frames, reconnects: svc.streams.reconnects, gaps: svc.streams.gaps, drops: svc.streams.drops,
     },
     notes: notes(svc, bare),
   };
@@ -348,6 +354,9 @@ function notes(svc: SvcRun, bare: BareRun): string[] {
     `svc RSS: ${svc.rssIdleMb.toFixed(0)} MB idle after start, ${svc.rssBeforeMb.toFixed(0)} MB after setup, ${svc.rssPeakMb.toFixed(0)} MB peak, ${svc.rssAfterMb.toFixed(0)} MB after the load`,
   ];
   out.push(`/healthz p99 (new connections, answered probes) by ${SLICE_S} s of the run: ${slices(svc.prober, svc.began, svc.elapsedMs).map((ms) => `${fmt(ms)} ms`).join(", ")}`);
+  out.push(
+    `connections waiting in the accept queue (sampled every 0.5 s), peak: ${svc.acceptQueuePeak} on svc, ${bare.acceptQueuePeak} on the bare Fastify process`,
+  );
   out.push(`the load generator's event-loop delay p99: ${fmt(svc.generatorLagP99Ms)} ms (svc run), ${fmt(bare.generatorLagP99Ms)} ms (baseline run)`);
   const failures = [...describe("svc", svc.clients), ...describe("prober", svc.prober), ...describe("step-counting streams", svc.bookkeeping), ...describe("bare", bare.clients)];
   out.push(failures.length ? `errors: ${failures.join("; ")}` : "errors: none (no timeouts, resets or non-2xx answers)");

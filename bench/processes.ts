@@ -27,6 +27,8 @@ export interface Child {
   output(): string;
   /** How the process ended ("exit code 1", "signal SIGKILL"), or undefined while it runs. */
   ended(): string | undefined;
+  /** Connections the kernel completed that the process has not accepted yet (Linux /proc/net/tcp). */
+  acceptQueue(): number;
   stop(): Promise<void>;
 }
 
@@ -80,6 +82,7 @@ export async function startSvc(kind: DbKind): Promise<Child> {
     rssMb: () => treeRssMb(child.process.pid!),
     output: child.output,
     ended: () => endOf(child.process),
+    acceptQueue: () => acceptQueue(port),
     async stop() {
       await stopChild(child.process);
       await drop();
@@ -93,7 +96,7 @@ export async function startProviderProcess(): Promise<Child> {
   const port = await freePort();
   const child = spawnChild([MAIN, "fake-provider", "--port", String(port)], {});
   await untilReady(child, child.line(/listening/));
-  return childOf(`http://127.0.0.1:${port}/v1`, child);
+  return childOf(`http://127.0.0.1:${port}/v1`, port, child);
 }
 
 /**
@@ -114,12 +117,29 @@ export async function startBareFastify(): Promise<Child> {
   const port = await freePort();
   const child = spawnChild(["--input-type=module", "-e", BARE_SERVER], { PORT: String(port) });
   await untilReady(child, child.line(/listening/));
-  return childOf(`http://127.0.0.1:${port}`, child);
+  return childOf(`http://127.0.0.1:${port}`, port, child);
 }
 
-function childOf(url: string, child: Spawned): Child {
+function childOf(url: string, port: number, child: Spawned): Child {
   const pid = child.process.pid!;
-  return { url, pid, rssMb: () => treeRssMb(pid), output: child.output, ended: () => endOf(child.process), stop: () => stopChild(child.process) };
+  return { url, pid, rssMb: () => treeRssMb(pid), output: child.output, ended: () => endOf(child.process), acceptQueue: () => acceptQueue(port), stop: () => stopChild(child.process) };
+}
+
+/**
+ * The accept queue of the socket listening on 127.0.0.1:`port`: for a listening socket, the rx_queue
+ * column of /proc/net/tcp. A queue that grows means the process is not getting round to accept().
+ */
+export function acceptQueue(port: number): number {
+  const local = `0100007F:${port.toString(16).toUpperCase().padStart(4, "0")}`;
+  try {
+    for (const line of readFileSync("/proc/net/tcp", "utf8").split("\n")) {
+      const [, address, , state, queues] = line.trim().split(/\s+/);
+      if (address === local && state === "0A") return parseInt(queues!.split(":")[1]!, 16);
+    }
+  } catch {
+    // not Linux
+  }
+  return 0;
 }
 
 function endOf(child: ChildProcess): string | undefined {

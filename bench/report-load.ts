@@ -53,6 +53,7 @@ function envelope(runs: Measured[]): string[] {
     ["model steps/s (while serving the requests)", (f) => fmt(f["stepsPerSecond"]!)],
     ["/healthz p50 / p99 / max (new connection each)", (f) => `${fmt(f["healthzP50"]!)} / ${fmt(f["healthzP99"]!)} / ${fmt(f["healthzMax"]!)} ms`],
     ["/healthz p50 / p99 (one kept-alive connection)", (f) => `${fmt(f["healthzKeepAliveP50"]!)} / ${fmt(f["healthzKeepAliveP99"]!)} ms`],
+    ["connections waiting to be accepted, peak (svc / bare Fastify)", (f) => `${f["acceptQueuePeak"]} / ${f["bareAcceptQueuePeak"]}`],
     ["requests timed out (10 s) / all errors", (f) => `${f["timeouts"]} / ${f["errors"]}`],
     ["SSE frames / reconnects / id gaps", (f) => `${f["streamFrames"]} / ${f["reconnects"]} / ${f["gaps"]}`],
     ["RSS idle / before load / peak / after", (f) => `${fmt(f["rssIdleMb"]!)} / ${fmt(f["rssBeforeMb"]!)} / ${fmt(f["rssPeakMb"]!)} / ${fmt(f["rssAfterMb"]!)} MB`],
