@@ -14,7 +14,7 @@ import { loadConfig, type Config } from "../packages/server/src/config.js";
 import { migrateEmbedded, migratePostgres, openEmbedded, openPostgres, type Database } from "../packages/server/src/platform/db/index.js";
 import { startAgentWorker } from "../packages/server/src/runtime/index.js";
 import type { ModelClient } from "../packages/server/src/runtime/models/types.js";
-import { ApiClient } from "../packages/server/test/support/client.js";
+import { ApiClient, type BrowserSession } from "../packages/server/test/support/client.js";
 import { countStatements as countWith, type StatementCount } from "../packages/server/test/support/statements.js";
 
 export type { StatementCount };
@@ -44,13 +44,14 @@ export interface BenchServer {
   close(): Promise<void>;
 }
 
-function withDatabase(url: string, database: string): string {
+export function withDatabase(url: string, database: string): string {
   const parsed = new URL(url);
   parsed.pathname = `/${database}`;
   return parsed.toString();
 }
 
-async function admin(url: string, sql: string) {
+/** One statement on its own connection (CREATE/DROP DATABASE cannot run inside a transaction). */
+export async function admin(url: string, sql: string) {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
@@ -138,6 +139,9 @@ export interface Project {
   token: string;
   base: string;
   configId: string;
+  orgId: string;
+  /** The owner's browser session (org API keys are minted through one). */
+  session: BrowserSession;
 }
 
 function must(reply: { status: number; text: string }, ok: number[], what: string) {
@@ -146,7 +150,7 @@ function must(reply: { status: number; text: string }, ok: number[], what: strin
 
 /** A user, org and project with one model on `providerUrl` (OpenAI chat completions) and an agent config. */
 export async function benchProject(api: ApiClient, providerUrl: string): Promise<Project> {
-  const { token, org, project } = await api.userWithOrg();
+  const { token, org, project, session } = await api.userWithOrg();
   const auth = { token };
   const secret = await api.post(`/api/v1/orgs/${org.id}/secrets`, { owner: { kind: "org" }, name: "k", material: { kind: "generic", value: "sk-bench" } }, auth);
   must(secret, [201], "secret");
@@ -167,7 +171,7 @@ export async function benchProject(api: ApiClient, providerUrl: string): Promise
   const base = `/api/v1/orgs/${org.id}/projects/${project.id}`;
   const cfg = await api.post(`${base}/agent-configs`, { source: configSource("You are a benchmark agent."), source_format: "yaml" }, auth);
   must(cfg, [200, 201], "config");
-  return { token, base, configId: cfg.body.id };
+  return { token, base, configId: cfg.body.id, orgId: org.id, session };
 }
 
 export function configSource(instruction: string): string {
@@ -208,6 +212,8 @@ export function summary(values: number[]) {
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+export type Machine = ReturnType<typeof machine>;
+
 export function machine(kind: DbKind) {
   return {
     cpus: cpus().length,
@@ -239,6 +245,8 @@ export interface BenchResult {
   /** Named numbers other code reads (the targets of docs/performance.md), kept beside the rows. */
   facts?: Record<string, number>;
   notes?: string[];
+  /** When and where a partial run (--only) measured this, if not in the run its file is dated by. */
+  run?: { at: string; machine: Machine };
 }
 
 export function ratio(row: Row): number {

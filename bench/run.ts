@@ -5,9 +5,10 @@
  *
  *   npm run bench                       # PGlite, plus PostgreSQL when DATABASE_URL is set
  *   npm run bench -- --db=pglite        # one kind only
- *   npm run bench -- --only=sse,reads   # some benchmarks (sse, append, reads, orchestration, conversation)
+ *   npm run bench -- --only=sse,reads   # some benchmarks (sse, append, reads, orchestration, conversation, load)
  *   npm run bench -- --only=conversation --sizes=10,100   # the conversation benchmark at some sizes only (a quick check)
  *   npm run bench -- --only=orchestration --agents=1      # some orchestration scenarios only (a quick check)
+ *   npm run bench -- --only=load --clients=50 --seconds=5 --load-agents=10   # a short load run (defaults 200, 30, 20)
  *   npm run bench -- --report-only      # rebuild docs/performance.md from bench/results only
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -16,7 +17,8 @@ import { fileURLToPath } from "node:url";
 import { startFakeProvider } from "../packages/server/src/runtime/models/fake-provider/index.js";
 import { appendThroughput } from "./append.js";
 import { conversationLength } from "./conversation.js";
-import { machine, printResult, startBenchServer, type BenchResult, type DbKind } from "./lib.js";
+import { LOAD_DEFAULTS, loadTest, type LoadOptions } from "./load.js";
+import { machine, printResult, startBenchServer, type BenchResult, type DbKind, type Machine } from "./lib.js";
 import { orchestration } from "./orchestration.js";
 import { pageReads } from "./reads.js";
 import { sseFanout } from "./sse-fanout.js";
@@ -28,12 +30,17 @@ const only = args.get("only")?.split(",");
 const wanted = (id: string) => !only || only.includes(id);
 const sizes = args.get("sizes")?.split(",").map(Number);
 const agents = args.get("agents")?.split(",").map(Number);
+const load: LoadOptions = {
+  clients: Number(args.get("clients") ?? LOAD_DEFAULTS.clients),
+  seconds: Number(args.get("seconds") ?? LOAD_DEFAULTS.seconds),
+  agents: Number(args.get("load-agents") ?? LOAD_DEFAULTS.agents),
+};
 const kinds: DbKind[] = args.get("db") ? [args.get("db") as DbKind] : process.env["DATABASE_URL"] ? ["pglite", "postgres"] : ["pglite"];
 
 export interface KindResults {
   kind: DbKind;
   at: string;
-  machine: ReturnType<typeof machine>;
+  machine: Machine;
   results: BenchResult[];
 }
 
@@ -79,6 +86,8 @@ async function runKind(kind: DbKind): Promise<KindResults> {
         await server.close();
       }
     }
+    // Its own processes (svc serve, fake provider, bare Fastify): the in-process provider is not used.
+    if (wanted("load")) keep(await loadTest(kind, load));
   } finally {
     await provider.close();
   }
@@ -91,13 +100,16 @@ for (const kind of args.has("report-only") ? [] : kinds) {
   console.log(`\n=== ${kind} ===`);
   const fresh = await runKind(kind);
   const file = join(resultsDir, `${kind}.json`);
-  // A partial run (--only) replaces only the benchmarks it ran.
+  // A partial run (--only) replaces only the benchmarks it ran. The file keeps the date and machine of the
+  // run that measured the rest; the fresh results carry their own, so no old number is dated by a new run.
+  let written = fresh;
   if (only && existsSync(file)) {
     const previous = JSON.parse(readFileSync(file, "utf8")) as KindResults;
-    const merged = previous.results.filter((r) => !fresh.results.some((f) => f.id === r.id));
-    fresh.results = [...merged, ...fresh.results];
+    const kept = previous.results.filter((r) => !fresh.results.some((f) => f.id === r.id));
+    const stamped = fresh.results.map((r) => ({ ...r, run: { at: fresh.at, machine: fresh.machine } }));
+    written = { ...previous, results: [...kept, ...stamped] };
   }
-  writeFileSync(file, JSON.stringify(fresh, null, 2) + "\n");
+  writeFileSync(file, JSON.stringify(written, null, 2) + "\n");
 }
 const all: KindResults[] = (["pglite", "postgres"] as DbKind[])
   .map((k) => join(resultsDir, `${k}.json`))

@@ -1,0 +1,380 @@
+/**
+ * Benchmark 6 (issue 9): a fixed-time load on a real `svc serve` process — closed-loop clients mixing
+ * reads, queued inputs that the engine answers with model steps, and SSE followers — while a prober
+ * times `/healthz`; then the same number of clients against a bare Fastify process, as the baseline.
+ */
+import { monitorEventLoopDelay, performance } from "node:perf_hooks";
+import type { Dispatcher } from "undici";
+import { ApiClient } from "../packages/server/test/support/client.js";
+import { inLanes } from "./bare-call.js";
+import { benchProject, fmt, launchAgent, progress, sleep, summary, type BenchResult, type DbKind, type Row } from "./lib.js";
+import { Connections, follow, loop, probe, Recorder, Steps, timed, TIMEOUT_MS, type RequestKind, type Target } from "./load-clients.js";
+import { buildServer, startBareFastify, startProviderProcess, startSvc, type Child } from "./processes.js";
+
+export interface LoadOptions {
+  clients: number;
+  seconds: number;
+  agents: number;
+}
+
+export const LOAD_DEFAULTS: LoadOptions = { clients: 200, seconds: 30, agents: 20 };
+const READ_KINDS: RequestKind[] = ["list agents", "get agent", "events page"];
+const SAMPLE_RSS_MS = 500;
+
+/** How the clients split: a fifth follow streams, a tenth send inputs, the rest read. */
+export function mixOf(clients: number) {
+  const streams = Math.round(clients * 0.2);
+  const senders = Math.max(1, Math.round(clients * 0.1));
+  return { streams, senders, readers: Math.max(0, clients - streams - senders) };
+}
+
+interface Window {
+  began: number;
+  elapsedMs: number;
+  rssPeakMb: number;
+  /** The load generator's own event-loop delay, p99: when high, the client side inflates the latencies. */
+  generatorLagP99Ms: number;
+  /** The most connections seen waiting in the server's accept queue. */
+  acceptQueuePeak: number;
+}
+
+/** Runs the clients `start` makes until the deadline, sampling `child`'s memory meanwhile. */
+async function window(seconds: number, child: Child, start: (deadline: number) => Array<Promise<unknown>>): Promise<Window> {
+  const began = performance.now();
+  let rssPeakMb = child.rssMb();
+  let acceptQueuePeak = 0;
+  const sampler = setInterval(() => {
+    rssPeakMb = Math.max(rssPeakMb, child.rssMb());
+    acceptQueuePeak = Math.max(acceptQueuePeak, child.acceptQueue());
+  }, SAMPLE_RSS_MS);
+  const lag = monitorEventLoopDelay({ resolution: 10 });
+  lag.enable();
+  try {
+    await Promise.all(start(began + seconds * 1000));
+  } finally {
+    clearInterval(sampler);
+    lag.disable();
+  }
+  return { began, elapsedMs: performance.now() - began, rssPeakMb: Math.max(rssPeakMb, child.rssMb()), generatorLagP99Ms: lag.percentile(99) / 1e6, acceptQueuePeak };
+}
+
+interface BareRun extends Window {
+  clients: Recorder;
+  prober: Recorder;
+  rssBeforeMb: number;
+  rssAfterMb: number;
+}
+
+/** The baseline: every client repeats `GET /healthz` on a Fastify process with that one route. */
+async function bareRun(options: LoadOptions): Promise<BareRun> {
+  const server = await startBareFastify();
+  const clients = new Recorder();
+  const prober = new Recorder();
+  const connections = new Connections(server.url);
+  try {
+    const target: Target = { url: server.url, headers: {} };
+    const rssBeforeMb = server.rssMb();
+    const run = await window(options.seconds, server, (deadline) => [
+      ...Array.from({ length: options.clients }, () => {
+        const own = connections.open();
+        return loop(deadline, () => timed(clients, "healthz", own, target, "/healthz"));
+      }),
+      probe(prober, server.url, deadline),
+    ]);
+    return { ...run, clients, prober, rssBeforeMb, rssAfterMb: server.rssMb() };
+  } finally {
+    await connections.close();
+    await server.stop();
+  }
+}
+
+interface SvcRun extends Window {
+  clients: Recorder;
+  prober: Recorder;
+  /** Failures of the benchmark's own step-counting streams. */
+  bookkeeping: Recorder;
+  rssIdleMb: number;
+  rssBeforeMb: number;
+  rssAfterMb: number;
+  steps: number;
+  backlog: number;
+  streams: StreamCounters;
+  /** How svc ended if it exited during the load, with the last lines it wrote. */
+  crash?: { how: string; output: string };
+}
+
+interface StreamCounters {
+  frames: number;
+  reconnects: number;
+  /** A frame whose id is not the one after the previous id (ids are dense sequences). */
+  gaps: number;
+  /** Streams the server ended. */
+  drops: number;
+}
+
+async function svcRun(kind: DbKind, providerUrl: string, options: LoadOptions): Promise<SvcRun> {
+  const svc = await startSvc(kind);
+  progress(`load: svc serve (${kind}) ready, pid ${svc.pid}`);
+  const connections = new Connections(svc.url);
+  const stopTracking = new AbortController();
+  try {
+    const rssIdleMb = svc.rssMb();
+    const { project, ids, target } = await setUp(svc.url, providerUrl, options.agents);
+
+    // One stream per agent counts its model steps; wait (bounded) for the launch messages' steps first.
+    const steps = new Steps(ids.length);
+    const bookkeeping = new Recorder();
+    const stopped = new Promise<void>((resolve) => stopTracking.signal.addEventListener("abort", () => resolve(), { once: true }));
+    const trackers = ids.map((id, agent) => track(bookkeeping, connections.open(true), target, `${project.base}/agents/${id}/events/stream`, stopped, () => steps.stepped(agent)));
+    const settleBy = performance.now() + 60_000;
+    while (steps.total() < ids.length && performance.now() < settleBy) await sleep(50);
+    if (steps.total() < ids.length) throw new Error(`only ${steps.total()}/${ids.length} launch steps within 60 s:\n${svc.output()}`);
+    steps.settle();
+    const rssBeforeMb = svc.rssMb();
+    progress(`load: ${ids.length} agents ready; ${options.clients} clients for ${options.seconds} s`);
+
+    const mix = mixOf(options.clients);
+    const clients = new Recorder();
+    const prober = new Recorder();
+    const streams: StreamCounters = { frames: 0, reconnects: 0, gaps: 0, drops: 0 };
+    const stepsBefore = steps.total();
+    const run = await window(options.seconds, svc, (deadline) => [
+      ...Array.from({ length: mix.readers }, () => {
+        const own = connections.open();
+        return loop(deadline, () => read(clients, own, target, project.base, ids));
+      }),
+      ...Array.from({ length: mix.senders }, (_, s) => sendInputs(clients, connections.open(), target, project.base, ids, steps, owned(s, mix.senders, ids.length), deadline)),
+      ...Array.from({ length: mix.streams }, (_, c) => watch(clients, connections.open(true), target, `${project.base}/agents/${ids[c % ids.length]}/events/stream`, deadline, streams)),
+      probe(prober, svc.url, deadline),
+    ]);
+    const stepsDone = steps.total() - stepsBefore;
+    const rssAfterMb = svc.rssMb();
+    const how = svc.ended();
+    const crash = how ? { how, output: svc.output().split("\n").slice(-12).join("\n") } : undefined;
+    if (crash) progress(`load: svc serve exited during the load (${crash.how}):\n${crash.output}`);
+    stopTracking.abort();
+    await Promise.all(trackers);
+    return { ...run, clients, prober, bookkeeping, rssIdleMb, rssBeforeMb, rssAfterMb, steps: stepsDone, backlog: steps.backlog(), streams, ...(crash ? { crash } : {}) };
+  } finally {
+    stopTracking.abort();
+    await connections.close();
+    await svc.stop();
+  }
+}
+
+/** Through the API, as a user would: a project on the fake provider, an org API key for the clients, and the agents. */
+async function setUp(url: string, providerUrl: string, agents: number) {
+  const api = new ApiClient(url, url);
+  const project = await benchProject(api, providerUrl);
+  const key = await api.orgKey(project.session, project.orgId, "admin", "load");
+  const ids: string[] = [];
+  await inLanes(Array.from({ length: agents }), 4, async () => void ids.push(await launchAgent(api, project, "hello")));
+  const target: Target = { url, headers: { authorization: `Bearer ${key.token}` } };
+  return { project, ids, target };
+}
+
+/** One read, chosen at random: a page of agents, one agent, or an agent's newest 50 events (a console opening it). */
+function read(recorder: Recorder, dispatcher: Dispatcher, target: Target, base: string, ids: string[]) {
+  const id = ids[Math.floor(Math.random() * ids.length)]!;
+  const pick = Math.random();
+  if (pick < 0.2) return timed(recorder, "list agents", dispatcher, target, `${base}/agents?limit=20`);
+  if (pick < 0.6) return timed(recorder, "get agent", dispatcher, target, `${base}/agents/${id}`);
+  return timed(recorder, "events page", dispatcher, target, `${base}/agents/${id}/events?before_sequence=0&limit=50`);
+}
+
+/** The agents sender `s` of `senders` feeds: every senders-th one, or one shared agent when senders outnumber agents. */
+function owned(s: number, senders: number, agents: number): number[] {
+  const mine = Array.from({ length: agents }, (_, a) => a).filter((a) => a % senders === s);
+  return mine.length > 0 ? mine : [s % agents];
+}
+
+/** Queued inputs to the sender's agents in turn, each agent kept at most a couple of inputs ahead of its steps. */
+async function sendInputs(recorder: Recorder, dispatcher: Dispatcher, target: Target, base: string, ids: string[], steps: Steps, agents: number[], deadline: number) {
+  for (let n = 0; performance.now() < deadline; n++) {
+    const agent = agents[n % agents.length]!;
+    if (!(await steps.reserve(agent, Math.min(TIMEOUT_MS, deadline - performance.now())))) continue;
+    const body = { content_blocks: [{ type: "text", text: `load input ${n}` }], delivery_mode: "queued" };
+    if ((await timed(recorder, "input", dispatcher, target, `${base}/agents/${ids[agent]}/inputs`, body)) === undefined) steps.release(agent);
+  }
+}
+
+/**
+ * An SSE follower: reads the timeline from the start, then stays 5–15 s per connection and resumes with
+ * Last-Event-ID, as a client behind a proxy that cuts idle connections would; checks ids stay dense.
+ */
+async function watch(recorder: Recorder, dispatcher: Dispatcher, target: Target, path: string, deadline: number, counters: StreamCounters) {
+  let lastId = 0;
+  // The last second is too short to open and read a stream: the follower stops rather than reconnect.
+  for (let connection = 0; performance.now() < deadline - 1_000; connection++) {
+    if (connection > 0) counters.reconnects += 1;
+    let expected = lastId + 1;
+    const stay = sleep(Math.min(5_000 + Math.random() * 10_000, deadline - performance.now())).then(() => {});
+    const result = await follow(recorder, dispatcher, target, path, lastId, (frame) => {
+      counters.frames += 1;
+      if (frame.id === undefined) return;
+      if (frame.id !== expected) counters.gaps += 1;
+      expected = frame.id + 1;
+    }, stay);
+    lastId = result.lastId;
+    if (result.end === "dropped") counters.drops += 1;
+    if (result.end !== "left") await sleep(100);
+  }
+}
+
+/** The benchmark's own stream on one agent: calls `stepped` per `model_output` event until `stopped`. */
+async function track(recorder: Recorder, dispatcher: Dispatcher, target: Target, path: string, stopped: Promise<void>, stepped: () => void) {
+  let lastId = 0;
+  let done = false;
+  void stopped.then(() => (done = true));
+  while (!done) {
+    const result = await follow(recorder, dispatcher, target, path, lastId, (frame) => frame.event === "model_output" && stepped(), stopped);
+    lastId = result.lastId;
+    if (result.end !== "left" && !done) await Promise.race([sleep(100), stopped]);
+  }
+}
+
+/* ---------- the result ---------- */
+
+export async function loadTest(kind: DbKind, options: LoadOptions): Promise<BenchResult> {
+  buildServer();
+  const provider = await startProviderProcess();
+  try {
+    progress(`load: bare Fastify baseline, ${options.clients} clients for ${options.seconds} s`);
+    const bare = await bareRun(options);
+    const svc = await svcRun(kind, provider.url, options);
+    return loadResult(options, bare, svc);
+  } finally {
+    await provider.stop();
+  }
+}
+
+/**
+ * Latencies of `kinds`, each timed-out request counted as TIMEOUT_MS: a lower bound for it, so a
+ * percentile is never better than the truth when requests time out.
+ */
+const all = (recorder: Recorder, kinds: RequestKind[]) =>
+  kinds.flatMap((k) => [...(recorder.latencies.get(k) ?? []), ...Array.from({ length: recorder.failed(k, "timeout") }, () => TIMEOUT_MS)]);
+const answered = (recorder: Recorder, kinds: RequestKind[]) => kinds.reduce((n, k) => n + (recorder.latencies.get(k)?.length ?? 0), 0);
+
+function loadResult(options: LoadOptions, bare: BareRun, svc: SvcRun): BenchResult {
+  const mix = mixOf(options.clients);
+  const svcRequests = summary(all(svc.clients, [...READ_KINDS, "input"]));
+  const bareRequests = summary(all(bare.clients, ["healthz"]));
+  const svcHealth = summary(all(svc.prober, ["healthz"]));
+  const bareHealth = summary(all(bare.prober, ["healthz"]));
+  const svcKept = summary(all(svc.prober, ["healthz keep-alive"]));
+  const bareKept = summary(all(bare.prober, ["healthz keep-alive"]));
+  const seconds = (w: Window) => w.elapsedMs / 1000;
+  const svcRps = answered(svc.clients, [...READ_KINDS, "input"]) / seconds(svc);
+  const bareRps = answered(bare.clients, ["healthz"]) / seconds(bare);
+  const timeouts = svc.clients.failed(undefined, "timeout") + svc.prober.failed(undefined, "timeout") + svc.bookkeeping.failed(undefined, "timeout");
+  const errors = svc.clients.failed() + svc.prober.failed() + svc.streams.drops + svc.streams.gaps;
+  const rows: Row[] = [
+    { metric: "requests/s (reads and inputs; baseline: GET /healthz)", baseline: bareRps, svc: svcRps, unit: "/s", higherIsBetter: true },
+    { metric: "request latency p50", baseline: bareRequests.p50, svc: svcRequests.p50, unit: "ms" },
+    { metric: "request latency p99", baseline: bareRequests.p99, svc: svcRequests.p99, unit: "ms" },
+    { metric: "/healthz under load p50 (prober, every 50 ms, new connection each)", baseline: bareHealth.p50, svc: svcHealth.p50, unit: "ms" },
+    { metric: "/healthz under load p99", baseline: bareHealth.p99, svc: svcHealth.p99, unit: "ms" },
+    { metric: "/healthz under load max", baseline: bareHealth.max, svc: svcHealth.max, unit: "ms" },
+    { metric: "/healthz under load p99, one kept-alive connection", baseline: bareKept.p99, svc: svcKept.p99, unit: "ms" },
+    { metric: "RSS before load", baseline: bare.rssBeforeMb, svc: svc.rssBeforeMb, unit: "MB" },
+    { metric: "RSS peak during load (sampled every 0.5 s)", baseline: bare.rssPeakMb, svc: svc.rssPeakMb, unit: "MB" },
+    { metric: "RSS after load", baseline: bare.rssAfterMb, svc: svc.rssAfterMb, unit: "MB" },
+  ];
+  return {
+    id: "load",
+    title: `Load: ${options.clients} clients for ${options.seconds} s on \`svc serve\``,
+    measured: measured(options, mix),
+    baseline:
+      `A bare Fastify process with svc's \`/healthz\` route only (same path and response schema, no hooks, no logger), started ` +
+      `with plain \`node\`; all ${options.clients} clients repeat \`GET /healthz\` for the same time while the same prober times ` +
+      "it: the most one Node process serves on this machine, and its event loop's latency when saturated.",
+    rows,
+    table: kindTable(svc, bare),
+    facts: {
+      clients: options.clients, agents: options.agents, seconds: options.seconds,
+      rps: svcRps, bareRps, p50: svcRequests.p50, p99: svcRequests.p99,
+      healthzP50: svcHealth.p50, healthzP99: svcHealth.p99, healthzMax: svcHealth.max, bareHealthzP99: bareHealth.p99,
+      healthzKeepAliveP50: svcKept.p50, healthzKeepAliveP99: svcKept.p99,
+      stepsPerSecond: svc.steps / seconds(svc), steps: svc.steps, backlog: svc.backlog,
+      rssIdleMb: svc.rssIdleMb, rssBeforeMb: svc.rssBeforeMb, rssPeakMb: svc.rssPeakMb, rssAfterMb: svc.rssAfterMb, bareRssMb: bare.rssPeakMb,
+      crashed: svc.crash ? 1 : 0, acceptQueuePeak: svc.acceptQueuePeak, bareAcceptQueuePeak: bare.acceptQueuePeak, timeouts, errors, streamFrames: svc.streams.frames, reconnects: svc.streams.reconnects, gaps: svc.streams.gaps, drops: svc.streams.drops,
+    },
+    notes: notes(svc, bare),
+  };
+}
+
+function measured(options: LoadOptions, mix: ReturnType<typeof mixOf>): string {
+  return (
+    `\`svc serve\` in a process of its own (built, \`node packages/server/dist/main.js serve\`, SVC_LOG_LEVEL=warn, every other setting ` +
+    `at its default) on a new database, with a project, an org API key and ${options.agents} agents on the fake provider (\`svc fake-provider\`, ` +
+    `its own process, answering at once). Then ${options.clients} clients for ${options.seconds} s, each on its own keep-alive connection ` +
+    `(undici) with the org key: ${mix.readers} readers in a closed loop (no pause) over a page of agents (20%), one agent (40%) and an ` +
+    `agent's newest 50 events (40%); ${mix.senders} senders of queued inputs, each input answered by one model step, keeping every agent at ` +
+    `most 2 inputs ahead of its steps; ${mix.streams} SSE followers of the agents' timelines, which read from the start, then reconnect every ` +
+    `5–15 s with Last-Event-ID and check the ids stay dense. A prober sends \`GET /healthz\` every 50 ms, each on a new connection ` +
+    "and whether or not earlier probes were answered, as a kubelet or a load balancer probes, and once more on one kept-alive " +
+    "connection. Every " +
+    `request has a ${TIMEOUT_MS / 1000} s client timeout; percentiles count a timed-out request as ${TIMEOUT_MS / 1000} s. Steps are counted from \`model_output\` events on one more stream per agent. ` +
+    "RSS is VmRSS of the svc process and any processes it started (/proc), before the load (after setup), sampled during it, and " +
+    "after it. The load generator is one Node process on the same machine, sharing its CPUs with svc and the provider."
+  );
+}
+
+function kindTable(svc: SvcRun, bare: BareRun): BenchResult["table"] {
+  const line = (label: string, recorder: Recorder, kind: RequestKind, seconds: number) => {
+    const s = summary(all(recorder, [kind]));
+    const n = answered(recorder, [kind]) + recorder.failed(kind);
+    return [label, String(n), (answered(recorder, [kind]) / seconds).toFixed(0), fmtMs(s.p50), fmtMs(s.p99), fmtMs(s.max), String(recorder.failed(kind))];
+  };
+  const svcSeconds = svc.elapsedMs / 1000;
+  const bareSeconds = bare.elapsedMs / 1000;
+  return {
+    columns: ["requests", "sent", "answered/s", "p50 ms", "p99 ms", "max ms", "errors"],
+    rows: [
+      ...[...READ_KINDS, "input" as const, "stream open" as const].map((k) => line(`svc: ${k}`, svc.clients, k, svcSeconds)),
+      line("svc: /healthz (prober, new connections)", svc.prober, "healthz", svcSeconds),
+      line("svc: /healthz (prober, kept-alive connection)", svc.prober, "healthz keep-alive", svcSeconds),
+      line("bare Fastify: /healthz (clients)", bare.clients, "healthz", bareSeconds),
+      line("bare Fastify: /healthz (prober, new connections)", bare.prober, "healthz", bareSeconds),
+      line("bare Fastify: /healthz (prober, kept-alive connection)", bare.prober, "healthz keep-alive", bareSeconds),
+    ],
+  };
+}
+
+const fmtMs = (ms: number) => (Number.isFinite(ms) ? ms.toFixed(1) : "–");
+
+function notes(svc: SvcRun, bare: BareRun): string[] {
+  const seconds = svc.elapsedMs / 1000;
+  const crash = svc.crash ? [`**svc serve exited during the load (${svc.crash.how})**; its last output: \`${svc.crash.output.replace(/\s+/g, " ").slice(-600)}\``] : [];
+  const out = [
+    ...crash,
+    `${svc.steps} model steps in ${seconds.toFixed(1)} s (${(svc.steps / seconds).toFixed(1)} steps/s); ${svc.backlog} inputs still queued at the end`,
+    `SSE: ${svc.streams.frames} frames, ${svc.streams.reconnects} reconnects with Last-Event-ID, ${svc.streams.gaps} id gaps, ${svc.streams.drops} streams ended by the server`,
+    `svc RSS: ${svc.rssIdleMb.toFixed(0)} MB idle after start, ${svc.rssBeforeMb.toFixed(0)} MB after setup, ${svc.rssPeakMb.toFixed(0)} MB peak, ${svc.rssAfterMb.toFixed(0)} MB after the load`,
+  ];
+  out.push(`/healthz p99 (new connections, answered probes) by ${SLICE_S} s of the run: ${slices(svc.prober, svc.began, svc.elapsedMs).map((ms) => `${fmt(ms)} ms`).join(", ")}`);
+  out.push(
+    `connections waiting in the accept queue (sampled every 0.5 s), peak: ${svc.acceptQueuePeak} on svc, ${bare.acceptQueuePeak} on the bare Fastify process`,
+  );
+  out.push(`the load generator's event-loop delay p99: ${fmt(svc.generatorLagP99Ms)} ms (svc run), ${fmt(bare.generatorLagP99Ms)} ms (baseline run)`);
+  const failures = [...describe("svc", svc.clients), ...describe("prober", svc.prober), ...describe("step-counting streams", svc.bookkeeping), ...describe("bare", bare.clients)];
+  out.push(failures.length ? `errors: ${failures.join("; ")}` : "errors: none (no timeouts, resets or non-2xx answers)");
+  return out;
+}
+
+const SLICE_S = 5;
+
+/** The prober's p99 per SLICE_S seconds, by send time: a stall at the start and a steady state look different. */
+function slices(prober: Recorder, began: number, elapsedMs: number): number[] {
+  const latencies = prober.latencies.get("healthz") ?? [];
+  const sent = prober.sentAt.get("healthz") ?? [];
+  return Array.from({ length: Math.ceil(elapsedMs / 1000 / SLICE_S) }, (_, i) => {
+    const from = began + i * SLICE_S * 1000;
+    return summary(latencies.filter((_, j) => sent[j]! >= from && sent[j]! < from + SLICE_S * 1000)).p99;
+  }).filter((p99) => Number.isFinite(p99));
+}
+
+function describe(who: string, recorder: Recorder): string[] {
+  return [...recorder.failures].flatMap(([kind, reasons]) => [...reasons].map(([reason, n]) => `${who} ${kind}: ${n} × ${reason}`));
+}
