@@ -8,7 +8,7 @@ import { benchProject, changeConfig, launchAgent, progress, summary, type BenchR
 
 const CONCURRENCY = 8;
 
-/** A raw transaction runner over the same database: one pg client per worker, or the PGlite instance. */
+/** A raw transaction runner over the same database: one pg client per worker, or the embedded database's client. */
 interface Raw {
   tx(worker: number, statements: (q: (sql: string, params?: unknown[]) => Promise<any[]>) => Promise<void>): Promise<void>;
   /** `name` makes it a named prepared statement on PostgreSQL, as svc's own are (PGlite ignores it). */
@@ -122,7 +122,7 @@ export async function appendThroughput(server: BenchServer, providerUrl: string,
         "opens a turn, inserts the event, advances the counters, marks the input resolved, sets the current config and NOTIFYs. " +
         `Sequential: one client, one agent, ${sequential} appends. Concurrent: ${CONCURRENCY} clients, each on its own agent, ${concurrent} appends.`,
       baseline:
-        "Raw transactions on the same database (pg client per lane; the PGlite instance itself for PGlite): lock a counter row " +
+        "Raw transactions on the same database (pg client per lane; for PGlite, its worker thread's client, as svc uses it): lock a counter row " +
         "FOR UPDATE, insert an input row (jsonb), insert an event row at the next sequence, advance the counter. No HTTP.",
       rows: [
         { metric: "sequential appends/s", baseline: rawSeq.perSecond, svc: apiSeq.perSecond, unit: "/s", higherIsBetter: true },

@@ -7,11 +7,10 @@ import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { performance } from "node:perf_hooks";
-import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
 import { buildApp, type App } from "../packages/server/src/app.js";
 import { loadConfig, type Config } from "../packages/server/src/config.js";
-import { migrateEmbedded, migratePostgres, openEmbedded, openPostgres, type Database } from "../packages/server/src/platform/db/index.js";
+import { EmbeddedWorkerClient, migratePostgres, openEmbedded, openPostgres, type Database, type EmbeddedClient } from "../packages/server/src/platform/db/index.js";
 import { startAgentWorker } from "../packages/server/src/runtime/index.js";
 import type { ModelClient } from "../packages/server/src/runtime/models/types.js";
 import { ApiClient, type BrowserSession } from "../packages/server/test/support/client.js";
@@ -36,8 +35,8 @@ export interface BenchServer {
   db: Database;
   app: App;
   api: ApiClient;
-  /** Raw access to the same database, for baselines: a PGlite instance or a pg connection string. */
-  raw: { pglite?: PGlite; pgUrl?: string };
+  /** Raw access to the same database, for baselines: the embedded database's client or a pg connection string. */
+  raw: { pglite?: EmbeddedClient; pgUrl?: string };
   /** Resolution time (performance.now()) of the last `db.tx` that committed. */
   lastCommitAt: number;
   startWorker(options?: WorkerOptions): { stop(): Promise<void> };
@@ -88,8 +87,8 @@ export async function startBenchServer(kind: DbKind, env: Record<string, string>
     raw.pgUrl = dbUrl;
     drop = async () => void (await admin(url, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
   } else {
-    const client = await PGlite.create();
-    await migrateEmbedded(client);
+    // The embedded database as svc serve runs it: in its worker thread, reached through its client.
+    const client = await EmbeddedWorkerClient.start({ migrate: true });
     inner = await openEmbedded({ client });
     raw.pglite = client;
   }
@@ -219,7 +218,7 @@ export function machine(kind: DbKind) {
     cpus: cpus().length,
     cpuModel: cpus()[0]?.model ?? "unknown",
     node: process.version,
-    database: kind === "postgres" ? "PostgreSQL (DATABASE_URL, local)" : "PGlite (in-process)",
+    database: kind === "postgres" ? "PostgreSQL (DATABASE_URL, local)" : "PGlite (worker thread)",
   };
 }
 

@@ -91,7 +91,7 @@ export async function pageReads(server: BenchServer, timeline: { project: Projec
     baseline:
       "The same page query svc runs (the SQL text of `eventsAfter`: the page of events chosen first, then five joins), " +
       "executed raw on the same database with the same parameters, as a named prepared statement like svc's (a pg client, or " +
-      "the PGlite instance).",
+      "the embedded database's client).",
     rows: [
       { metric: "pages/s (sequential)", baseline: reads / rawSeconds, svc: reads / apiSeconds, unit: "/s", higherIsBetter: true },
       { metric: "latency p50", baseline: s.p50, svc: a.p50, unit: "ms" },

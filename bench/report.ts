@@ -18,7 +18,7 @@ export function renderReport(all: KindResults[]): string {
   out.push("## How to run", "");
   out.push(
     "```sh",
-    "npm run bench                                   # PGlite (in-process)",
+    "npm run bench                                   # PGlite",
     "DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm run bench   # PGlite, then PostgreSQL",
     "npm run bench -- --db=postgres --only=sse,reads # one kind, some benchmarks (sse, append, reads, orchestration, conversation, load)",
     "npm run bench -- --db=pglite --only=conversation --sizes=10,100   # a quick check of benchmark 5 at small sizes",
@@ -44,7 +44,8 @@ export function renderReport(all: KindResults[]): string {
     "- **ratio** is how many times slower svc is than the baseline (svc ÷ baseline for times, baseline ÷ svc for rates): 1.0 is",
     "  parity, 3.0 means three times slower. It is the number to watch between runs; absolute values depend on the machine.",
     "- Client, server and (for PGlite) the database share one Node process and its CPU, in svc and baseline runs alike, so",
-    "  the numbers include the load generator. PGlite is single-threaded: every query of every request is serialized.",
+    "  the numbers include the load generator. PGlite runs in its own worker thread, as in `svc serve`, but it is one",
+    "  connection: every query of every request is serialized. The PGlite baselines go through the same thread.",
     "  The load test runs svc, the fake provider, the baseline server and the load generator as separate processes, still on",
     "  the same machine's CPUs.",
     "- p50/p99 are nearest-rank percentiles over all samples of the run.",
