@@ -30,6 +30,11 @@ export const ID_PREFIXES = {
   interaction: "int",
   artifact: "art",
   contextCheckpoint: "ccp",
+  machine: "mch",
+  daemonToken: "mdt",
+  machineGrant: "pmg",
+  machinePool: "mpo",
+  machinePoolGrant: "pmpg",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

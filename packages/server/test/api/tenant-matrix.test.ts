@@ -65,6 +65,7 @@ beforeAll(async () => {
     actorID: (await get(`${a.base}/actors`)).data[0]?.id,
     userID: (await get("/api/v1/me")).user?.id ?? (await get("/api/v1/me")).id,
     tokenID: (await get("/api/v1/personal-access-tokens")).data[0]?.id,
+    machineID: (await server.api.post(`/api/v1/orgs/${a.orgId}/machines/connect`, { display_name: "m", project_ids: [a.projectId] }, auth)).body.machine?.id,
   });
   const other = await server.api.userWithOrg("Other");
   b = { token: other.token, session: other.session, keyToken: (await server.api.orgKey(other.session, other.org.id, "admin")).token };
