@@ -12,7 +12,7 @@ export const DAEMON_TOKEN = /^svc_daemon_v1_[0-9A-Za-z]{43}_[0-9A-Za-z]{6}$/;
 /** An owner's org with extra projects by name (plus its default project as `Default`). */
 export async function orgWithProjects(api: ApiClient, ...projectNames: string[]) {
   const owner = await api.userWithOrg();
-  const projects: Record<string, { id: string; name: string }> = { Default: owner.project };
+  const projects: Record<string, any> = { Default: owner.project };
   for (const name of projectNames) {
     const reply = await api.post(`/api/v1/orgs/${owner.org.id}/projects`, { name }, { token: owner.token });
     expect(reply.status, reply.text).toBe(201);

@@ -4,6 +4,7 @@ import { pageOf, sortValue, toPage } from "../../platform/http/lists.js";
 import { pathId, projectPath } from "../../platform/http/params.js";
 import { errorResponses, IdempotencyKeyHeader, Page } from "../../platform/http/schemas.js";
 import { grantRoutes } from "./grants-routes.js";
+import { poolRoutes } from "./pools-routes.js";
 import * as s from "./schemas.js";
 import type { MachinesService } from "./service.js";
 import type { MachineRow } from "./store.js";
@@ -15,6 +16,7 @@ export function machineRoutes(app: HttpApp, deps: { machines: MachinesService })
   byoMachineRoutes(app, deps);
   tokenRoutes(app, deps);
   grantRoutes(app, deps);
+  poolRoutes(app, deps);
 }
 
 const machinePosition = (sort: ReturnType<typeof pageOf>["sort"]) => (m: MachineRow) => ({
