@@ -38,6 +38,9 @@ import { toolCatalogRoutes } from "./modules/tool-catalog/routes.js";
 import { createTimelineService } from "./modules/timeline/service.js";
 import { createEventStreams } from "./modules/timeline/stream.js";
 import { timelineRoutes } from "./modules/timeline/routes.js";
+import { createMachinesService } from "./modules/machines/service.js";
+import { machineRoutes } from "./modules/machines/routes.js";
+import { createOrgCredentials } from "./modules/secrets/org-credentials.js";
 
 export interface App {
   http: HttpApp;
@@ -91,6 +94,7 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
       agentConfigRoutes(api, { agentConfigs: createAgentConfigService({ db }) });
       agentProfileRoutes(api, { agentProfiles: createAgentProfileService({ db }) });
       toolCatalogRoutes(api);
+      machineRoutes(api, { machines: createMachinesService({ db, secrets: createOrgCredentials({ cipher: services.cipher }) }) });
       timelineRoutes(api, { timeline: createTimelineService({ db }), streams: createEventStreams({ db, signals, subscribers: services.metrics.streamSubscribers }) });
       api.get("/openapi.json", { config: { auth: "public" } }, async () => http.swagger());
     },

@@ -33,6 +33,11 @@ export const ID_PREFIXES = {
   skill: "skl",
   skillRevision: "skr",
   skillGrant: "skg",
+  machine: "mch",
+  daemonToken: "mdt",
+  machineGrant: "pmg",
+  machinePool: "mpo",
+  machinePoolGrant: "pmpg",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -67,7 +67,10 @@ beforeAll(async () => {
     userID: (await get("/api/v1/me")).user?.id ?? (await get("/api/v1/me")).id,
     tokenID: (await get("/api/v1/personal-access-tokens")).data[0]?.id,
     skillID: (await uploadSkill(server.url, auth, a.orgId, { kind: "org" }, skillZip("matrix"))).id,
+    machineID: (await server.api.post(`/api/v1/orgs/${a.orgId}/machines/connect`, { display_name: "m", project_ids: [a.projectId] }, auth)).body.machine?.id,
+    poolID: (await server.api.post(`/api/v1/orgs/${a.orgId}/machine-pools`, { name: "p", provider: "local", max_total_machines: 1 }, auth)).body.id,
   });
+  ids["poolGrantID"] = (await server.api.post(`${a.base}/machine-pool-grants`, { machine_pool_id: ids["poolID"] }, auth)).body.id;
   const other = await server.api.userWithOrg("Other");
   b = { token: other.token, session: other.session, keyToken: (await server.api.orgKey(other.session, other.org.id, "admin")).token };
 }, 120_000);

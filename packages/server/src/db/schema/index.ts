@@ -6,3 +6,4 @@ export * from "./platform.js";
 export * from "./models.js";
 export * from "./agents.js";
 export * from "./timeline.js";
+export * from "./machines.js";

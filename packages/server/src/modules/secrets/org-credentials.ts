@@ -13,9 +13,9 @@ export interface SecretFacts {
 }
 
 /**
- * Secrets used by the organization itself rather than by one project: model provider credentials now,
- * other org-level connections later. The project-scoped counterpart is `SecretsService.resolvePayload`.
- * Both functions run inside the caller's transaction and never open one; authorization is the caller's.
+ * Secrets used by the organization itself rather than by one project: model provider credentials,
+ * machine and pool environments, and what other modules may know about a secret they reference. The
+ * project-scoped counterpart of `openOrgSecret` is `SecretsService.resolvePayload`. These functions run inside the caller's transaction and never open one; authorization is the caller's.
  */
 export function createOrgCredentials(deps: { cipher: EnvelopeCipher }) {
   const { cipher } = deps;
@@ -23,12 +23,13 @@ export function createOrgCredentials(deps: { cipher: EnvelopeCipher }) {
     /** The facts of a secret of `orgId`, or undefined when the org has no such secret. */
     async describe(tx: Tx, orgId: string, secretId: string): Promise<SecretFacts | undefined> {
       const secret = await store.findSecret(tx, orgId, secretId);
-      if (!secret) return undefined;
-      return {
-        ownerKind: secret.ownerKind as OwnerKind,
-        kind: secret.kind as SecretKind,
-        managementKind: secret.managementKind as SecretFacts["managementKind"],
-      };
+      return secret && factsOf(secret);
+    },
+
+    /** The facts of a secret the project can use (owned by it or granted to it), or undefined. */
+    async describeForProject(tx: Tx, orgId: string, projectId: string, secretId: string): Promise<SecretFacts | undefined> {
+      const found = await store.findProjectSecret(tx, orgId, projectId, secretId);
+      return found && factsOf(found.secret);
     },
 
     /** The current material of an org-owned secret. Any other secret, or none, is not_found. */
@@ -40,6 +41,14 @@ export function createOrgCredentials(deps: { cipher: EnvelopeCipher }) {
       const sealed = { orgId, secretId, versionNumber: version.versionNumber, kind: secret.kind as SecretKind };
       return openMaterial(cipher, sealed, version.envelope);
     },
+  };
+}
+
+function factsOf(secret: store.SecretRow): SecretFacts {
+  return {
+    ownerKind: secret.ownerKind as OwnerKind,
+    kind: secret.kind as SecretKind,
+    managementKind: secret.managementKind as SecretFacts["managementKind"],
   };
 }
 

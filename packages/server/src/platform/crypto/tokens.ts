@@ -5,6 +5,8 @@ import { crc32 } from "node:zlib";
 export const TOKEN_PREFIXES = {
   personal: "svc_pat_v1_",
   organization: "svc_org_v1_",
+  /** A machine daemon's credential: valid only on the machine daemon routes. */
+  daemon: "svc_daemon_v1_",
 } as const;
 
 export type TokenKind = keyof typeof TOKEN_PREFIXES;

@@ -21,9 +21,12 @@ export type UserPrincipal = Extract<Principal, { kind: "user" }>;
  */
 export type AuthMode = "public" | "principal" | "user" | "session";
 
+/** Credentials of people and service accounts; daemon tokens never act as either (spec, Authentication 10). */
+export type AccountTokenKind = Exclude<TokenKind, "daemon">;
+
 /** Looks credentials up; implemented by the identity module. Inputs are already shape-checked. */
 export interface Authenticator {
-  bearer(kind: TokenKind, tokenHash: string): Promise<Principal | null>;
+  bearer(kind: AccountTokenKind, tokenHash: string): Promise<Principal | null>;
   session(tokenHash: string): Promise<{ principal: UserPrincipal; csrfHash: string } | null>;
 }
 
@@ -74,6 +77,8 @@ export function authHook(config: Config, authenticator: Authenticator) {
       const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
       const kind = match ? tokenKind(match[1]!) : null;
       if (!match || !kind) throw unauthorized("invalid bearer token");
+      // Refused before any lookup: a daemon token is not a credential of this API, valid or not.
+      if (kind === "daemon") throw unauthorized("machine daemon tokens are valid only on the machine daemon routes");
       const principal = await lookup(() => authenticator.bearer(kind, sha256Hex(match[1]!)));
       if (!principal) throw unauthorized("invalid or revoked bearer token");
       return principal;

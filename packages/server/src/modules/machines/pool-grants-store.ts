@@ -1,0 +1,68 @@
+import { and, eq } from "drizzle-orm";
+import type { PgInsertValue, PgUpdateSetSource } from "drizzle-orm/pg-core";
+import { machinePools, projectMachinePoolGrants } from "../../db/schema/index.js";
+import { dbNow } from "../../db/schema/columns.js";
+import type { AppDb, Tx } from "../../platform/db/index.js";
+import { allOf, keyset, nameMatches, type PageRequest } from "../../platform/http/lists.js";
+import type { PoolRow } from "./pools-store.js";
+
+type Db = AppDb | Tx;
+export type PoolGrantRow = typeof projectMachinePoolGrants.$inferSelect;
+export type PoolGrantChanges = PgUpdateSetSource<typeof projectMachinePoolGrants>;
+
+export async function insertPoolGrant(tx: Db, row: PgInsertValue<typeof projectMachinePoolGrants>): Promise<PoolGrantRow> {
+  const [grant] = await tx.insert(projectMachinePoolGrants).values(row).returning();
+  return grant!;
+}
+
+export async function findPoolGrant(tx: Db, orgId: string, projectId: string, grantId: string): Promise<PoolGrantRow | undefined> {
+  const [grant] = await tx
+    .select()
+    .from(projectMachinePoolGrants)
+    .where(and(eq(projectMachinePoolGrants.orgId, orgId), eq(projectMachinePoolGrants.projectId, projectId), eq(projectMachinePoolGrants.id, grantId)));
+  return grant;
+}
+
+export async function findPoolGrantOfPool(tx: Db, projectId: string, poolId: string): Promise<PoolGrantRow | undefined> {
+  const [grant] = await tx
+    .select()
+    .from(projectMachinePoolGrants)
+    .where(and(eq(projectMachinePoolGrants.projectId, projectId), eq(projectMachinePoolGrants.machinePoolId, poolId)));
+  return grant;
+}
+
+export async function updatePoolGrant(tx: Db, grantId: string, changes: PoolGrantChanges): Promise<PoolGrantRow> {
+  const [grant] = await tx
+    .update(projectMachinePoolGrants)
+    .set({ ...changes, updatedAt: dbNow })
+    .where(eq(projectMachinePoolGrants.id, grantId))
+    .returning();
+  return grant!;
+}
+
+/** The machine grants it generated go with it (foreign key cascade). */
+export async function deletePoolGrant(tx: Db, grantId: string): Promise<void> {
+  await tx.delete(projectMachinePoolGrants).where(eq(projectMachinePoolGrants.id, grantId));
+}
+
+/** One page of the project's pool grants with their pools; the list's logical name is the pool's name. */
+export async function listPoolGrants(
+  tx: Db,
+  input: { orgId: string; projectId: string; name?: string; page: PageRequest },
+): Promise<Array<{ grant: PoolGrantRow; pool: PoolRow }>> {
+  const ks = keyset(input.page.sort, { name: machinePools.name, created_at: projectMachinePoolGrants.createdAt, id: projectMachinePoolGrants.id }, input.page.cursor);
+  return tx
+    .select({ grant: projectMachinePoolGrants, pool: machinePools })
+    .from(projectMachinePoolGrants)
+    .innerJoin(machinePools, and(eq(machinePools.orgId, projectMachinePoolGrants.orgId), eq(machinePools.id, projectMachinePoolGrants.machinePoolId)))
+    .where(
+      allOf(
+        eq(projectMachinePoolGrants.orgId, input.orgId),
+        eq(projectMachinePoolGrants.projectId, input.projectId),
+        nameMatches(machinePools.name, input.name),
+        ks.where,
+      ),
+    )
+    .orderBy(...ks.orderBy)
+    .limit(input.page.limit + 1);
+}
