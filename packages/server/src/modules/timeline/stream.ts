@@ -70,6 +70,14 @@ export function createEventStreams(options: EventStreamsOptions): EventStreams {
     for (const follower of running.keys()) follower.eventsCommitted();
   });
 
+  // One ticker for every stream, rather than a timer per stream armed again after each write: with a
+  // thousand followers of an agent, re-arming a thousand timers on every event delayed the last frames.
+  const heartbeats = setInterval(() => {
+    const now = Date.now();
+    for (const follower of running.keys()) follower.heartbeatIfQuiet(now);
+  }, Math.max(1, Math.floor(heartbeatMs / 4)));
+  heartbeats.unref();
+
   return {
     async follow(reply, agent, followOptions) {
       if (closing) throw new AppError("service_unavailable", "the server is shutting down");
@@ -96,6 +104,7 @@ export function createEventStreams(options: EventStreamsOptions): EventStreams {
 
     async closeAll() {
       closing = true;
+      clearInterval(heartbeats);
       const all = [...running.entries()];
       for (const [follower] of all) follower.stop.abort();
       await Promise.all(all.map(([, done]) => done));
@@ -171,6 +180,11 @@ class Follower {
     private readonly agent: AgentScope,
   ) {}
 
+  /** Wakes the loop to send a heartbeat when nothing was written for `heartbeatMs`. */
+  heartbeatIfQuiet(now: number): void {
+    if (now - this.lastWriteAt >= this.heartbeatMs) this.wakeUp?.();
+  }
+
   eventsCommitted(): void {
     this.lastHint = this.reads.tick();
     this.eventsPending = true;
@@ -201,6 +215,8 @@ class Follower {
     const onGone = () => this.stop.abort();
     res.on("close", onGone);
     res.on("error", onGone);
+    const onAbort = () => this.wakeUp?.();
+    this.stop.signal.addEventListener("abort", onAbort, { once: true });
     res.writeHead(200, {
       "content-type": "text/event-stream",
       "cache-control": "no-cache",
@@ -242,12 +258,12 @@ class Follower {
       if (out) await this.write(out);
       // Nothing may await between this check and the wait, or a wake-up could be missed.
       if (this.stop.signal.aborted || this.eventsPending || pageWasFull || this.toolCalls.length > 0 || this.deltas.length > 0) continue;
-      const quiet = this.heartbeatMs - (Date.now() - this.lastWriteAt);
-      if (quiet <= 0) await this.write(": heartbeat\n\n");
-      else await this.sleep(quiet);
+      if (Date.now() - this.lastWriteAt >= this.heartbeatMs) await this.write(": heartbeat\n\n");
+      else await this.sleep();
     }
     res.off("close", onGone);
     res.off("error", onGone);
+    this.stop.signal.removeEventListener("abort", onAbort);
     if (this.dropped > 0) this.log.debug({ dropped: this.dropped }, "event stream: live frames dropped on a full queue");
     if (!res.destroyed && !res.writableEnded) res.end();
   }
@@ -278,18 +294,16 @@ class Follower {
     }
   }
 
-  /** Waits for a hint, a live frame, the end of the stream, or `ms`. */
-  private sleep(ms: number): Promise<void> {
+  /**
+   * Waits for a hint, a live frame, the end of the stream or the heartbeat ticker. Nothing is armed per
+   * wait: the abort listener is registered once in `run`, and the ticker is shared by every stream.
+   */
+  private sleep(): Promise<void> {
     return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.stop.signal.removeEventListener("abort", done);
+      this.wakeUp = () => {
         this.wakeUp = null;
         resolve();
       };
-      const timer = setTimeout(done, ms);
-      this.stop.signal.addEventListener("abort", done, { once: true });
-      this.wakeUp = done;
     });
   }
 }
