@@ -1,32 +1,24 @@
 import type { Tx } from "../../platform/db/index.js";
 import { conflict, forbidden, notFound } from "../../platform/errors.js";
 import type { Principal } from "../../platform/http/auth.js";
-import { projectRoleOf, requireOrg, requireProject, type OrgAccess } from "../orgs/access.js";
-import { effectiveProjectRole, orgRoleAllows, projectRoleAllows } from "../orgs/policy.js";
+import { requireOrg, requireProject, type OrgAccess } from "../orgs/access.js";
+import { orgRoleAllows } from "../orgs/policy.js";
+import { ownerAuthority, readableOwnerProjects, requireOwnerManage as requireOwnership, type Authority, type Owner, type OwnerRights } from "../orgs/ownership.js";
 import type { OwnerKind } from "./schemas.js";
 import * as store from "./store.js";
 
-/**
- * Who may see and change a secret follows its owner: org secrets need org.secrets.list/manage, project
- * secrets project.secrets.list/manage on the owning project, and user secrets belong to their user
- * alone (who must still be a member of the org). An org API key never owns or sees user secrets.
+/*
+ * Who may see and change a secret follows its owner (orgs/ownership.ts): org secrets need
+ * org.secrets.list/manage, project secrets project.secrets.list/manage on the owning project, and user
+ * secrets belong to their user alone (who must still be a member of the org).
  */
-export interface Authority {
-  read: boolean;
-  manage: boolean;
-}
+export const SECRET_RIGHTS: OwnerRights = {
+  org: { read: "org.secrets.list", manage: "org.secrets.manage" },
+  project: { read: "project.secrets.list", manage: "project.secrets.manage" },
+  noun: "secret",
+};
 
-export async function authorityOver(tx: Tx, access: OrgAccess, secret: store.SecretRow): Promise<Authority> {
-  if (secret.ownerKind === "org") {
-    return { read: orgRoleAllows(access.orgRole, "org.secrets.list"), manage: orgRoleAllows(access.orgRole, "org.secrets.manage") };
-  }
-  if (secret.ownerKind === "project") {
-    const role = await projectRoleOf(tx, access, secret.ownerProjectId!);
-    return { read: projectRoleAllows(role, "project.secrets.list"), manage: projectRoleAllows(role, "project.secrets.manage") };
-  }
-  const own = access.principal.kind === "user" && access.principal.userId === secret.ownerUserId;
-  return { read: own, manage: own };
-}
+export const authorityOver = (tx: Tx, access: OrgAccess, secret: store.SecretRow): Promise<Authority> => ownerAuthority(tx, access, secret, SECRET_RIGHTS);
 
 /**
  * The secret as the caller may use it: `read` it, `manage` it (see its grants), or `change` it. A secret
@@ -56,24 +48,8 @@ export async function requireSecret(
 }
 
 /** Checks that the caller may create secrets for `owner` and returns the owner as stored. */
-export async function requireOwnerManage(
-  tx: Tx,
-  principal: Principal,
-  orgId: string,
-  owner: { kind: OwnerKind; projectId?: string },
-): Promise<store.Owner> {
-  if (owner.kind === "org") {
-    await requireOrg(tx, principal, orgId, "org.secrets.manage");
-    return { kind: "org", projectId: null, userId: null };
-  }
-  if (owner.kind === "project") {
-    await requireProject(tx, principal, orgId, owner.projectId!, "project.secrets.manage");
-    return { kind: "project", projectId: owner.projectId!, userId: null };
-  }
-  await requireOrg(tx, principal, orgId);
-  if (principal.kind !== "user") throw forbidden("user-owned secrets belong to users; an organization API key cannot own one");
-  return { kind: "user", projectId: null, userId: principal.userId };
-}
+export const requireOwnerManage = (tx: Tx, principal: Principal, orgId: string, owner: { kind: OwnerKind; projectId?: string }): Promise<Owner> =>
+  requireOwnership(tx, principal, orgId, owner, SECRET_RIGHTS);
 
 /**
  * Which owners' secrets the caller lists. Without an owner filter: the org's secrets if it holds
@@ -101,20 +77,8 @@ export async function requireListScope(
   if (filter.ownerKind === "user") return { ...none, userId };
   return {
     org: orgRoleAllows(access.orgRole, "org.secrets.list"),
-    projects: await listableProjects(tx, access, orgId),
+    projects: await readableOwnerProjects(tx, access, await store.ownerProjectIds(tx, orgId), "project.secrets.list"),
     userId,
   };
 }
 
-/**
- * Org owners and admins list every project's secrets. Anyone else is checked project by project, only
- * over the projects that own a secret at all, through the org module's access rules.
- */
-async function listableProjects(tx: Tx, access: OrgAccess, orgId: string): Promise<"all" | string[]> {
-  if (projectRoleAllows(effectiveProjectRole(access.orgRole, null), "project.secrets.list")) return "all";
-  const listable: string[] = [];
-  for (const projectId of await store.ownerProjectIds(tx, orgId)) {
-    if (projectRoleAllows(await projectRoleOf(tx, access, projectId), "project.secrets.list")) listable.push(projectId);
-  }
-  return listable;
-}

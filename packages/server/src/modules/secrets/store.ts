@@ -10,12 +10,8 @@ type Db = AppDb | Tx;
 export type SecretRow = typeof secrets.$inferSelect;
 export type VersionRow = typeof secretVersions.$inferSelect;
 
-/** An owner as stored: exactly one of the ids is set for project and user owners, none for org. */
-export interface Owner {
-  kind: OwnerKind;
-  projectId: string | null;
-  userId: string | null;
-}
+import type { Owner } from "../orgs/ownership.js";
+export type { Owner };
 
 /** The owners whose secrets a caller may list: the org's, some or all projects', and one user's. */
 export interface ListScope {

@@ -1,8 +1,8 @@
 import type { Tx } from "../../platform/db/index.js";
 import { forbidden, notFound } from "../../platform/errors.js";
 import type { Principal } from "../../platform/http/auth.js";
-import { projectRoleOf, requireOrg, requireProject, type OrgAccess } from "../orgs/access.js";
-import { effectiveProjectRole, orgRoleAllows, projectRoleAllows } from "../orgs/policy.js";
+import { requireOrg, requireProject, type OrgAccess } from "../orgs/access.js";
+import { ownerAuthority, readableOwnerProjects, requireOwnerManage as requireOwnership, type Authority, type Owner, type OwnerRights } from "../orgs/ownership.js";
 import type { OwnerKind } from "./schemas.js";
 import * as store from "./store.js";
 
@@ -13,22 +13,13 @@ import * as store from "./store.js";
  * with project.read and managed with project.manage; user skills belong to their user alone.
  */
 
-export interface Authority {
-  read: boolean;
-  manage: boolean;
-}
+const SKILL_RIGHTS: OwnerRights = {
+  org: { read: "org.read", manage: "org.manage" },
+  project: { read: "project.read", manage: "project.manage" },
+  noun: "skill",
+};
 
-export async function authorityOver(tx: Tx, access: OrgAccess, skill: store.SkillRow): Promise<Authority> {
-  if (skill.ownerKind === "org") {
-    return { read: orgRoleAllows(access.orgRole, "org.read"), manage: orgRoleAllows(access.orgRole, "org.manage") };
-  }
-  if (skill.ownerKind === "project") {
-    const role = await projectRoleOf(tx, access, skill.ownerProjectId!);
-    return { read: projectRoleAllows(role, "project.read"), manage: projectRoleAllows(role, "project.manage") };
-  }
-  const own = access.principal.kind === "user" && access.principal.userId === skill.ownerUserId;
-  return { read: own, manage: own };
-}
+export const authorityOver = (tx: Tx, access: OrgAccess, skill: store.SkillRow): Promise<Authority> => ownerAuthority(tx, access, skill, SKILL_RIGHTS);
 
 /**
  * The skill as the caller may use it. One it cannot read is a 404 (its existence is not disclosed); one
@@ -55,19 +46,8 @@ export async function requireSkill(
 }
 
 /** Checks that the caller may upload skills for `owner` and returns the owner as stored. */
-export async function requireOwnerManage(tx: Tx, principal: Principal, orgId: string, owner: { kind: OwnerKind; projectId?: string }): Promise<store.Owner> {
-  if (owner.kind === "org") {
-    await requireOrg(tx, principal, orgId, "org.manage");
-    return { kind: "org", projectId: null, userId: null };
-  }
-  if (owner.kind === "project") {
-    await requireProject(tx, principal, orgId, owner.projectId!, "project.manage");
-    return { kind: "project", projectId: owner.projectId!, userId: null };
-  }
-  await requireOrg(tx, principal, orgId);
-  if (principal.kind !== "user") throw forbidden("user-owned skills belong to users; an organization API key cannot own one");
-  return { kind: "user", projectId: null, userId: principal.userId };
-}
+export const requireOwnerManage = (tx: Tx, principal: Principal, orgId: string, owner: { kind: OwnerKind; projectId?: string }): Promise<Owner> =>
+  requireOwnership(tx, principal, orgId, owner, SKILL_RIGHTS);
 
 /**
  * Which owners' skills the caller lists. Without an owner filter: the org's skills, those of every project
@@ -89,15 +69,6 @@ export async function requireListScope(
   const userId = principal.kind === "user" ? principal.userId : null;
   if (filter.ownerKind === "org") return { ...none, org: true };
   if (filter.ownerKind === "user") return { ...none, userId };
-  return { org: true, projects: await readableProjects(tx, access, orgId), userId };
+  return { org: true, projects: await readableOwnerProjects(tx, access, await store.ownerProjectIds(tx, orgId), "project.read"), userId };
 }
 
-/** Org owners and admins read every project; anyone else is checked over the projects that own a skill. */
-async function readableProjects(tx: Tx, access: OrgAccess, orgId: string): Promise<"all" | string[]> {
-  if (projectRoleAllows(effectiveProjectRole(access.orgRole, null), "project.read")) return "all";
-  const readable: string[] = [];
-  for (const projectId of await store.ownerProjectIds(tx, orgId)) {
-    if (projectRoleAllows(await projectRoleOf(tx, access, projectId), "project.read")) readable.push(projectId);
-  }
-  return readable;
-}
