@@ -8,7 +8,16 @@ export class Gate {
   private exclusive: Promise<void> | undefined;
   private drained: (() => void) | undefined;
 
-  async enter(): Promise<void> {
+  /** Enters at once (undefined) unless a dump runs; then the returned promise resolves on entry. */
+  enter(): Promise<void> | undefined {
+    if (!this.exclusive) {
+      this.shared++;
+      return undefined;
+    }
+    return this.enterAfterDumps();
+  }
+
+  private async enterAfterDumps(): Promise<void> {
     // Each pass waits for one dump to finish; another can only start after a dump ends, so this ends.
     while (this.exclusive) await this.exclusive;
     this.shared++;

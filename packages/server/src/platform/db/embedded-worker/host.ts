@@ -44,7 +44,8 @@ const send = (reply: Reply) => port.postMessage(reply);
 
 /** Opens a transaction and holds it until `end` arrives; answers with its number once it is open. */
 async function begin(pg: PGlite): Promise<number> {
-  await gate.enter();
+  const entering = gate.enter();
+  if (entering) await entering;
   return new Promise((opened, failed) => {
     const id = nextTransaction++;
     let end!: (commit: boolean) => void;
@@ -85,7 +86,8 @@ function target(pg: PGlite, tx: number | undefined): PGlite | Transaction {
 
 /** Work outside a transaction shares the gate for its duration; a transaction's statements already hold it. */
 async function shared<T>(work: () => Promise<T>): Promise<T> {
-  await gate.enter();
+  const entering = gate.enter();
+  if (entering) await entering;
   try {
     return await work();
   } finally {
