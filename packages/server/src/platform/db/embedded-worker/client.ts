@@ -34,6 +34,7 @@ export class EmbeddedWorkerClient implements EmbeddedClient {
   private readonly pending = new Map<number, { resolve(value: unknown): void; reject(err: Error): void }>();
   private readonly listeners = new Map<string, Set<(payload: string) => void>>();
   private nextId = 1;
+  private nextTransaction = 1;
   private failure: Error | undefined;
 
   private constructor(private readonly worker: Worker) {
@@ -54,13 +55,18 @@ export class EmbeddedWorkerClient implements EmbeddedClient {
     return this.call({ op: "query", sql, params, rowMode: options.rowMode ?? "object" }) as Promise<Results<T>>;
   }
 
+  /**
+   * The transaction's number is chosen here, so its first statement follows the `begin` at once: one
+   * round trip fewer per transaction. A failed BEGIN fails that statement and the `end`.
+   */
   async transaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T> {
-    const tx = (await this.call({ op: "begin" })) as number;
+    const tx = this.nextTransaction++;
+    this.call({ op: "begin", tx }).catch(() => {});
     let result: T;
     try {
       result = await work(this.transactionHandle(tx));
     } catch (err) {
-      await this.call({ op: "end", tx, commit: false });
+      await this.call({ op: "end", tx, commit: false }).catch(() => {});
       throw err;
     }
     await this.call({ op: "end", tx, commit: true });

@@ -23,7 +23,8 @@ const PARSERS = Object.fromEntries(TEXT_TYPES.map((type) => [type, keepText]));
 class Rollback extends Error {}
 
 interface OpenTransaction {
-  tx: Transaction;
+  /** Resolves once BEGIN ran; rejects if it failed. */
+  ready: Promise<Transaction>;
   end(commit: boolean): void;
   done: Promise<void>;
 }
@@ -31,7 +32,6 @@ interface OpenTransaction {
 const gate = new Gate();
 const transactions = new Map<number, OpenTransaction>();
 const listening = new Map<string, () => Promise<void>>();
-let nextTransaction = 1;
 
 function wireError(err: unknown): WireError {
   const source = (err ?? {}) as Record<string, unknown>;
@@ -42,33 +42,39 @@ function wireError(err: unknown): WireError {
 
 const send = (reply: Reply) => port.postMessage(reply);
 
-/** Opens a transaction and holds it until `end` arrives; answers with its number once it is open. */
-async function begin(pg: PGlite): Promise<number> {
-  const entering = gate.enter();
-  if (entering) await entering;
-  return new Promise((opened, failed) => {
-    const id = nextTransaction++;
-    let end!: (commit: boolean) => void;
-    const decided = new Promise<void>((commit, rollback) => (end = (ok) => (ok ? commit() : rollback(new Rollback()))));
-    let tx: Transaction | undefined;
-    const done = pg.transaction(async (opening) => {
-      tx = opening;
-      opened(id);
-      await decided;
-    });
-    // PGlite calls back only after awaiting BEGIN, so `done` exists by the time `tx` is set.
-    const entry = { get tx() { return tx!; }, end, done };
-    transactions.set(id, entry);
-    done.catch(failed).finally(() => {
-      transactions.delete(id);
+/**
+ * Opens transaction `id` (numbered by the client, so it can send the first statement right behind the
+ * `begin` without waiting for an answer) and holds it until `end` arrives. It is registered at once:
+ * statements naming it wait for `ready`; messages arrive in order, so none can come before it.
+ */
+function begin(pg: PGlite, id: number): Promise<null> {
+  let end!: (commit: boolean) => void;
+  const decided = new Promise<void>((commit, rollback) => (end = (ok) => (ok ? commit() : rollback(new Rollback()))));
+  let opened!: (tx: Transaction) => void;
+  const ready = new Promise<Transaction>((resolve) => (opened = resolve));
+  const done = (async () => {
+    const entering = gate.enter();
+    if (entering) await entering;
+    try {
+      await pg.transaction(async (tx) => {
+        opened(tx);
+        await decided;
+      });
+    } finally {
       gate.leave();
-    });
-  });
+    }
+  })();
+  const entry: OpenTransaction = { ready: Promise.race([ready, done.then(() => ready)]), end, done };
+  transactions.set(id, entry);
+  const forget = () => void transactions.delete(id);
+  done.then(forget, forget);
+  return entry.ready.then(() => null);
 }
 
 async function end(id: number, commit: boolean): Promise<void> {
   const open = transactions.get(id);
   if (!open) throw new Error(`no open transaction ${id}`);
+  await open.ready;
   open.end(commit);
   try {
     await open.done;
@@ -77,11 +83,11 @@ async function end(id: number, commit: boolean): Promise<void> {
   }
 }
 
-function target(pg: PGlite, tx: number | undefined): PGlite | Transaction {
+async function target(pg: PGlite, tx: number | undefined): Promise<PGlite | Transaction> {
   if (tx === undefined) return pg;
   const open = transactions.get(tx);
   if (!open) throw new Error(`no open transaction ${tx}`);
-  return open.tx;
+  return open.ready;
 }
 
 /** Work outside a transaction shares the gate for its duration; a transaction's statements already hold it. */
@@ -123,11 +129,11 @@ function handle(pg: PGlite, request: Request): Promise<unknown> {
 async function run(pg: PGlite, request: Request): Promise<unknown> {
   switch (request.op) {
     case "query":
-      return target(pg, request.tx).query(request.sql, request.params, { rowMode: request.rowMode, parsers: PARSERS });
+      return (await target(pg, request.tx)).query(request.sql, request.params, { rowMode: request.rowMode, parsers: PARSERS });
     case "exec":
-      return target(pg, request.tx).exec(request.sql, { parsers: PARSERS });
+      return (await target(pg, request.tx)).exec(request.sql, { parsers: PARSERS });
     case "begin":
-      return begin(pg);
+      return begin(pg, request.tx);
     case "end":
       return end(request.tx, request.commit);
     case "listen":

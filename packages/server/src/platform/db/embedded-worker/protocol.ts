@@ -8,7 +8,7 @@ export type RowMode = "object" | "array";
 export type Request =
   | { id: number; op: "query"; sql: string; params: unknown[]; rowMode: RowMode; tx?: number }
   | { id: number; op: "exec"; sql: string; tx?: number }
-  | { id: number; op: "begin" }
+  | { id: number; op: "begin"; tx: number }
   | { id: number; op: "end"; tx: number; commit: boolean }
   | { id: number; op: "listen"; channel: string }
   | { id: number; op: "unlisten"; channel: string }
