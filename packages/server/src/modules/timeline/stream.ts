@@ -255,7 +255,8 @@ class Follower {
       for (const signal of this.toolCalls.splice(0)) {
         out += sseFrame("tool_call_update", JSON.stringify({ tool_call_id: signal.toolCallId, state: signal.state }));
       }
-      if (out) await this.write(out);
+      const writing = out ? this.write(out) : undefined;
+      if (writing) await writing;
       // Nothing may await between this check and the wait, or a wake-up could be missed.
       if (this.stop.signal.aborted || this.eventsPending || pageWasFull || this.toolCalls.length > 0 || this.deltas.length > 0) continue;
       if (Date.now() - this.lastWriteAt >= this.heartbeatMs) await this.write(": heartbeat\n\n");
@@ -280,11 +281,19 @@ class Follower {
     return typeof contextId === "string" && this.finishedContexts.has(contextId);
   }
 
-  /** Writes with backpressure: a slow client is waited for, up to DRAIN_TIMEOUT_MS, then dropped. */
-  private async write(chunk: string): Promise<void> {
-    if (this.stop.signal.aborted) return;
+  /**
+   * Writes with backpressure: a slow client is waited for, up to DRAIN_TIMEOUT_MS, then dropped. The
+   * usual case (the socket took the bytes) returns no promise: a thousand followers of one agent
+   * write one after another, and each await between them would delay the frames of all the others.
+   */
+  private write(chunk: string): Promise<void> | undefined {
+    if (this.stop.signal.aborted) return undefined;
     this.lastWriteAt = Date.now();
-    if (this.res.write(chunk)) return;
+    if (this.res.write(chunk)) return undefined;
+    return this.drain();
+  }
+
+  private async drain(): Promise<void> {
     try {
       await once(this.res, "drain", { signal: AbortSignal.any([this.stop.signal, AbortSignal.timeout(DRAIN_TIMEOUT_MS)]) });
     } catch {
