@@ -102,7 +102,7 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
       agentConfigRoutes(api, { agentConfigs: createAgentConfigService({ db }) });
       agentProfileRoutes(api, { agentProfiles: createAgentProfileService({ db }) });
       toolCatalogRoutes(api);
-      machineRoutes(api, { machines: createMachinesService({ db, secrets: createOrgCredentials({ cipher: services.cipher }) }) });
+      machineRoutes(api, { machines: createMachinesService({ db, signals, secrets: createOrgCredentials({ cipher: services.cipher }) }) });
       daemonRoutes(api, { daemon, hub: daemonHub });
       timelineRoutes(api, { timeline: createTimelineService({ db }), streams: createEventStreams({ db, signals, subscribers: services.metrics.streamSubscribers }) });
       api.get("/openapi.json", { config: { auth: "public" } }, async () => http.swagger());

@@ -151,4 +151,19 @@ describe("machine_sources and run_command", () => {
     // svc acknowledged the report: the daemon's outbox and process directory are emptied.
     await eventually(async () => readdirSync(join(home, "outbox")).length + readdirSync(join(home, "processes")).length, (left) => left === 0);
   });
+  it("deleting the machine fails the call waiting on it, stops the daemon, and refuses new launches of the config", async () => {
+    const { project, machine, work, daemon: running } = await connected("doomed");
+    const configId = await createConfig(server.api, project, yamlConfig(project, machineYaml("doomed", work)));
+    provider.script({ toolCalls: [{ name: "run_command", input: { command: "echo started > began; sleep 5" } }] }, { text: "done" });
+    const agentId = await launch(server.api, project, configId, "go");
+    await eventually(async () => existsSync(join(work, "began")), (started) => started);
+    expect((await server.api.delete(`/api/v1/orgs/${project.orgId}/machines/${machine.machineId}`, { token: project.token })).status).toBe(204);
+    expect(await running.exited, running.output()).toBe(3);
+    const [result] = await toolResults(project, agentId);
+    expect(result.outcome).toBe("failed");
+    expect(result.content_blocks[0].value).toMatchObject({ state: "unknown", reason: expect.stringContaining("machine_deleted") });
+    const again = await server.api.post(`${project.base}/agents`, { config: configId }, { token: project.token });
+    expect(again.status, again.text).toBe(400);
+    expect(again.body.issues).toEqual([{ path: "/machine_sources/0/machine_name", message: 'machine "doomed" was deleted or is no longer granted to this project' }]);
+  });
 });

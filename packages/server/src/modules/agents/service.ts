@@ -19,7 +19,7 @@ import * as inputs from "../../runtime/store/inputs.js";
 import { requireProject } from "../orgs/access.js";
 import { appendEvent, lockAgent, type AgentRow } from "../../runtime/store/journal.js";
 import { requireAgent } from "./access.js";
-import { bindMachines } from "../machines/bindings.js";
+import { bindMachines, releaseBindings } from "../machines/bindings.js";
 import type { CreateAgentRequest } from "./schemas.js";
 import { stopCurrentWork, type StopResult } from "../../runtime/stop.js";
 import * as store from "./store.js";
@@ -201,6 +201,7 @@ export function createAgentsService(deps: AgentsDeps) {
       if (agent.state === "archived") return store.withModel(tx, agent);
       const actor = await resolveInputActor(tx, principal, orgId, projectId, undefined);
       await stopCurrentWork(tx, signals, agent, actor?.id ?? null);
+      await releaseBindings(tx, signals, { agentId: agent.id }, "The agent was archived.");
       await inputs.cancelInputs(tx, (await inputs.waitingInputs(tx, agent.id)).map((i) => i.id));
       const archived = await store.archive(tx, agent.id);
       await clearWakeup(tx, agent.id);

@@ -1,8 +1,7 @@
 import type { Tx } from "../../platform/db/index.js";
-import { decodeId, encodeId } from "../../platform/ids.js";
+import { decodeId } from "../../platform/ids.js";
 import type { AgentSignals } from "../../runtime/signals.js";
-import { TERMINAL_PROCESS_STATES, settleProcess, type ProcessRow } from "../../runtime/store/processes.js";
-import { textBlock } from "../../runtime/store/tool-calls.js";
+import { TERMINAL_PROCESS_STATES, abandonProcess, type ProcessRow } from "../../runtime/store/processes.js";
 import type { Disposition, ProcessClaim, ProcessDirective } from "./schemas.js";
 import * as store from "./store.js";
 
@@ -51,15 +50,11 @@ function decide(claim: ProcessClaim, process: ProcessRow | undefined): Dispositi
 }
 
 async function settleLost(tx: Tx, signals: AgentSignals, process: ProcessRow): Promise<void> {
-  const reason =
-    "The machine's daemon restarted without any record of this process (its home directory was lost or replaced), so " +
-    "its outcome is unknown. It was not run again.";
-  const result = { process_id: encodeId("process", process.id), state: "unknown", command: process.command, done: true, exit_code: null, reason };
-  await settleProcess(
+  await abandonProcess(
     tx,
     signals,
     process,
-    { state: "unknown", exitCode: null, exitSignal: null, reason, startedAt: null, endedAt: null, outputBytes: 0 },
-    { outcome: "failed", blocks: [{ type: "structured_data", value: result }, textBlock(reason)] },
+    "The machine's daemon restarted without any record of this process (its home directory was lost or replaced), so " +
+      "its outcome is unknown. It was not run again.",
   );
 }

@@ -1,6 +1,9 @@
 import { randomInt } from "node:crypto";
-import { and, asc, eq } from "drizzle-orm";
-import { agentMachineBindings, projectMachineGrants } from "../../db/schema/index.js";
+import { and, asc, eq, inArray } from "drizzle-orm";
+import { agentMachineBindings, processes, projectMachineGrants } from "../../db/schema/index.js";
+import { dbNow } from "../../db/schema/columns.js";
+import type { AgentSignals } from "../../runtime/signals.js";
+import { abandonProcess } from "../../runtime/store/processes.js";
 import type { Tx } from "../../platform/db/index.js";
 import { AppError } from "../../platform/errors.js";
 import { encodeId, newUuid } from "../../platform/ids.js";
@@ -63,6 +66,30 @@ export async function bindMachines(tx: Tx, agent: { id: string; orgId: string; p
 
 export async function listBindings(tx: Tx, agentId: string): Promise<BindingRow[]> {
   return tx.select().from(agentMachineBindings).where(eq(agentMachineBindings.agentId, agentId)).orderBy(asc(agentMachineBindings.createdAt));
+}
+
+/**
+ * Releases attached bindings (an agent's, or a machine's, optionally only in one project) and abandons the
+ * processes that ran through them: a call still waiting for one fails with `reason`.
+ */
+export async function releaseBindings(tx: Tx, signals: AgentSignals, of: { agentId: string } | { machineId: string; projectId?: string }, reason: string): Promise<void> {
+  const released = await tx
+    .update(agentMachineBindings)
+    .set({ state: "released", updatedAt: dbNow })
+    .where(
+      and(
+        eq(agentMachineBindings.state, "attached"),
+        "agentId" in of ? eq(agentMachineBindings.agentId, of.agentId) : eq(agentMachineBindings.machineId, of.machineId),
+        "projectId" in of && of.projectId ? eq(agentMachineBindings.projectId, of.projectId) : undefined,
+      ),
+    )
+    .returning({ id: agentMachineBindings.id });
+  if (released.length === 0) return;
+  const live = await tx
+    .select()
+    .from(processes)
+    .where(and(inArray(processes.bindingId, released.map((b) => b.id)), inArray(processes.state, ["queued", "starting", "running"])));
+  for (const process of live) await abandonProcess(tx, signals, process, reason);
 }
 
 const REF_ALPHABET = "abcdefghijklmnopqrstuvwxyz234567";

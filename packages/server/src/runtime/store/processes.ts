@@ -5,7 +5,8 @@ import type { AppDb, Tx } from "../../platform/db/index.js";
 import type { AgentSignals } from "../signals.js";
 import { markWakeup } from "../wakeups.js";
 import { lockAgent } from "./journal.js";
-import { completeToolCall, type ToolOutcome } from "./tool-calls.js";
+import { completeToolCall, textBlock, type ToolOutcome } from "./tool-calls.js";
+import { encodeId } from "../../platform/ids.js";
 
 type Db = AppDb | Tx;
 export type ProcessRow = typeof processes.$inferSelect;
@@ -63,4 +64,19 @@ export async function settleProcess(
     await markWakeup(tx, agent.id, "process_finished");
   }
   return true;
+}
+
+/**
+ * Ends a process svc can no longer follow (its daemon lost it, its machine was deleted, its binding
+ * released) as `unknown`; a call still waiting for it fails with `reason`. It is never offered again.
+ */
+export async function abandonProcess(tx: Tx, signals: AgentSignals, process: ProcessRow, reason: string): Promise<void> {
+  const result = { process_id: encodeId("process", process.id), state: "unknown", command: process.command, done: true, exit_code: null, reason };
+  await settleProcess(
+    tx,
+    signals,
+    process,
+    { state: "unknown", exitCode: null, exitSignal: null, reason, startedAt: null, endedAt: null, outputBytes: 0 },
+    { outcome: "failed", blocks: [{ type: "structured_data", value: result }, textBlock(reason)] },
+  );
 }
