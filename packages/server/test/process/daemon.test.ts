@@ -12,7 +12,8 @@ import { useTestServer } from "../support/server.js";
  * whose (fake) model calls run_command, and the daemon's crash and credential rules.
  */
 
-const server = useTestServer({}, { worker: true });
+// A short grace period for machines that go offline, and maintenance often enough to apply it.
+const server = useTestServer({ SVC_MACHINE_GRACE_SECONDS: "1", SVC_MAINTENANCE_INTERVAL_MS: "200" }, { worker: true });
 const provider = useFakeProvider();
 
 const daemons: Daemon[] = [];
@@ -165,5 +166,23 @@ describe("machine_sources and run_command", () => {
     const again = await server.api.post(`${project.base}/agents`, { config: configId }, { token: project.token });
     expect(again.status, again.text).toBe(400);
     expect(again.body.issues).toEqual([{ path: "/machine_sources/0/machine_name", message: 'machine "doomed" was deleted or is no longer granted to this project' }]);
+  });
+  it("a machine offline past the grace period fails the waiting call as machine_unreachable; the daemon back later lets it go", async () => {
+    const { project, machine, home, work, daemon: running } = await connected("flaky");
+    const configId = await createConfig(server.api, project, yamlConfig(project, machineYaml("flaky", work)));
+    provider.script({ toolCalls: [{ name: "run_command", input: { command: "echo started > began; sleep 2; echo late" } }] }, { text: "done" });
+    const agentId = await launch(server.api, project, configId, "go");
+    await eventually(async () => existsSync(join(work, "began")), (started) => started);
+    running.child.kill("SIGTERM");
+    expect(await running.exited, running.output()).toBe(0);
+    const [result] = await toolResults(project, agentId);
+    expect(result.outcome).toBe("failed");
+    expect(result.content_blocks[0].value).toMatchObject({ state: "unknown", reason: expect.stringContaining("machine_unreachable") });
+    // Back with the same home after the command ended: svc tells it to let the process go, and nothing is recorded again.
+    await eventually(async () => existsSync(join(home, "processes")) && readdirSync(join(home, "processes")).length === 1, (held) => held);
+    daemon(machine.daemonToken, home);
+    await untilConnection(server.api, project.token, project.orgId, machine.machineId, "online");
+    await eventually(async () => readdirSync(join(home, "outbox")).length + readdirSync(join(home, "processes")).length, (left) => left === 0);
+    await toolResults(project, agentId);
   });
 });
