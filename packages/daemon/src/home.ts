@@ -23,6 +23,8 @@ export interface Journal {
   offer: ProcessOffer;
   pid: number | null;
   started_at: string | null;
+  /** svc asked to stop it (its call was canceled): its end is reported as killed. */
+  terminate_requested?: boolean;
 }
 
 export class Home {

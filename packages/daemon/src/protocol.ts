@@ -81,6 +81,7 @@ export type ServerFrame =
   | { type: "heartbeat_ack"; payload: { next_heartbeat_after_ms: number } }
   | { type: "process_offer"; payload: ProcessOffer }
   | { type: "process_accept_ack"; payload: { process_id: string; accepted: boolean; reason?: string } }
+  | { type: "process_terminate"; payload: { process_id: string } }
   | { type: "report_ack"; payload: { report_id: string; ack_status: AckStatus; error?: string } }
   | { type: "error"; payload: { error_code: string; error: string } }
   | { type: "runtime_ended"; payload: { error_code: string } };

@@ -173,6 +173,9 @@ export class DaemonRuntime {
         else this.supervisor.release(journal.process_id);
         return;
       }
+      case "process_terminate":
+        this.supervisor.terminate(frame.payload.process_id);
+        return;
       case "report_ack":
         if (frame.payload.ack_status !== "transient_error") this.acknowledged(frame.payload.report_id);
         return;

@@ -21,8 +21,16 @@ const ADOPTED_POLL_MS = 200;
 
 // $0 names the wrapper in `ps`; $1 the shell, $2 the command, $3 the exit file, $4 the pid file. The wrapper
 // writes its pid first (a svcd killed right after spawning still finds it) and its status last, whole
-// (temporary name, then rename), so a reader never sees half of it.
-const WRAPPER = 'echo $$ > "$4"; "$1" -c "$2"; code=$?; printf "%s" "$code" > "$3.tmp" && mv "$3.tmp" "$3"';
+// (temporary name, then rename), so a reader never sees half of it. SIGTERM or SIGINT to the wrapper is
+// passed to the command, and the wrapper waits for it to end, so a stopped command still gets a status.
+const WRAPPER = [
+  'echo $$ > "$4"',
+  '"$1" -c "$2" & c=$!',
+  "trap 'kill -TERM $c 2>/dev/null' TERM INT",
+  "wait $c; code=$?",
+  "while kill -0 $c 2>/dev/null; do wait $c; code=$?; done",
+  'printf "%s" "$code" > "$3.tmp" && mv "$3.tmp" "$3"',
+].join("; ");
 
 const SHELLS: Record<string, string> = { sh: "sh", bash: "bash", zsh: "zsh", pwsh: "pwsh", powershell: "pwsh" };
 
@@ -106,6 +114,20 @@ export class Supervisor {
     if (journal.phase === "accepted") this.watched.set(journal.process_id, journal);
   }
 
+  /** svc no longer wants the process (its call was canceled): SIGTERM to the wrapper, which stops the command. */
+  terminate(processId: string): void {
+    const journal = this.journal(processId);
+    if (!journal || journal.phase !== "accepted") return;
+    this.home.writeJournal({ ...journal, terminate_requested: true });
+    const pid = journal.pid ?? readStatus(join(this.home.processDir(processId), "pid"));
+    if (pid === undefined || pid === null) return;
+    try {
+      process.kill(pid, "SIGTERM");
+    } catch {
+      // Already gone: its end is being collected.
+    }
+  }
+
   /** Forgets a process the server no longer wants anything of. */
   release(processId: string): void {
     this.watched.delete(processId);
@@ -124,14 +146,17 @@ export class Supervisor {
   private collect(journal: Journal): void {
     this.watched.delete(journal.process_id);
     const status = readStatus(join(this.home.processDir(journal.process_id), "exit"));
+    const stopped = this.journal(journal.process_id)?.terminate_requested === true;
     if (status === undefined) {
       this.finish(journal, { state: "unknown", exit_code: null, reason: "the process ended without reporting its exit status (its wrapper was killed)" });
+    } else if (stopped) {
+      this.finish(journal, { state: "killed", exit_code: status, reason: "svc asked to stop it: its call was canceled", exit_signal: "SIGTERM" });
     } else {
       this.finish(journal, { state: "exited", exit_code: status, reason: "" });
     }
   }
 
-  private finish(journal: Journal, end: { state: ProcessFinished["state"]; exit_code: number | null; reason: string }): void {
+  private finish(journal: Journal, end: { state: ProcessFinished["state"]; exit_code: number | null; reason: string; exit_signal?: string }): void {
     const current = this.journal(journal.process_id);
     if (!current || current.phase === "terminal") return;
     const dir = this.home.processDir(journal.process_id);
@@ -142,8 +167,8 @@ export class Supervisor {
       event: {
         type: "process_finished",
         process_id: journal.process_id,
-        ...end,
         exit_signal: null,
+        ...end,
         started_at: journal.started_at,
         ended_at: new Date().toISOString(),
         result: { stdout: stdout.text, stderr: stderr.text, stdout_bytes: stdout.size, stderr_bytes: stderr.size, truncated: stdout.truncated || stderr.truncated },

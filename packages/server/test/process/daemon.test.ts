@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { agentProject, yamlConfig, type AgentProject } from "../support/agents.js";
-import { createConfig, eventually, finalOutputs, launch, untilEvents } from "../support/agent-loop.js";
+import { createConfig, eventually, events, finalOutputs, launch, untilEvents } from "../support/agent-loop.js";
 import { connectMachine, startDaemon, tempDir, untilConnection, type Daemon } from "../support/daemon.js";
 import { useFakeProvider } from "../support/fake-provider.js";
 import { useTestServer } from "../support/server.js";
@@ -108,6 +108,16 @@ describe("machine_sources and run_command", () => {
     expect(result.content_blocks[0].value.process_id).toMatch(/^prc_[a-z2-7]{26}$/);
   });
 
+  it("runs commands one after another over one connection, each offered once", async () => {
+    const { project, work } = await connected("busy");
+    const configId = await createConfig(server.api, project, yamlConfig(project, machineYaml("busy", work)));
+    const step = (n: number) => ({ toolCalls: [{ name: "run_command", input: { command: `echo ${n} >> steps; cat steps | wc -l` } }] });
+    provider.script(step(1), step(2), step(3), { text: "done" });
+    const agentId = await launch(server.api, project, configId, "go");
+    const results = await toolResults(project, agentId, 3);
+    expect(results.map((r) => r.content_blocks[0].value.output.trim())).toEqual(["1", "2", "3"]);
+  });
+
   it("always_ask: nothing runs until a person allows it, and the prompt shows command, machine, shell and cwd", async () => {
     const { project, machine, work } = await connected("careful");
     const tools = "tools:\n  run_command:\n    permission:\n      mode: always_ask\n";
@@ -185,4 +195,19 @@ describe("machine_sources and run_command", () => {
     await eventually(async () => readdirSync(join(home, "outbox")).length + readdirSync(join(home, "processes")).length, (left) => left === 0);
     await toolResults(project, agentId);
   });
+  it("canceling the agent completes the waiting call and the daemon stops the command", async () => {
+    const { project, home, work } = await connected("stoppable");
+    const configId = await createConfig(server.api, project, yamlConfig(project, machineYaml("stoppable", work)));
+    provider.script({ toolCalls: [{ name: "run_command", input: { command: "echo started > began; sleep 30; echo never > after" } }] }, { text: "done" });
+    const agentId = await launch(server.api, project, configId, "go");
+    await eventually(async () => existsSync(join(work, "began")), (started) => started);
+    const cancel = await server.api.post(`${project.base}/agents/${agentId}/cancel`, {}, { token: project.token });
+    expect(cancel.status, cancel.text).toBe(200);
+    // The next heartbeat (10 s) finds the process; its killed report is acknowledged and the home empties.
+    await eventually(async () => readdirSync(join(home, "processes")).length + readdirSync(join(home, "outbox")).length, (left) => left === 0, 250);
+    expect(existsSync(join(work, "after"))).toBe(false);
+    const results = (await events(server.api, project, agentId)).filter((e) => e.event_kind === "tool_result");
+    expect(results).toHaveLength(1);
+    expect(results[0].outcome).toBe("canceled");
+  }, 60_000);
 });

@@ -18,6 +18,7 @@ import * as store from "./store.js";
 export const HEARTBEAT_MS = 10_000;
 /** Offers sent per drain of a socket (the reference's 4). */
 const OFFERS_PER_DRAIN = 4;
+const TERMINATIONS_PER_DRAIN = 16;
 
 export type AckStatus = "committed" | "cleanup_only" | "permanent_reject" | "transient_error";
 
@@ -134,11 +135,20 @@ export function createDaemonService(deps: { db: Database; signals: AgentSignals;
     return runtime.stateReasonCode === "replaced" ? "superseded" : "ended";
   }
 
-  /** Up to four queued processes for the runtime's machine, with their secret environment resolved now. */
+  /**
+   * Up to four queued processes for the runtime's machine, with their secret environment resolved now;
+   * `skip` names (by public id) those already offered on the connection.
+   */
   async function offers(daemon: DaemonPrincipal, skip: readonly string[]): Promise<ProcessOffer[]> {
-    const queued = await store.queuedProcesses(db.read, daemon.machineId, skip, OFFERS_PER_DRAIN);
+    const skipped = skip.map((id) => decodeId("process", id)).filter((id): id is string => id !== null);
+    const queued = await store.queuedProcesses(db.read, daemon.machineId, skipped, OFFERS_PER_DRAIN);
     if (queued.length === 0) return [];
     return db.tx(async (tx) => Promise.all(queued.map((p) => offerOf(tx, p))));
+  }
+
+  /** Running processes whose call was canceled: the daemon terminates them and reports them killed. */
+  async function terminations(daemon: DaemonPrincipal): Promise<string[]> {
+    return (await store.abandonedRunning(db.read, daemon.machineId, TERMINATIONS_PER_DRAIN)).map((p) => encodeId("process", p.id));
   }
 
   async function offerOf(tx: Tx, process: Awaited<ReturnType<typeof store.queuedProcesses>>[number]): Promise<ProcessOffer> {
@@ -203,7 +213,7 @@ export function createDaemonService(deps: { db: Database; signals: AgentSignals;
     return applied ? "committed" : "cleanup_only";
   }
 
-  return { authenticate, activeRuntime, register, end, sleep, heartbeat, endCode, offers, accept, report };
+  return { authenticate, activeRuntime, register, end, sleep, heartbeat, endCode, offers, terminations, accept, report };
 }
 
 async function projectOf(tx: Tx, agentId: string): Promise<string> {

@@ -71,6 +71,7 @@ export type DaemonHub = ReturnType<typeof createDaemonHub>;
 export class DaemonSession {
   readonly machineId: string;
   private readonly offered = new Set<string>();
+  private readonly terminated = new Set<string>();
   private queue: Promise<void> = Promise.resolve();
   private readonly ping: NodeJS.Timeout;
   private silence: NodeJS.Timeout | undefined;
@@ -103,12 +104,20 @@ export class DaemonSession {
     else this.drain();
   }
 
-  /** Offers queued work not yet offered on this connection. */
+  /**
+   * Offers queued work not yet offered on this connection, and asks once per connection to terminate
+   * processes whose call was canceled (a cancel sends no hint: the next heartbeat finds them).
+   */
   drain(): void {
     this.enqueue(async () => {
       for (const offer of await this.service.offers(this.daemon, [...this.offered])) {
         this.offered.add(offer.process_id);
         this.send("process_offer", offer);
+      }
+      for (const processId of await this.service.terminations(this.daemon)) {
+        if (this.terminated.has(processId)) continue;
+        this.terminated.add(processId);
+        this.send("process_terminate", { process_id: processId });
       }
     });
   }

@@ -192,3 +192,15 @@ export async function hasPendingWork(db: Db, machineId: string): Promise<boolean
     .limit(1);
   return row !== undefined;
 }
+
+/** Running processes of the machine whose call no longer waits for them (canceled): the daemon stops them. */
+export async function abandonedRunning(db: Db, machineId: string, limit: number): Promise<ProcessRow[]> {
+  return db
+    .select({ process: processes })
+    .from(processes)
+    .innerJoin(toolCalls, eq(toolCalls.id, processes.toolCallId))
+    .where(and(eq(processes.machineId, machineId), eq(processes.state, "running"), eq(toolCalls.state, "completed")))
+    .orderBy(asc(processes.createdAt))
+    .limit(limit)
+    .then((rows) => rows.map((r) => r.process));
+}
