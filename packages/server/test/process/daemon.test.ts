@@ -118,6 +118,20 @@ describe("machine_sources and run_command", () => {
     expect(results.map((r) => r.content_blocks[0].value.output.trim())).toEqual(["1", "2", "3"]);
   });
 
+  it("saves a result over 50 KiB as an artifact and returns an 8 KiB preview of each stream", async () => {
+    const { project, work } = await connected("chatty");
+    const configId = await createConfig(server.api, project, yamlConfig(project, machineYaml("chatty", work)));
+    provider.script({ toolCalls: [{ name: "run_command", input: { command: "head -c 70000 /dev/zero | tr '\\0' a" } }] }, { text: "done" });
+    const agentId = await launch(server.api, project, configId, "go");
+    const [result] = await toolResults(project, agentId);
+    const [marker, ref] = result.content_blocks;
+    expect(marker.value).toMatchObject({ state: "exited", exit_code: 0, cursor: 70_000, truncated: true, output: "a".repeat(8192), artifact: { path: `/artifacts/${ref.artifact_id}`, content_type: "text/plain" } });
+    expect(ref).toMatchObject({ type: "media_ref", artifact_id: expect.stringMatching(/^art_/) });
+    const content = await fetch(`${server.url}${project.base}/agents/${agentId}/artifacts/${ref.artifact_id}/content`, { headers: { authorization: `Bearer ${project.token}` } });
+    expect(content.status).toBe(200);
+    expect(await content.text()).toContain("a".repeat(70_000));
+  });
+
   it("always_ask: nothing runs until a person allows it, and the prompt shows command, machine, shell and cwd", async () => {
     const { project, machine, work } = await connected("careful");
     const tools = "tools:\n  run_command:\n    permission:\n      mode: always_ask\n";
