@@ -41,6 +41,9 @@ import { timelineRoutes } from "./modules/timeline/routes.js";
 import { createMachinesService } from "./modules/machines/service.js";
 import { machineRoutes } from "./modules/machines/routes.js";
 import { createOrgCredentials } from "./modules/secrets/org-credentials.js";
+import { createDaemonService } from "./modules/daemon/service.js";
+import { createDaemonHub } from "./modules/daemon/socket.js";
+import { daemonRoutes } from "./modules/daemon/routes.js";
 
 export interface App {
   http: HttpApp;
@@ -60,6 +63,7 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
   const inputs = createInputsService({ db, signals, artifacts });
   const interactions = createInteractionsService({ db, signals });
   const tools = createToolsService({ db, signals, artifacts });
+  const daemon = createDaemonService({ db, signals, credentials: createOrgCredentials({ cipher: services.cipher }), artifacts });
 
   const http = await createHttpApp({
     config,
@@ -67,8 +71,12 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
     authenticator: {
       bearer: (kind, hash) => (kind === "personal" ? identity.authenticatePat(hash) : orgApiKeys.authenticate(hash)),
       session: (hash) => identity.authenticateSession(hash),
+      daemon: (hash) => daemon.authenticate(hash),
     },
   });
+  const daemonHub = createDaemonHub(services.bus, http.log);
+  // Before the services close: sockets end their LISTEN on the bus first.
+  http.addHook("preClose", async () => daemonHub.close());
 
   healthRoutes(http, db);
   metricsRoutes(http, services.metrics);
@@ -94,7 +102,8 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
       agentConfigRoutes(api, { agentConfigs: createAgentConfigService({ db }) });
       agentProfileRoutes(api, { agentProfiles: createAgentProfileService({ db }) });
       toolCatalogRoutes(api);
-      machineRoutes(api, { machines: createMachinesService({ db, secrets: createOrgCredentials({ cipher: services.cipher }) }) });
+      machineRoutes(api, { machines: createMachinesService({ db, signals, secrets: createOrgCredentials({ cipher: services.cipher }) }) });
+      daemonRoutes(api, { daemon, hub: daemonHub });
       timelineRoutes(api, { timeline: createTimelineService({ db }), streams: createEventStreams({ db, signals, subscribers: services.metrics.streamSubscribers }) });
       api.get("/openapi.json", { config: { auth: "public" } }, async () => http.swagger());
     },

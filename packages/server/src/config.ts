@@ -73,6 +73,8 @@ export interface RuntimeConfig {
   readonly mcpConnectTimeoutMs: number;
   /** Deadline for one MCP tool call. */
   readonly mcpCallTimeoutMs: number;
+  /** How long a process's machine may stay offline before its run_command call fails as machine_unreachable. */
+  readonly machineGraceSeconds: number;
 }
 
 export interface RateLimitConfig {
@@ -157,6 +159,7 @@ export function loadConfig(env: Env = process.env): Config {
       mcpCallTimeoutMs: intVar(env, "SVC_MCP_CALL_TIMEOUT_MS", 300_000, 100, 3_600_000),
       maintenanceIntervalMs: intVar(env, "SVC_MAINTENANCE_INTERVAL_MS", 15_000, 100, 3_600_000),
       embeddedAnalyzeIntervalMs: intVar(env, "SVC_EMBEDDED_ANALYZE_INTERVAL_MS", 600_000, 0, 86_400_000),
+      machineGraceSeconds: intVar(env, "SVC_MACHINE_GRACE_SECONDS", 600, 1, 604_800),
     }),
     deviceLogin: Object.freeze({
       codeTtlSeconds: intVar(env, "SVC_DEVICE_CODE_TTL_SECONDS", 900, 1, 86_400),

@@ -6,7 +6,7 @@ import { ConfigError, loadConfig, type Config } from "./config.js";
 import { DataDirInUse, embeddedAnalyzeTask, openDatabase, type Database } from "./platform/db/index.js";
 import { startMaintenance, type MaintenanceTask } from "./maintenance.js";
 import { runFakeProvider } from "./runtime/models/fake-provider/cli.js";
-import { leaseReaper, startAgentWorker } from "./runtime/index.js";
+import { leaseReaper, startAgentWorker, unreachableMachines } from "./runtime/index.js";
 import { buildServices, type Services } from "./services.js";
 import { runBackup, runRestore } from "./backup.js";
 import { serveBackups } from "./platform/db/backup/socket.js";
@@ -115,7 +115,7 @@ async function startServices(command: Command, config: Config, db: Database, log
     started.push(`worker (${config.runtime.workerConcurrency} slots)`);
   }
   if (command === "serve" || command === "maintenance") {
-    const tasks = [...maintenanceTasks(db, services), ...embeddedAnalyzeTask(db, config.runtime.embeddedAnalyzeIntervalMs)];
+    const tasks = [...maintenanceTasks(db, services, config), ...embeddedAnalyzeTask(db, config.runtime.embeddedAnalyzeIntervalMs)];
     const maintenance = startMaintenance(tasks, log, config.runtime.maintenanceIntervalMs);
     stops.push(() => maintenance.stop());
     started.push("maintenance");
@@ -142,9 +142,10 @@ async function backupSocket(config: Config, dump: () => Promise<string>, log: pi
   }
 }
 
-export function maintenanceTasks(db: Database, services: Services): MaintenanceTask[] {
+export function maintenanceTasks(db: Database, services: Services, config: Config): MaintenanceTask[] {
   return [
     leaseReaper(db, services),
+    unreachableMachines(db, services, config),
     { name: "expired-sessions", run: () => services.identity.sweepExpired() },
     { name: "rate-limit-windows", run: () => services.rateLimiter.sweep() },
     { name: "expired-device-flows", run: () => services.deviceLogin.sweepExpired() },

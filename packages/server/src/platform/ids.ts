@@ -38,6 +38,11 @@ export const ID_PREFIXES = {
   machineGrant: "pmg",
   machinePool: "mpo",
   machinePoolGrant: "pmpg",
+  daemonRuntime: "drt",
+  /** A daemon installation, named after the daemon token it authenticates with (one per token). */
+  installation: "inst",
+  machineBinding: "amb",
+  process: "prc",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

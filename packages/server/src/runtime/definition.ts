@@ -69,6 +69,19 @@ export interface SkillDefinition {
   description: string;
 }
 
+/**
+ * A machine the agent holds, from the config's `machine_sources`: a BYO machine found by its name when the
+ * config was compiled. Launch binds it again (the grant may have gone since) and gives it a machine_ref.
+ */
+export interface MachineSourceDefinition {
+  kind: "machine";
+  machineId: string;
+  machineName: string;
+  /** The agent's working directory on the machine; empty uses the machine's. */
+  cwd: string;
+  envOverlay: Record<string, string | null>;
+}
+
 export interface AgentDefinition {
   version: "v1";
   instruction: string;
@@ -77,7 +90,8 @@ export interface AgentDefinition {
   tools: ToolDefinition[];
   /** MCP servers by key. */
   mcp: Record<string, McpServerDefinition>;
-  machineSources: unknown[];
+  /** Configs compiled before machines existed have an empty list. */
+  machineSources: MachineSourceDefinition[];
   /** Attached skills, each pinned to the revision that was current when the config was compiled. */
   skills: SkillDefinition[];
 }

@@ -342,9 +342,14 @@ describe("config issues point into the source", () => {
 
   it("refuses what svc cannot run yet instead of ignoring it", async () => {
     const p = await agentProject(server.api, fake.baseUrl);
-    const rest = "machine_sources:\n  - pool: default\nskills: [nope]\n";
+    const rest = "machine_sources:\n  - machine_pool_name: default\nskills: [nope]\n";
     expect(await issuesOf(p, yamlConfig(p, rest))).toEqual([
-      { path: "/machine_sources", message: "machines are not supported yet; remove machine_sources", line: 7, column: 3 },
+      {
+        path: "/machine_sources/0/machine_pool_name",
+        message: "machine pools are not supported in agent configs yet; name a connected machine with machine_name",
+        line: 7,
+        column: 5,
+      },
       { path: "/skills/0", message: 'must be a skill id (skl_…); got "nope"', line: 8, column: 10 },
     ]);
     // Empty sections hold nothing that cannot run.

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { randomBytes } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeProvider, type FakeProvider } from "../../src/runtime/models/fake-provider/index.js";
 import { decodeId } from "../../src/platform/ids.js";
@@ -71,6 +71,10 @@ beforeAll(async () => {
     poolID: (await server.api.post(`/api/v1/orgs/${a.orgId}/machine-pools`, { name: "p", provider: "local", max_total_machines: 1 }, auth)).body.id,
   });
   ids["poolGrantID"] = (await server.api.post(`${a.base}/machine-pool-grants`, { machine_pool_id: ids["poolID"] }, auth)).body.id;
+  // A daemon runtime of A's machine, registered with its daemon token as svcd does.
+  const daemonToken = (await server.api.post(`/api/v1/orgs/${a.orgId}/machines/${ids["machineID"]}/daemon-tokens`, { name: "matrix" }, auth)).body.token;
+  const registered = await server.api.post("/api/v1/daemon/runtimes", { daemon_instance_id: randomUUID(), daemon_version: "test", processes: [] }, { token: daemonToken });
+  ids["runtimeID"] = registered.body.runtime?.id;
   const other = await server.api.userWithOrg("Other");
   b = { token: other.token, session: other.session, keyToken: (await server.api.orgKey(other.session, other.org.id, "admin")).token };
 }, 120_000);

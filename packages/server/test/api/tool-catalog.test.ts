@@ -33,6 +33,12 @@ describe("the tool catalog", () => {
           permission_modes: MODES,
         },
         {
+          name: "run_command",
+          description: expect.stringContaining("Run a shell command on a machine attached to you"),
+          default_permission: { mode: "always_allow", parameters: {} },
+          permission_modes: MODES,
+        },
+        {
           name: "skill",
           description: expect.stringContaining("skills attached to you"),
           default_permission: { mode: "always_allow", parameters: {} },

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, inject, it } from "vitest";
@@ -11,6 +11,7 @@ import { startFakeMcpServer } from "../support/fake-mcp.js";
 import { ApiClient } from "../support/client.js";
 import { exited, freePort, MAIN, ready } from "../support/process.js";
 import { adminQuery, withDatabase } from "../support/global-setup.js";
+import { connectMachine, startDaemon, untilConnection } from "../support/daemon.js";
 
 const dataDir = mkdtempSync(join(tmpdir(), "svc-crash-"));
 const adminUrl = process.env["DATABASE_URL"];
@@ -43,6 +44,7 @@ async function startNode() {
   cleanups.push(async () => child.kill("SIGKILL"));
   await ready(url);
   return {
+    url,
     api: new ApiClient(url, url),
     async crashAndRestart() {
       child.kill("SIGKILL");
@@ -152,5 +154,31 @@ describe("crash recovery", () => {
     const backlog = await api.get(`${project.base}/agents/${agentId}/inputs/backlog`, { token: project.token });
     expect(backlog.body.data).toEqual([]);
     await node.stop();
+  });
+  it("svc killed during a command loses nothing: svcd reconnects to the restarted svc and the result is recorded once", { timeout: 120_000 }, async () => {
+    const provider = await startFakeProvider();
+    cleanups.push(() => provider.close());
+    const node = await startNode();
+    const project = await agentProject(node.api, provider.baseUrl);
+    const machine = await connectMachine(node.api, project.token, project.orgId, project.projectId, "survivor");
+    const home = mkdtempSync(join(tmpdir(), "svcd-home-"));
+    const work = mkdtempSync(join(tmpdir(), "svcd-work-"));
+    cleanups.push(async () => rmSync(home, { recursive: true, force: true }), async () => rmSync(work, { recursive: true, force: true }));
+    const daemon = startDaemon(node.url, machine.daemonToken, home);
+    cleanups.push(async () => {
+      daemon.child.kill("SIGKILL");
+      await daemon.exited;
+    });
+    await untilConnection(node.api, project.token, project.orgId, machine.machineId, "online");
+    const configId = await createConfig(node.api, project, yamlConfig(project, `machine_sources:\n  - machine_name: survivor\n    cwd: ${work}\n`));
+    provider.script({ toolCalls: [{ name: "run_command", input: { command: "echo started >> runs.log; sleep 2; echo late" } }] }, { text: "done" });
+    const agentId = await launch(node.api, project, configId, "go");
+    await eventually(async () => existsSync(join(work, "runs.log")), (started) => started);
+    await node.crashAndRestart();
+    const list = await untilEvents(node.api, project, agentId, (e) => finalOutputs(e).length === 1);
+    const results = list.filter((e) => e.event_kind === "tool_result");
+    expect(results, daemon.output()).toHaveLength(1);
+    expect(results[0].content_blocks[0].value).toMatchObject({ state: "exited", output: "late\n", exit_code: 0 });
+    expect(readFileSync(join(work, "runs.log"), "utf8")).toBe("started\n");
   });
 });

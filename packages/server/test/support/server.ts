@@ -9,7 +9,7 @@ import { EmbeddedWorkerClient, openEmbedded, openPostgres, type Database, type E
 import { adminQuery, withDatabase } from "./global-setup.js";
 import { ApiClient } from "./client.js";
 import { startMaintenance } from "../../src/maintenance.js";
-import { leaseReaper, startAgentWorker } from "../../src/runtime/index.js";
+import { leaseReaper, startAgentWorker, unreachableMachines } from "../../src/runtime/index.js";
 
 export const TEST_ORIGIN = "http://svc.test";
 export const TEST_SECRET_KEY = "0".repeat(63) + "1";
@@ -54,7 +54,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
   const address = await app.http.listen({ host: "127.0.0.1", port: 0 });
   const quiet = { warn: () => {}, error: () => {} };
   const worker = options.worker ? startAgentWorker({ db, services: app.services, config, log: quiet }) : undefined;
-  const maintenance = options.worker ? startMaintenance([leaseReaper(db, app.services)], quiet as never, config.runtime.maintenanceIntervalMs) : undefined;
+  const maintenance = options.worker ? startMaintenance([leaseReaper(db, app.services), unreachableMachines(db, app.services, config)], quiet as never, config.runtime.maintenanceIntervalMs) : undefined;
   return {
     databaseUrl,
     url: address,

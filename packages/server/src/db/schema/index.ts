@@ -7,3 +7,4 @@ export * from "./models.js";
 export * from "./agents.js";
 export * from "./timeline.js";
 export * from "./machines.js";
+export * from "./daemon.js";

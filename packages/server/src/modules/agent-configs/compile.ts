@@ -1,4 +1,4 @@
-import type { AgentDefinition, McpServerDefinition, ModelBinding, SkillDefinition, ToolDefinition } from "../../runtime/definition.js";
+import type { AgentDefinition, MachineSourceDefinition, McpServerDefinition, ModelBinding, SkillDefinition, ToolDefinition } from "../../runtime/definition.js";
 import { builtInTool } from "../../runtime/tools/catalog.js";
 import type { ToolChoice } from "./document.js";
 import type { McpServerChoice } from "./mcp-section.js";
@@ -22,8 +22,9 @@ export function buildDefinition(input: {
   tools: readonly ToolChoice[];
   mcp: readonly McpServerChoice[];
   skills: readonly SkillDefinition[];
+  machineSources: readonly MachineSourceDefinition[];
 }): StoredDefinition {
-  const tools = withSkillTool(input.tools, input.skills)
+  const tools = withImpliedTool(withImpliedTool(input.tools, "skill", input.skills.length > 0), "run_command", input.machineSources.length > 0)
     .filter((tool) => tool.type === "custom" || tool.enabled)
     .map(toolDefinition)
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -34,18 +35,20 @@ export function buildDefinition(input: {
     tools,
     // Unordered: the definition hash is taken over canonical JSON, and jsonb keeps keys in its own order.
     mcp: Object.fromEntries(input.mcp.map((server) => [server.key, mcpServer(server)])),
-    // Non-empty machine_sources are refused until svc can run machines.
-    machineSources: [],
+    machineSources: [...input.machineSources],
     skills: [...input.skills],
     modelFacts: input.facts,
   };
 }
 
-/** Attaching skills enables the built-in `skill` tool, unless the config names it itself (to set its permission or disable it). */
-function withSkillTool(tools: readonly ToolChoice[], skills: readonly SkillDefinition[]): readonly ToolChoice[] {
-  if (skills.length === 0 || tools.some((tool) => tool.name === "skill")) return tools;
-  const tool = builtInTool("skill")!;
-  return [...tools, { type: "built_in", name: "skill", tool, enabled: true, permission: tool.defaultPermission }];
+/**
+ * Attaching skills enables the built-in `skill` tool, and attaching machines `run_command`, unless the config
+ * names the tool itself (to set its permission or disable it).
+ */
+function withImpliedTool(tools: readonly ToolChoice[], name: string, implied: boolean): readonly ToolChoice[] {
+  if (!implied || tools.some((tool) => tool.name === name)) return tools;
+  const tool = builtInTool(name)!;
+  return [...tools, { type: "built_in", name, tool, enabled: true, permission: tool.defaultPermission }];
 }
 
 function toolDefinition(tool: ToolChoice): ToolDefinition {

@@ -7,6 +7,7 @@ import { MAX_TOOLS } from "../../runtime/definition.js";
 import type { ConfigIssues } from "./issues.js";
 import { readMcpSection, type McpServerChoice } from "./mcp-section.js";
 import { readSkillsSection, type SkillChoice } from "./skills-section.js";
+import { readMachineSourcesSection, type MachineSourceChoice } from "./machines-section.js";
 import { count, describe, has, isObject, MAX_NAME, readPermission, required, text, unknownKeys, type Obj, type Path } from "./fields.js";
 
 /**
@@ -36,6 +37,7 @@ export interface ConfigDocument {
   tools: ToolChoice[];
   mcp: McpServerChoice[];
   skills: SkillChoice[];
+  machineSources: MachineSourceChoice[];
 }
 
 const ROOT_KEYS = ["version", "instruction", "model", "tools", "mcp", "machine_sources", "skills"];
@@ -49,7 +51,7 @@ const schemaChecker = new Ajv2020({ strict: false, allErrors: true, validateForm
 const JSON_SCHEMA_2020 = "https://json-schema.org/draft/2020-12/schema";
 
 export function readConfigDocument(value: unknown, issues: ConfigIssues): ConfigDocument {
-  const doc: ConfigDocument = { tools: [], mcp: [], skills: [] };
+  const doc: ConfigDocument = { tools: [], mcp: [], skills: [], machineSources: [] };
   if (!isObject(value)) {
     issues.add([], `the config must be an object with version, instruction and model; got ${describe(value)}`);
     return doc;
@@ -66,7 +68,7 @@ export function readConfigDocument(value: unknown, issues: ConfigIssues): Config
 
   if (has(value, "tools")) doc.tools = readTools(issues, value["tools"]);
   if (has(value, "mcp")) doc.mcp = readMcpSection(issues, value["mcp"]);
-  unsupported(issues, value, "machine_sources", "list", "machines are not supported yet; remove machine_sources");
+  if (has(value, "machine_sources")) doc.machineSources = readMachineSourcesSection(issues, value["machine_sources"]);
   if (has(value, "skills")) doc.skills = readSkillsSection(issues, value["skills"]);
   return doc;
 }
@@ -238,15 +240,6 @@ function checkJsonData(issues: ConfigIssues, root: Path, value: unknown): void {
       issues.add(path, `must be JSON data; got ${describe(current)}`);
     }
   }
-}
-
-/** `machine_sources` is read for its shape, then refused while svc cannot run machines. */
-function unsupported(issues: ConfigIssues, doc: Obj, key: string, shape: "object" | "list", message: string): void {
-  if (!has(doc, key)) return;
-  const value = doc[key];
-  const ok = shape === "object" ? isObject(value) : Array.isArray(value);
-  if (!ok) issues.add([key], `must be ${shape === "object" ? "an object" : "a list"}; got ${describe(value)}`);
-  else if ((shape === "object" ? Object.keys(value as Obj).length : (value as unknown[]).length) > 0) issues.add([key], message);
 }
 
 function unescapePointer(segment: string): string {

@@ -13,6 +13,7 @@ import { bindModel } from "./model-rules.js";
 import { findProjectSecret } from "../secrets/store.js";
 import { readSource } from "./read-source.js";
 import { resolveSkills } from "./skills-section.js";
+import { resolveMachineSources } from "./machines-section.js";
 import type { SourceFormat } from "./source.js";
 import * as store from "./store.js";
 
@@ -79,9 +80,13 @@ export async function compileConfig(
   if (bound && skills.length > 0 && !bound.facts.supportsTools) {
     issues.add(["skills"], `model "${bound.binding.name}" does not support tools in this project, and skills are loaded with the skill tool`);
   }
+  const machineSources = await resolveMachineSources(tx, orgId, projectId, doc.machineSources, issues);
+  if (bound && machineSources.length > 0 && !bound.facts.supportsTools) {
+    issues.add(["machine_sources"], `model "${bound.binding.name}" does not support tools in this project, and machines are used with tools`);
+  }
   issues.throwIfAny(source, parsed);
   // With no issues, the instruction and the model were valid and the model was bound.
-  const definition = buildDefinition({ instruction: doc.instruction!, binding: bound!.binding, facts: bound!.facts, tools: doc.tools, mcp: doc.mcp, skills });
+  const definition = buildDefinition({ instruction: doc.instruction!, binding: bound!.binding, facts: bound!.facts, tools: doc.tools, mcp: doc.mcp, skills, machineSources });
 
   const identity = { projectId, effectiveDefinitionHash: sha256Tagged(canonicalJson(definition)), sourceFormat, sourceHash };
   const existing = await findByIdentity(tx, identity);

@@ -7,6 +7,8 @@ import { errorResponses, Id, IdempotencyKeyHeader, Page } from "../../platform/h
 import { encodeId } from "../../platform/ids.js";
 import { AgentConfig, AgentConfigSource } from "../agent-configs/schemas.js";
 import { agentConfigView } from "../agent-configs/views.js";
+import { bindingView } from "../machines/bindings.js";
+import { AgentMachineBinding } from "../machines/schemas.js";
 import { AgentInput } from "../inputs/schemas.js";
 import { agentInputView } from "../inputs/views.js";
 import { AgentEvent, loadEventsBySequence } from "../timeline/views.js";
@@ -17,7 +19,7 @@ import { agentView } from "./views.js";
 const strict = { additionalProperties: false } as const;
 
 const LaunchAgentResponse = Type.Object(
-  { agent: s.Agent, agent_config: AgentConfig, machine_bindings: Type.Array(Type.Object({}, { additionalProperties: true })), agent_input: Type.Optional(AgentInput) },
+  { agent: s.Agent, agent_config: AgentConfig, machine_bindings: Type.Array(AgentMachineBinding), agent_input: Type.Optional(AgentInput) },
   strict,
 );
 const UpdateAgentConfigRequest = Type.Object({ ...AgentConfigSource.properties, expected_current_config_id: Type.Optional(Id("agentConfig")) }, strict);
@@ -69,7 +71,7 @@ export function agentRoutes(app: HttpApp, deps: { agents: AgentsService; db: App
       return reply.status(201).send({
         agent: agentView(launched.agent),
         agent_config: agentConfigView(launched.config),
-        machine_bindings: [],
+        machine_bindings: launched.bindings.map(bindingView),
         ...(launched.input ? { agent_input: agentInputView(launched.input) } : {}),
       });
     },

@@ -19,6 +19,7 @@ import * as inputs from "../../runtime/store/inputs.js";
 import { requireProject } from "../orgs/access.js";
 import { appendEvent, lockAgent, type AgentRow } from "../../runtime/store/journal.js";
 import { requireAgent } from "./access.js";
+import { bindMachines, releaseBindings } from "../machines/bindings.js";
 import type { CreateAgentRequest } from "./schemas.js";
 import { stopCurrentWork, type StopResult } from "../../runtime/stop.js";
 import * as store from "./store.js";
@@ -64,13 +65,14 @@ export function createAgentsService(deps: AgentsDeps) {
         });
         // The launch config is event 1, the opening event of turn 1 (design brief §3.2).
         await appendConfigChange(tx, agent, config, `launch:${agent.id}`, "launch", true);
+        const bindings = await bindMachines(tx, agent, config.compiledDefinition);
         let input: inputs.InputRow | undefined;
         if (message) {
           const actor = await resolveInputActor(tx, principal, orgId, projectId, undefined);
           const digest = jsonDigest({ mode: "queued", actor: null, blocks: [{ type: "text", text: body.message }], cancel: false });
           input = await enqueueContentInput(tx, deps, agent, { deliveryMode: "queued", actorId: actor?.id ?? null, prepared: message, key: null, digest });
         }
-        return { created: true as const, agent: await store.withModel(tx, agent), config, input };
+        return { created: true as const, agent: await store.withModel(tx, agent), config, input, bindings };
       });
     } catch (err) {
       if (key && isUniqueViolation(err, "agents_project_idempotency_key")) {
@@ -199,6 +201,7 @@ export function createAgentsService(deps: AgentsDeps) {
       if (agent.state === "archived") return store.withModel(tx, agent);
       const actor = await resolveInputActor(tx, principal, orgId, projectId, undefined);
       await stopCurrentWork(tx, signals, agent, actor?.id ?? null);
+      await releaseBindings(tx, signals, { agentId: agent.id }, "The agent was archived.");
       await inputs.cancelInputs(tx, (await inputs.waitingInputs(tx, agent.id)).map((i) => i.id));
       const archived = await store.archive(tx, agent.id);
       await clearWakeup(tx, agent.id);

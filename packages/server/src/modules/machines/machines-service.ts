@@ -1,4 +1,6 @@
 import type { Database, Tx } from "../../platform/db/index.js";
+import type { AgentSignals } from "../../runtime/signals.js";
+import { releaseBindings } from "./bindings.js";
 import { isUniqueViolation } from "../../platform/db/index.js";
 import { AppError, conflict, type Issue } from "../../platform/errors.js";
 import type { Principal } from "../../platform/http/auth.js";
@@ -26,7 +28,7 @@ export interface ConnectInput extends CreateMachineRequest {
  * BYO machines: records of computers whose daemon dials in with a daemon token. Creating, changing and
  * deleting them needs org.manage; reading them, that or a grant to a project the caller can read.
  */
-export function createMachineService(deps: { db: Database; secrets: SecretDirectory }) {
+export function createMachineService(deps: { db: Database; secrets: SecretDirectory; signals: AgentSignals }) {
   const { db, secrets } = deps;
 
   /** The checked environment of a create, with secret references as UUIDs. */
@@ -120,6 +122,7 @@ export function createMachineService(deps: { db: Database; secrets: SecretDirect
         if (machine.sourceKind !== "byo") throw conflict("a pool machine is deleted through its pool or by the agent holding it, not here");
         await tokens.revokeTokens(tx, machineId, "machine_deleted");
         await grants.deleteGrantsOfMachine(tx, machineId);
+        await releaseBindings(tx, deps.signals, { machineId }, "machine_deleted: the machine was deleted; its processes are no longer followed.");
         await store.markMachineDeleted(tx, machineId);
       });
     },

@@ -207,3 +207,23 @@ export const MachineParams = Type.Object({ orgID: Id("org"), machineID: Id("mach
 export const TokenParams = Type.Object({ orgID: Id("org"), machineID: Id("machine"), tokenID: Id("daemonToken") });
 export const ProjectParams = Type.Object({ orgID: Id("org"), projectID: Id("project") });
 export const GrantParams = Type.Object({ orgID: Id("org"), projectID: Id("project"), grantID: Id("machineGrant") });
+
+/** A machine an agent holds (reference `AgentMachineBinding`), made at launch from the config's machine_sources. */
+export const AgentMachineBinding = Type.Object(
+  {
+    id: Id("machineBinding"),
+    project_id: Id("project"),
+    agent_id: Id("agent"),
+    machine_id: Id("machine"),
+    machine_ref: Type.String({ description: "The binding's short name, mchr-…" }),
+    binding_kind: Type.Union([Type.Literal("explicit"), Type.Literal("pool")]),
+    state: Type.Union([Type.Literal("attached"), Type.Literal("released")]),
+    description: Type.String(),
+    cwd: Type.String(),
+    env_overlay: EnvOverlay,
+    secret_env_overlay: SecretEnvOverlay,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { additionalProperties: false },
+);

@@ -22,10 +22,10 @@ export const machineColumns = { ...getTableColumns(machines), connectionState };
 export type MachineRow = typeof machines.$inferSelect & { connectionState: ConnectionState };
 
 /**
- * Connected daemons listen here (the daemon routes, later): a payload names a machine whose tokens or
- * existence changed, and its daemon re-checks its credentials and ends its runtime if they are gone.
+ * Connected daemons' sockets listen here (modules/daemon/socket.ts): a payload names a machine whose tokens,
+ * existence or current runtime changed, and its sockets re-check that they may go on, or end their runtime.
  */
-const DAEMON_CHANNEL = "svc_machine_daemons";
+export const DAEMON_CHANNEL = "svc_machine_daemons";
 
 export async function insertMachine(tx: Db, row: PgInsertValue<typeof machines>): Promise<MachineRow> {
   const [machine] = await tx.insert(machines).values(row).returning(machineColumns);

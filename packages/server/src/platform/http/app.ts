@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import cookie from "@fastify/cookie";
 import swagger from "@fastify/swagger";
+import websocket from "@fastify/websocket";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawServerDefault, type RouteOptions } from "fastify";
 import type { Config } from "../../config.js";
@@ -53,7 +54,10 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
   secureResponses(app);
   strictQueries(app, API_PREFIX);
   app.decorateRequest("principal", null);
+  app.decorateRequest("daemon", null);
   await app.register(cookie);
+  // The machine daemons' runtime sockets (modules/daemon); frames are capped at the reference's 1 MiB.
+  await app.register(websocket, { options: { maxPayload: 1024 * 1024 } });
   await app.register(swagger, {
     openapi: {
       openapi: "3.1.0",
@@ -68,6 +72,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
           bearerAuth: { type: "http", scheme: "bearer", description: "svc_pat_v1_… or svc_org_v1_… token" },
           browserSessionCookie: { type: "apiKey", in: "cookie", name: "svc_session" },
           csrfHeader: { type: "apiKey", in: "header", name: "X-Svc-Csrf" },
+          machineDaemonAuth: { type: "http", scheme: "bearer", description: "svc_daemon_v1_… machine daemon token; valid only on the daemon routes" },
         },
       },
     },
@@ -84,6 +89,7 @@ const SECURITY: Record<AuthMode, Array<Record<string, string[]>>> = {
   principal: [{ bearerAuth: [] }, { browserSessionCookie: [], csrfHeader: [] }],
   user: [{ bearerAuth: [] }, { browserSessionCookie: [], csrfHeader: [] }],
   session: [{ browserSessionCookie: [], csrfHeader: [] }],
+  daemon: [{ machineDaemonAuth: [] }],
 };
 
 /** Writes each route's credential requirement (from its auth mode) into the OpenAPI document. */

@@ -12,14 +12,22 @@ export type Principal =
 
 export type UserPrincipal = Extract<Principal, { kind: "user" }>;
 
+/** A connected machine's daemon, known by its token: it acts only on the daemon routes, as that machine. */
+export interface DaemonPrincipal {
+  tokenId: string;
+  machineId: string;
+  orgId: string;
+}
+
 /**
  * What a route demands of its caller:
  * - `public`: nothing (sign-in, device code);
  * - `principal`: any valid credential (the default under /api/v1);
  * - `user`: a user, through a personal token or a browser session;
- * - `session`: a signed-in browser, so one API key can never mint or escalate another.
+ * - `session`: a signed-in browser, so one API key can never mint or escalate another;
+ * - `daemon`: a machine daemon token, and nothing else (the machine daemon routes).
  */
-export type AuthMode = "public" | "principal" | "user" | "session";
+export type AuthMode = "public" | "principal" | "user" | "session" | "daemon";
 
 /** Credentials of people and service accounts; daemon tokens never act as either (spec, Authentication 10). */
 export type AccountTokenKind = Exclude<TokenKind, "daemon">;
@@ -28,6 +36,8 @@ export type AccountTokenKind = Exclude<TokenKind, "daemon">;
 export interface Authenticator {
   bearer(kind: AccountTokenKind, tokenHash: string): Promise<Principal | null>;
   session(tokenHash: string): Promise<{ principal: UserPrincipal; csrfHash: string } | null>;
+  /** An active daemon token of a live machine. */
+  daemon(tokenHash: string): Promise<DaemonPrincipal | null>;
 }
 
 export const SESSION_COOKIE = { plain: "svc_session", secure: "__Host-svc_session" } as const;
@@ -37,6 +47,7 @@ export const CSRF_HEADER = "x-svc-csrf";
 declare module "fastify" {
   interface FastifyRequest {
     principal: Principal | null;
+    daemon: DaemonPrincipal | null;
   }
   interface FastifyContextConfig {
     auth?: AuthMode;
@@ -61,6 +72,10 @@ export function authHook(config: Config, authenticator: Authenticator) {
     const mode = matched ? (request.routeOptions.config.auth ?? "principal") : "public";
     // Public routes (sign-in, device code) never look at credentials, so a stale cookie cannot fail them.
     if (mode === "public") return;
+    if (mode === "daemon") {
+      request.daemon = await resolveDaemon(request);
+      return;
+    }
     const principal = await resolvePrincipal(request);
     request.principal = principal;
     if (!principal) throw unauthorized();
@@ -89,6 +104,21 @@ export function authHook(config: Config, authenticator: Authenticator) {
     if (!session) return null;
     if (!SAFE_METHODS.has(request.method)) checkCsrf(request, session.csrfHash);
     return session.principal;
+  }
+
+  /**
+   * Daemon routes take a daemon token only; people's credentials are not even looked up. A well-formed
+   * token of another kind, or a session cookie, is 403: whatever it is worth, it is not for this route.
+   */
+  async function resolveDaemon(request: FastifyRequest): Promise<DaemonPrincipal> {
+    const match = /^Bearer[ ]+(\S+)\s*$/i.exec(request.headers.authorization ?? "");
+    const kind = match ? tokenKind(match[1]!) : null;
+    const someoneElse = kind !== null ? kind !== "daemon" : request.headers.authorization === undefined && request.cookies[names.session] !== undefined;
+    if (someoneElse) throw forbidden("this route is for machine daemons and takes a machine daemon token (svc_daemon_v1_…)");
+    if (!match || kind !== "daemon") throw unauthorized("this route takes a machine daemon token (svc_daemon_v1_…)");
+    const daemon = await lookup(() => authenticator.daemon(sha256Hex(match[1]!)));
+    if (!daemon) throw unauthorized("invalid or revoked daemon token, or its machine was deleted");
+    return daemon;
   }
 
   function checkCsrf(request: FastifyRequest, csrfHash: string): void {

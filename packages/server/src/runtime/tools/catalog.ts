@@ -110,11 +110,37 @@ const skill: BuiltInTool = {
   permissionModes: ALL_MODES,
 };
 
+/**
+ * Runs a shell command on one of the agent's attached machines (its config's `machine_sources`). The call
+ * waits until the machine's daemon reports the process's end; its result has the output and exit code.
+ */
+const runCommand: BuiltInTool = {
+  name: "run_command",
+  description:
+    "Run a shell command on a machine attached to you and get its output and exit code when it ends. Pass machine_id " +
+    "(mch_…) when several machines are attached. Output beyond 128 KiB per stream is cut; write large output to a file.",
+  inputSchema: {
+    type: "object",
+    additionalProperties: false,
+    required: ["command"],
+    properties: {
+      command: { type: "string", minLength: 1, maxLength: 65536, description: "The command line, run by the shell." },
+      machine_id: { type: "string", pattern: "^mch_[a-z2-7]{26}$", description: "The machine to run on (mch_…); omit it when exactly one is attached." },
+      shell: { type: "string", enum: ["default", "sh", "bash", "zsh", "pwsh", "powershell", "cmd"], description: "The shell; default is the machine user's shell." },
+      cwd: { type: "string", minLength: 1, maxLength: 4096, description: "The working directory; defaults to the machine's." },
+      wait_ms: { type: "integer", minimum: 1, maximum: 10000, description: "How long to wait for early output or exit before returning (1 to 10000)." },
+      io_mode: { type: "string", enum: ["pipe", "pty"], description: "pipe (the default) or pty." },
+    },
+  },
+  defaultPermission: "always_allow",
+  permissionModes: ALL_MODES,
+};
+
 /** Built-in tools whose calls the worker runs outside the claim's transaction, in a tool step (they read or store bytes). */
 export const STEP_TOOLS: ReadonlySet<string> = new Set(["skill"]);
 
 /** Sorted by name. */
-export const BUILT_IN_TOOLS: readonly BuiltInTool[] = [askQuestion, skill];
+export const BUILT_IN_TOOLS: readonly BuiltInTool[] = [askQuestion, runCommand, skill];
 
 const BY_NAME = new Map(BUILT_IN_TOOLS.map((tool) => [tool.name, tool]));
 

@@ -10,6 +10,7 @@ import type { AgentDefinition } from "../definition.js";
 import type { AgentSignals } from "../signals.js";
 import { permissionForm, questionForm, type AskQuestionInput } from "./forms.js";
 import { STEP_TOOLS } from "./catalog.js";
+import { dispatchRunCommand, runCommandContext, type RunCommandInput } from "./run-command.js";
 
 /*
  * The worker's transactional tool work (design brief §3.5): permission checks move `awaiting_authorization`
@@ -86,7 +87,9 @@ async function authorize(tx: Tx, signals: AgentSignals, agent: AgentRow, call: T
     return;
   }
   if (tool.permission === "always_ask") {
-    await insertInteraction(tx, { agentId: agent.id, turnId: call.turnId, toolCallId: call.id, kind: "permission", request: permissionForm(call.name, call.input) });
+    // run_command's approver sees where and how the command would run, not only its input.
+    const details = call.type === "built_in" && call.name === "run_command" ? await runCommandContext(tx, agent, call.input as unknown as RunCommandInput) : [];
+    await insertInteraction(tx, { agentId: agent.id, turnId: call.turnId, toolCallId: call.id, kind: "permission", request: permissionForm(call.name, call.input, details) });
     await setToolCallState(tx, signals, call, "awaiting_permission");
     return;
   }
@@ -99,5 +102,6 @@ async function dispatch(tx: Tx, signals: AgentSignals, agent: AgentRow, call: To
     await setToolCallState(tx, signals, call, "waiting");
     return;
   }
+  if (call.name === "run_command") return dispatchRunCommand(tx, signals, agent, call);
   await completeToolCall(tx, signals, agent, call, "failed", [textBlock(`The built-in tool ${call.name} cannot run in this deployment.`)]);
 }

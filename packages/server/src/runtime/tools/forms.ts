@@ -1,12 +1,13 @@
 import type { InteractionForm } from "../store/interactions.js";
 
 /** The approval form of an `always_ask` tool call: Allow at index 0, Deny (with an optional reason) at 1. */
-export function permissionForm(toolName: string, input: Record<string, unknown>): InteractionForm {
+export function permissionForm(toolName: string, input: Record<string, unknown>, details: Array<{ label: string; value: string }> = []): InteractionForm {
   const shown = JSON.stringify(input, null, 2);
   return {
     title: `Permission requested for ${toolName}`,
     context: [
       { label: "Tool", value: toolName },
+      ...details,
       { label: "Input", value: shown.length > 4000 ? `${shown.slice(0, 4000)}…` : shown },
     ],
     questions: [{ prompt: `Allow ${toolName} to run with this input?`, multiple: false, options: [{ label: "Allow" }, { label: "Deny", allows_text: true }] }],

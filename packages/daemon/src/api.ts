@@ -1,0 +1,61 @@
+import type { BootstrapResponse, ProcessClaim, RegisterResponse } from "./protocol.js";
+
+/** svc's daemon routes over HTTP: bootstrap, runtime registration and its end. Every request is bounded. */
+
+const REQUEST_TIMEOUT_MS = 15_000;
+
+/** svc refused the token (revoked, unknown, or its machine deleted): svcd must stop, not retry. */
+export class TokenRefused extends Error {}
+/** svc says this daemon instance was replaced by another one on the same machine. */
+export class Superseded extends Error {}
+/** Anything else: the network, a restarting svc. Worth retrying after a pause. */
+export class Unavailable extends Error {}
+
+export class DaemonApi {
+  constructor(
+    private readonly origin: string,
+    private readonly token: string,
+  ) {}
+
+  bootstrap(): Promise<BootstrapResponse> {
+    return this.call<BootstrapResponse>("POST", "/api/v1/daemon/bootstrap");
+  }
+
+  register(body: { daemon_instance_id: string; daemon_version: string; observed_platform: Record<string, string>; processes: ProcessClaim[] }): Promise<RegisterResponse> {
+    return this.call<RegisterResponse>("POST", "/api/v1/daemon/runtimes", body);
+  }
+
+  end(runtimeId: string): Promise<unknown> {
+    return this.call("POST", `/api/v1/daemon/runtimes/${encodeURIComponent(runtimeId)}/end`);
+  }
+
+  socketUrl(runtimeId: string): string {
+    const url = new URL(`/api/v1/daemon/runtimes/${encodeURIComponent(runtimeId)}/socket`, this.origin);
+    url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+    return url.toString();
+  }
+
+  get authorization(): string {
+    return `Bearer ${this.token}`;
+  }
+
+  private async call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    let response: Response;
+    try {
+      response = await fetch(new URL(path, this.origin), {
+        method,
+        headers: { authorization: this.authorization, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+        body: body === undefined ? null : JSON.stringify(body),
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      });
+    } catch (err) {
+      throw new Unavailable(`svc is not reachable: ${(err as Error).message}`);
+    }
+    const text = await response.text().catch(() => "");
+    const message = `${method} ${path} answered ${response.status}: ${text.slice(0, 300)}`;
+    if (response.status === 401 || response.status === 403) throw new TokenRefused(message);
+    if (response.status === 410) throw new Superseded(message);
+    if (!response.ok) throw new Unavailable(message);
+    return (text ? JSON.parse(text) : {}) as T;
+  }
+}

@@ -1,0 +1,109 @@
+/*
+ * The daemon protocol's messages as svcd speaks them (docs/architecture.md, "The daemon protocol"; design
+ * brief §7). HTTP bodies for bootstrap and registration, and JSON `{type, payload}` frames on the runtime's
+ * WebSocket. The server validates every frame against its own schemas; svcd checks what it reads here.
+ */
+
+export interface BootstrapResponse {
+  installation_id: string;
+  machine_id: string;
+}
+
+export type ClaimPhase = "preparing" | "prepared" | "accepted" | "terminal";
+
+/** What svcd holds for one process when it registers a runtime: the server answers with a directive. */
+export interface ProcessClaim {
+  process_id: string;
+  supervisor_instance_id: string;
+  phase: ClaimPhase;
+  supervisor_live: boolean;
+  execution_committed: boolean;
+  action_admission_closed: boolean;
+  resolved_action_seq: number;
+  actions: [];
+}
+
+export type Disposition = "close_preparation" | "start" | "retain" | "release";
+
+export interface ProcessDirective {
+  process_id: string;
+  supervisor_instance_id: string;
+  disposition: Disposition;
+  actions: unknown[];
+}
+
+export interface DaemonRuntime {
+  id: string;
+  machine_id: string;
+  daemon_instance_id: string;
+  state: "active" | "ended";
+  next_heartbeat_after_ms: number;
+}
+
+export interface RegisterResponse {
+  runtime: DaemonRuntime;
+  reconciliation: { processes: ProcessDirective[] };
+}
+
+/** A command the server asks svcd to run. `preparation_error` set means: refuse it, report it failed. */
+export interface ProcessOffer {
+  process_id: string;
+  io_mode: "pipe" | "pty";
+  command: string;
+  shell_selector: string;
+  cwd: string;
+  env: Record<string, string>;
+  wait_ms: number;
+  timeout_seconds: number;
+  preparation_error?: string;
+}
+
+export interface ProcessFinished {
+  type: "process_finished";
+  process_id: string;
+  state: "exited" | "failed" | "killed" | "unknown";
+  exit_code: number | null;
+  exit_signal: string | null;
+  reason: string;
+  started_at: string | null;
+  ended_at: string;
+  result: { stdout: string; stderr: string; stdout_bytes: number; stderr_bytes: number; truncated: boolean };
+}
+
+export interface Report {
+  report_id: string;
+  event: ProcessFinished;
+}
+
+export type AckStatus = "committed" | "cleanup_only" | "permanent_reject" | "transient_error";
+
+export type ServerFrame =
+  | { type: "heartbeat_ack"; payload: { next_heartbeat_after_ms: number } }
+  | { type: "process_offer"; payload: ProcessOffer }
+  | { type: "process_accept_ack"; payload: { process_id: string; accepted: boolean; reason?: string } }
+  | { type: "process_terminate"; payload: { process_id: string } }
+  | { type: "report_ack"; payload: { report_id: string; ack_status: AckStatus; error?: string } }
+  | { type: "error"; payload: { error_code: string; error: string } }
+  | { type: "runtime_ended"; payload: { error_code: string } };
+
+export type DaemonFrame =
+  | { type: "heartbeat"; payload: { daemon_instance_id: string } }
+  | { type: "process_accept"; payload: { process_id: string } }
+  | { type: "report"; payload: Report };
+
+/** Why a runtime ended, when svcd must stop instead of reconnecting: its credential or machine is gone. */
+export const FATAL_END_CODES: ReadonlySet<string> = new Set(["token_revoked", "machine_deleted", "superseded"]);
+
+/** Reads a frame's envelope; anything else is dropped by the caller. */
+export function parseServerFrame(text: string): ServerFrame | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== "object" || value === null) return undefined;
+  const { type, payload } = value as { type?: unknown; payload?: unknown };
+  if (typeof type !== "string" || typeof payload !== "object" || payload === null) return undefined;
+  return value as ServerFrame;
+}

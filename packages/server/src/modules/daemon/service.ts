@@ -1,0 +1,224 @@
+import { eq } from "drizzle-orm";
+import { agents } from "../../db/schema/index.js";
+import type { Database, Tx } from "../../platform/db/index.js";
+import { AppError, notFound } from "../../platform/errors.js";
+import type { DaemonPrincipal } from "../../platform/http/auth.js";
+import { decodeId, encodeId, newUuid } from "../../platform/ids.js";
+import { notifyDaemon } from "../machines/store.js";
+import type { OrgCredentials } from "../secrets/org-credentials.js";
+import type { ArtifactsService } from "../artifacts/service.js";
+import type { AgentSignals } from "../../runtime/signals.js";
+import { TERMINAL_PROCESS_STATES, settleProcess } from "../../runtime/store/processes.js";
+import { reconcile } from "./reconcile.js";
+import { finishedResult } from "./results.js";
+import type { ProcessClaim, ProcessFinishedEvent } from "./schemas.js";
+import * as store from "./store.js";
+
+/** How often a daemon heartbeats (the reference's 10 s); the lease is twelve of them. */
+export const HEARTBEAT_MS = 10_000;
+/** Offers sent per drain of a socket (the reference's 4). */
+const OFFERS_PER_DRAIN = 4;
+const TERMINATIONS_PER_DRAIN = 16;
+
+export type AckStatus = "committed" | "cleanup_only" | "permanent_reject" | "transient_error";
+
+export interface ProcessOffer {
+  process_id: string;
+  io_mode: string;
+  command: string;
+  shell_selector: string;
+  cwd: string;
+  env: Record<string, string>;
+  wait_ms: number;
+  timeout_seconds: number;
+  preparation_error?: string;
+}
+
+/** Why a runtime may not go on, as `runtime_ended`'s error code; svcd stops for the first three. */
+export type EndCode = "token_revoked" | "machine_deleted" | "superseded" | "ended";
+
+/**
+ * The machine daemon's side of svc (docs/architecture.md, "The daemon protocol"): who a daemon token is,
+ * runtimes and their leases, offers, grants and reports. Every time decision uses the database clock.
+ */
+export function createDaemonService(deps: { db: Database; signals: AgentSignals; credentials: OrgCredentials; artifacts: ArtifactsService }) {
+  const { db, signals } = deps;
+
+  async function authenticate(tokenHash: string): Promise<DaemonPrincipal | null> {
+    const found = await store.findDaemonByTokenHash(db.read, tokenHash);
+    if (!found) return null;
+    await store.touchToken(db.write, found.tokenId);
+    return { tokenId: found.tokenId, machineId: found.machineId, orgId: found.orgId };
+  }
+
+  /** A runtime of the daemon's machine; another machine's is not found, an ended one is gone. */
+  async function activeRuntime(daemon: DaemonPrincipal, runtimeId: string): Promise<store.RuntimeRow> {
+    const runtime = await store.findRuntime(db.read, daemon.machineId, runtimeId);
+    if (!runtime) throw notFound("daemon runtime");
+    if (runtime.state !== "active") throw new AppError("gone", `this runtime ended (${runtime.stateReasonCode || "ended"}); register a new one`);
+    return runtime;
+  }
+
+  async function register(daemon: DaemonPrincipal, body: { daemon_instance_id: string; daemon_version: string; capacity?: Record<string, unknown>; observed_platform?: Record<string, unknown>; processes: ProcessClaim[] }) {
+    return db.tx(async (tx) => {
+      // Registrations of one machine serialize here, so at most one runtime is ever active.
+      const machine = await store.lockLiveMachine(tx, daemon.machineId);
+      if (!machine) throw notFound("machine");
+      const changes = { daemonVersion: body.daemon_version, capacity: body.capacity ?? {}, observedPlatform: body.observed_platform ?? {} };
+      const known = await store.findRuntimeByInstance(tx, daemon.machineId, body.daemon_instance_id);
+      if (known && known.state === "ended" && ["replaced", "token_revoked", "machine_deleted"].includes(known.stateReasonCode)) {
+        throw new AppError("gone", "this daemon instance was superseded; another daemon runs for this machine");
+      }
+      const replaced = await store.endRuntimes(tx, daemon.machineId, { code: "replaced", message: "another daemon instance registered for this machine" }, known?.id);
+      const runtime = known
+        ? await store.reviveRuntime(tx, known.id, daemon.tokenId, changes)
+        : await store.insertRuntime(tx, {
+            id: newUuid(),
+            orgId: daemon.orgId,
+            machineId: daemon.machineId,
+            daemonTokenId: daemon.tokenId,
+            daemonInstanceId: body.daemon_instance_id,
+            ...changes,
+            lastSeenAt: new Date(0),
+            leaseExpiresAt: new Date(0),
+          });
+      // The lease comes from the database clock: renewed in the statement, not from the values above.
+      const leased = (await store.renewLease(tx, runtime.id))!;
+      const directives = await reconcile(tx, signals, leased, body.processes);
+      // The replaced runtime's socket (maybe on another replica) hears it and closes.
+      if (replaced.length > 0) await notifyDaemon(tx, daemon.machineId);
+      return { runtime: leased, directives };
+    });
+  }
+
+  async function end(daemon: DaemonPrincipal, runtimeId: string, reason: { code: string; message: string }) {
+    return db.tx(async (tx) => {
+      const runtime = await store.findRuntime(tx, daemon.machineId, runtimeId);
+      if (!runtime) throw notFound("daemon runtime");
+      if (runtime.state !== "active") return runtime;
+      const [ended] = await store.endRuntimes(tx, daemon.machineId, reason);
+      await store.unleaseMachine(tx, ended ?? runtime);
+      return ended ?? runtime;
+    });
+  }
+
+  /** BYO machines cannot be woken by svc (no sandbox to wake), so they never sleep; pool machines will. */
+  async function sleep(daemon: DaemonPrincipal, runtimeId: string): Promise<never> {
+    await activeRuntime(daemon, runtimeId);
+    if (await store.hasPendingWork(db.read, daemon.machineId)) throw new AppError("pending_work", "the machine has queued or running processes");
+    throw new AppError("not_wake_capable", "this machine cannot be woken by svc (a connected machine has no sandbox to wake), so it may not sleep");
+  }
+
+  /** Renews the lease; the end code when the runtime may not go on. */
+  async function heartbeat(daemon: DaemonPrincipal, runtimeId: string): Promise<EndCode | null> {
+    const renewed = await db.tx((tx) => store.renewLease(tx, runtimeId));
+    return renewed ? null : endCode(daemon, runtimeId);
+  }
+
+  /**
+   * Whether the runtime may go on: its token active, its machine live, itself current. A runtime whose
+   * credential or machine is gone is ended here, so the machine reads offline at once.
+   */
+  async function endCode(daemon: DaemonPrincipal, runtimeId: string): Promise<EndCode | null> {
+    const code: EndCode | null = (await store.machineDeleted(db.read, daemon.machineId))
+      ? "machine_deleted"
+      : (await store.tokenRevoked(db.read, daemon.tokenId))
+        ? "token_revoked"
+        : null;
+    const runtime = await store.findRuntime(db.read, daemon.machineId, runtimeId);
+    if (code) {
+      if (runtime?.state === "active") await end(daemon, runtimeId, { code, message: code === "token_revoked" ? "the daemon token was revoked" : "the machine was deleted" });
+      return code;
+    }
+    if (!runtime) return "ended";
+    if (runtime.state === "active") return null;
+    return runtime.stateReasonCode === "replaced" ? "superseded" : "ended";
+  }
+
+  /**
+   * Up to four queued processes for the runtime's machine, with their secret environment resolved now;
+   * `skip` names (by public id) those already offered on the connection.
+   */
+  async function offers(daemon: DaemonPrincipal, skip: readonly string[]): Promise<ProcessOffer[]> {
+    const skipped = skip.map((id) => decodeId("process", id)).filter((id): id is string => id !== null);
+    const queued = await store.queuedProcesses(db.read, daemon.machineId, skipped, OFFERS_PER_DRAIN);
+    if (queued.length === 0) return [];
+    return db.tx(async (tx) => Promise.all(queued.map((p) => offerOf(tx, p))));
+  }
+
+  /** Running processes whose call was canceled: the daemon terminates them and reports them killed. */
+  async function terminations(daemon: DaemonPrincipal): Promise<string[]> {
+    return (await store.abandonedRunning(db.read, daemon.machineId, TERMINATIONS_PER_DRAIN)).map((p) => encodeId("process", p.id));
+  }
+
+  async function offerOf(tx: Tx, process: Awaited<ReturnType<typeof store.queuedProcesses>>[number]): Promise<ProcessOffer> {
+    const offer: ProcessOffer = {
+      process_id: encodeId("process", process.id),
+      io_mode: process.ioMode,
+      command: process.command,
+      shell_selector: process.shellSelector,
+      cwd: process.cwd,
+      env: { ...process.env },
+      wait_ms: process.waitMs,
+      timeout_seconds: 0,
+    };
+    for (const [name, secretId] of Object.entries(process.secretEnv)) {
+      try {
+        const material = await deps.credentials.openOrgSecret(tx, process.orgId, secretId);
+        if (material.kind !== "generic") throw notFound("secret");
+        offer.env[name] = material.value;
+      } catch {
+        offer.preparation_error = `the secret for ${name} could not be read (deleted, or not a generic org secret)`;
+      }
+    }
+    return offer;
+  }
+
+  async function accept(daemon: DaemonPrincipal, runtimeId: string, publicProcessId: string): Promise<{ accepted: boolean; reason?: string }> {
+    const processId = decodeId("process", publicProcessId);
+    if (!processId) return { accepted: false, reason: "no such process" };
+    return db.tx(async (tx) => {
+      const runtime = await store.findRuntime(tx, daemon.machineId, runtimeId);
+      if (runtime?.state !== "active") return { accepted: false, reason: "this runtime ended" };
+      const granted = await store.grantProcess(tx, daemon.machineId, processId, runtimeId);
+      return granted ? { accepted: true } : { accepted: false, reason: "the process is no longer waiting to run (taken, or its call was canceled)" };
+    });
+  }
+
+  /**
+   * Applies a process's end once: the process and its call complete in one transaction. A report for a
+   * process already ended is acknowledged without effect, so a report sent again after a lost
+   * acknowledgement or a daemon restart never completes anything twice.
+   */
+  async function report(daemon: DaemonPrincipal, event: ProcessFinishedEvent): Promise<AckStatus> {
+    const processId = decodeId("process", event.process_id);
+    const process = processId ? await store.findProcess(db.read, daemon.machineId, processId) : undefined;
+    if (!process) return "permanent_reject";
+    if (TERMINAL_PROCESS_STATES.has(process.state)) return "cleanup_only";
+    if (process.state === "queued") return "permanent_reject";
+    const result = await finishedResult(deps.artifacts, process, event);
+    const applied = await db.tx(async (tx) => {
+      const settled = await settleProcess(tx, signals, process, {
+        state: event.state,
+        exitCode: event.exit_code,
+        exitSignal: event.exit_signal,
+        reason: event.reason,
+        startedAt: event.started_at ? new Date(event.started_at) : null,
+        endedAt: new Date(event.ended_at),
+        outputBytes: event.result.stdout_bytes + event.result.stderr_bytes,
+      }, { outcome: result.outcome, blocks: result.prepared.blocks });
+      if (settled) await deps.artifacts.recordArtifacts(tx, result.prepared, { orgId: process.orgId, projectId: await projectOf(tx, process.agentId), agentId: process.agentId });
+      return settled;
+    });
+    return applied ? "committed" : "cleanup_only";
+  }
+
+  return { authenticate, activeRuntime, register, end, sleep, heartbeat, endCode, offers, terminations, accept, report };
+}
+
+async function projectOf(tx: Tx, agentId: string): Promise<string> {
+  const [agent] = await tx.select({ projectId: agents.projectId }).from(agents).where(eq(agents.id, agentId));
+  return agent!.projectId;
+}
+
+export type DaemonService = ReturnType<typeof createDaemonService>;

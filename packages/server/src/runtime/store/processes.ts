@@ -1,0 +1,82 @@
+import { and, eq, sql } from "drizzle-orm";
+import { processes, toolCalls } from "../../db/schema/index.js";
+import { dbNow } from "../../db/schema/columns.js";
+import type { AppDb, Tx } from "../../platform/db/index.js";
+import type { AgentSignals } from "../signals.js";
+import { markWakeup } from "../wakeups.js";
+import { lockAgent } from "./journal.js";
+import { completeToolCall, textBlock, type ToolOutcome } from "./tool-calls.js";
+import { encodeId } from "../../platform/ids.js";
+
+type Db = AppDb | Tx;
+export type ProcessRow = typeof processes.$inferSelect;
+export type ProcessState = "queued" | "starting" | "running" | "exited" | "failed" | "killed" | "unknown";
+export const TERMINAL_PROCESS_STATES: ReadonlySet<string> = new Set(["exited", "failed", "killed", "unknown"]);
+
+/**
+ * Connected daemons listen here for "machine M has work": the payload is the machine's id. Sent inside the
+ * transaction that queues the work, so it arrives on commit; a lost hint is made up by the daemon's next
+ * heartbeat, which looks for queued work too.
+ */
+export const DAEMON_WORK_CHANNEL = "svc_daemon_work";
+
+export async function notifyDaemonWork(tx: Db, machineId: string): Promise<void> {
+  await tx.execute(sql`SELECT pg_notify(${DAEMON_WORK_CHANNEL}, ${machineId}::text)`);
+}
+
+export async function insertProcess(tx: Db, row: typeof processes.$inferInsert): Promise<ProcessRow> {
+  const [created] = await tx.insert(processes).values(row).returning();
+  return created!;
+}
+
+/**
+ * Ends a process with its final state and completes its run_command call with `blocks`, in the caller's
+ * transaction, exactly once: a process already terminal is left as it is (a report sent twice, or after a
+ * settlement) and `false` is returned. A call no longer waiting (the turn was canceled) keeps its result.
+ */
+export async function settleProcess(
+  tx: Tx,
+  signals: AgentSignals,
+  process: ProcessRow,
+  end: { state: Exclude<ProcessState, "queued" | "starting" | "running">; exitCode: number | null; exitSignal: string | null; reason: string; startedAt: Date | null; endedAt: Date | null; outputBytes: number },
+  result: { outcome: ToolOutcome; blocks: unknown[] },
+): Promise<boolean> {
+  const agent = await lockAgent(tx, process.agentId);
+  if (!agent) return false;
+  const [ended] = await tx
+    .update(processes)
+    .set({
+      state: end.state,
+      exitCode: end.exitCode,
+      exitSignal: end.exitSignal,
+      reason: end.reason,
+      outputBytes: end.outputBytes,
+      sourceStartedAt: end.startedAt,
+      sourceEndedAt: end.endedAt,
+      updatedAt: dbNow,
+    })
+    .where(and(eq(processes.id, process.id), sql`${processes.state} NOT IN ('exited', 'failed', 'killed', 'unknown')`))
+    .returning();
+  if (!ended) return false;
+  const [call] = await tx.select().from(toolCalls).where(and(eq(toolCalls.id, process.toolCallId), eq(toolCalls.state, "waiting")));
+  if (call) {
+    await completeToolCall(tx, signals, agent, call, result.outcome, result.blocks);
+    await markWakeup(tx, agent.id, "process_finished");
+  }
+  return true;
+}
+
+/**
+ * Ends a process svc can no longer follow (its daemon lost it, its machine was deleted, its binding
+ * released) as `unknown`; a call still waiting for it fails with `reason`. It is never offered again.
+ */
+export async function abandonProcess(tx: Tx, signals: AgentSignals, process: ProcessRow, reason: string): Promise<void> {
+  const result = { process_id: encodeId("process", process.id), state: "unknown", command: process.command, done: true, exit_code: null, reason };
+  await settleProcess(
+    tx,
+    signals,
+    process,
+    { state: "unknown", exitCode: null, exitSignal: null, reason, startedAt: null, endedAt: null, outputBytes: 0 },
+    { outcome: "failed", blocks: [{ type: "structured_data", value: result }, textBlock(reason)] },
+  );
+}

@@ -1,0 +1,47 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { expect } from "vitest";
+import type { ApiClient } from "./client.js";
+import { eventually } from "./agent-loop.js";
+
+/** Helpers for tests that run the real `svcd` entry point in child processes against a test server. */
+
+export const SVCD = join(dirname(fileURLToPath(import.meta.url)), "../../../daemon/src/main.ts");
+
+export interface Daemon {
+  child: ChildProcess;
+  /** What it printed so far, for failure messages. */
+  output(): string;
+  exited: Promise<number | null>;
+}
+
+export function startDaemon(url: string, token: string, home: string): Daemon {
+  const child = spawn(process.execPath, ["--import", "tsx", SVCD, "run", "--url", url, "--token", token, "--home", home], { stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  return { child, output: () => output, exited };
+}
+
+export const tempDir = (prefix: string) => mkdtempSync(join(tmpdir(), prefix));
+
+/** Connects a BYO machine granted to the project; its token and ids. */
+export async function connectMachine(api: ApiClient, token: string, orgId: string, projectId: string, displayName: string) {
+  const reply = await api.post(`/api/v1/orgs/${orgId}/machines/connect`, { display_name: displayName, project_ids: [projectId] }, { token });
+  expect(reply.status, reply.text).toBe(201);
+  return { machineId: reply.body.machine.id as string, daemonToken: reply.body.token as string, tokenId: reply.body.token_record.id as string };
+}
+
+export async function connectionState(api: ApiClient, token: string, orgId: string, machineId: string): Promise<string> {
+  const reply = await api.get(`/api/v1/orgs/${orgId}/machines/${machineId}`, { token });
+  expect(reply.status, reply.text).toBe(200);
+  return reply.body.connection_state as string;
+}
+
+/** Waits (bounded) until the machine reads `state`. */
+export const untilConnection = (api: ApiClient, token: string, orgId: string, machineId: string, state: string) =>
+  eventually(() => connectionState(api, token, orgId, machineId), (s) => s === state, 150);
