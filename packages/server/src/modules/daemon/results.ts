@@ -3,7 +3,7 @@ import { encodeId } from "../../platform/ids.js";
 import { storableText } from "../../platform/storable.js";
 import type { ProcessRow } from "../../runtime/store/processes.js";
 import type { ToolOutcome } from "../../runtime/store/tool-calls.js";
-import { OVERFLOW_BYTES } from "../../runtime/tools/skill.js";
+import { OVERFLOW_BYTES, previewOf, saveAsArtifact } from "../../runtime/tools/overflow.js";
 import type { ProcessFinishedEvent } from "./schemas.js";
 
 /*
@@ -13,9 +13,7 @@ import type { ProcessFinishedEvent } from "./schemas.js";
  * a result over 50 KiB is saved as an artifact and an 8 KiB preview of each stream returned.
  */
 
-const PREVIEW_BYTES = 8 * 1024;
 const TEXT = new Set(["text", "structured_data"] as const);
-const MEDIA = new Set(["media"] as const);
 
 export async function finishedResult(artifacts: ArtifactsService, process: ProcessRow, event: ProcessFinishedEvent): Promise<{ outcome: ToolOutcome; prepared: PreparedBlocks }> {
   const outcome: ToolOutcome = event.state === "exited" ? "succeeded" : "failed";
@@ -40,17 +38,8 @@ export async function finishedResult(artifacts: ArtifactsService, process: Proce
   if (size <= OVERFLOW_BYTES) return { outcome, prepared: await artifacts.prepareContentBlocks([{ type: "structured_data", value }], TEXT) };
 
   const full = `$ ${process.command}\n\n## stdout\n${stdout}\n\n## stderr\n${stderr}\n`;
-  const stored = await artifacts.prepareContentBlocks(
-    [{ type: "media", media_type: "text/plain", filename: `${value.process_id}-output.txt`, data: Buffer.from(full, "utf8").toString("base64") }],
-    MEDIA,
-  );
-  const artifactId = encodeId("artifact", stored.artifacts[0]!.id);
-  const preview = { ...value, output: head(stdout), stderr: head(stderr), truncated: true, artifact: { path: `/artifacts/${artifactId}`, size_bytes: Buffer.byteLength(full, "utf8"), content_type: "text/plain" } };
+  const { stored, ref } = await saveAsArtifact(artifacts, full, "text/plain", `${value.process_id}-output.txt`);
+  const preview = { ...value, output: previewOf(stdout), stderr: previewOf(stderr), truncated: true, artifact: ref };
   const marker = await artifacts.prepareContentBlocks([{ type: "structured_data", value: preview }], TEXT);
   return { outcome, prepared: { artifacts: stored.artifacts, blocks: [...marker.blocks, ...stored.blocks] } };
-}
-
-/** The first 8 KiB, cut on a byte boundary; a character split there decodes to U+FFFD, which is dropped. */
-function head(text: string): string {
-  return Buffer.from(text, "utf8").subarray(0, PREVIEW_BYTES).toString("utf8").replace(/\uFFFD+$/, "");
 }

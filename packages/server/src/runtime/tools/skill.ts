@@ -1,9 +1,9 @@
-import type { PreparedBlocks, SubmittedBlock } from "../../modules/artifacts/service.js";
+import type { PreparedBlocks } from "../../modules/artifacts/service.js";
 import type { RevisionRow } from "../../modules/skills/service.js";
-import { encodeId } from "../../platform/ids.js";
 import type { AgentDefinition, SkillDefinition } from "../definition.js";
 import type { ToolOutcome } from "../store/tool-calls.js";
 import type { StepDeps } from "../model-step.js";
+import { OVERFLOW_BYTES, previewOf, saveAsArtifact } from "./overflow.js";
 
 /*
  * The built-in `skill` tool: the SKILL.md of the revision the agent's config pinned, with the skill's file
@@ -11,11 +11,7 @@ import type { StepDeps } from "../model-step.js";
  * happens inside a transaction.
  */
 
-/** The reference's overflow rule: a result over 50 KiB is saved as an artifact and an 8 KiB preview returned. */
-export const OVERFLOW_BYTES = 50 * 1024;
-const PREVIEW_BYTES = 8 * 1024;
 const TEXT = new Set(["text", "structured_data"] as const);
-const MEDIA = new Set(["media"] as const);
 
 const MACHINES_NOTE =
   "The skill's other files are not installed anywhere yet: installing them onto the agent's machines comes with " +
@@ -47,12 +43,8 @@ function skillText(skill: SkillDefinition, revision: RevisionRow): string {
 
 /** The whole text as a text/markdown artifact, and a marker with its path and a preview in its place. */
 async function overflow(deps: Pick<StepDeps, "artifacts">, name: string, text: string, size: number): Promise<PreparedBlocks> {
-  const media: SubmittedBlock = { type: "media", media_type: "text/markdown", filename: `${name}-SKILL.md`, data: Buffer.from(text, "utf8").toString("base64") };
-  const stored = await deps.artifacts.prepareContentBlocks([media], MEDIA);
-  const artifactId = encodeId("artifact", stored.artifacts[0]!.id);
-  // Cut on a byte boundary; a character split there decodes to U+FFFD, which is dropped.
-  const preview = Buffer.from(text, "utf8").subarray(0, PREVIEW_BYTES).toString("utf8").replace(/\uFFFD+$/, "");
-  const marker = { path: `/artifacts/${artifactId}`, preview, size_bytes: size, content_type: "text/markdown", truncated: true };
+  const { stored, ref } = await saveAsArtifact(deps.artifacts, text, "text/markdown", `${name}-SKILL.md`);
+  const marker = { path: ref.path, preview: previewOf(text), size_bytes: size, content_type: ref.content_type, truncated: true };
   return { artifacts: stored.artifacts, blocks: [{ type: "structured_data", value: marker }, ...stored.blocks] };
 }
 
