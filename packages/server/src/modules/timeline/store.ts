@@ -83,9 +83,10 @@ function selectEvents(db: Db, where: SQL | undefined, direction: Direction, limi
 }
 
 /**
- * The forward page, the timeline's most read statement (every list page, every stream catch-up), is a
- * named prepared statement: PostgreSQL parses it once per connection and can keep its plan, where an
- * unnamed statement is planned again on every call (about a third of its server time).
+ * The forward page, the timeline's most read statement (every list page, every stream catch-up), is
+ * built once per database handle and kept as drizzle's prepared query: only its parameters change, so
+ * its SQL text is not rebuilt on every call. (Its name is the one PostgreSQL prepares it under; other
+ * frequent statements are named by `platform/db/prepared-statements.ts`.)
  */
 const forwardPages = new WeakMap<Db, ReturnType<typeof prepareForwardPage>>();
 
