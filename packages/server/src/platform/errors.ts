@@ -85,3 +85,6 @@ export const conflict = (message: string) => new AppError("conflict", message);
 export const invalidRequest = (message: string) => new AppError("invalid_request", message);
 export const unauthorized = (message = "missing or invalid credentials") => new AppError("unauthorized", message);
 export const stateConflict = (message: string) => new AppError("state_transition_conflict", message);
+/** A retried request whose Idempotency-Key was first used with a different request. */
+export const idempotencyConflict = (message = "this Idempotency-Key was already used with a different request") =>
+  new AppError("idempotency_key_conflict", message);

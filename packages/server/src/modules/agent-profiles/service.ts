@@ -1,6 +1,6 @@
 import type { Database, Tx } from "../../platform/db/index.js";
 import { isUniqueViolation } from "../../platform/db/index.js";
-import { AppError, conflict, notFound } from "../../platform/errors.js";
+import { AppError, conflict, idempotencyConflict, notFound } from "../../platform/errors.js";
 import type { Principal } from "../../platform/http/auth.js";
 import type { PageRequest } from "../../platform/http/lists.js";
 import { encodeId, newUuid } from "../../platform/ids.js";
@@ -153,7 +153,7 @@ async function withConfig(tx: Tx, profile: store.ProfileRow): Promise<ProfileWit
 
 async function replay(tx: Tx, made: store.ProfileRow, input: { name: string; configId: string }): Promise<ProfileWithConfig & { created: false }> {
   if (made.name !== input.name || (await store.firstConfigId(tx, made.id)) !== input.configId) {
-    throw new AppError("idempotency_key_conflict", "this Idempotency-Key was already used with a different request");
+    throw idempotencyConflict();
   }
   return { created: false, ...(await withConfig(tx, made)) };
 }

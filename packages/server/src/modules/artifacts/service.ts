@@ -3,7 +3,8 @@ import type { BlobStore } from "../../platform/blobs/index.js";
 import type { Database, Tx } from "../../platform/db/index.js";
 import { AppError, notFound } from "../../platform/errors.js";
 import type { Principal } from "../../platform/http/auth.js";
-import { encodeId, isUuid, newUuid } from "../../platform/ids.js";
+import { encodeId, newUuid } from "../../platform/ids.js";
+import { orphanSweep } from "../../platform/blobs/orphans.js";
 import { requireAgent } from "../agents/access.js";
 import { checkContentBlocks, type BlockType, type SubmittedBlock } from "./content.js";
 import type { MediaRefBlock, MediaType, StructuredDataBlock, TextBlock } from "./schemas.js";
@@ -19,8 +20,6 @@ export type { BlockType, SubmittedBlock } from "./content.js";
 export const CONTENT_BODY_LIMIT = 48 * 1024 * 1024;
 
 /** Blobs younger than this may belong to a transaction still running; the sweep leaves them alone. */
-const ORPHAN_MIN_AGE_MS = 60 * 60 * 1000;
-const SWEEP_BATCH = 500;
 const KEY_PREFIX = "artifacts";
 
 /** A content block as stored and read back: inline media have become artifact references. */
@@ -51,7 +50,6 @@ export interface PreparedBlocks {
  */
 export function createArtifactsService(deps: { db: Database; blobs: BlobStore }) {
   const { db, blobs } = deps;
-  let sweepAfter: string | undefined;
 
   async function loadBytes(row: store.ArtifactRow): Promise<Buffer> {
     const bytes = await blobs.get(row.storageKey);
@@ -139,22 +137,7 @@ export function createArtifactsService(deps: { db: Database; blobs: BlobStore })
      * transaction failed, temporary files of a crashed write, and the bytes of deleted agents. Works
      * through the store in key order, one batch per call, and starts over after the last key.
      */
-    async sweepOrphanBlobs(): Promise<number> {
-      const entries = await blobs.list(KEY_PREFIX, sweepAfter, SWEEP_BATCH);
-      sweepAfter = entries.length === SWEEP_BATCH ? entries.at(-1)!.key : undefined;
-      const cutoff = Date.now() - ORPHAN_MIN_AGE_MS;
-      const old = entries.filter((e) => e.modifiedAt.getTime() < cutoff).map((e) => e.key);
-      // A key ends in its artifact's id; anything else (a temporary file) has no row by construction.
-      const ids = old.map((key) => key.slice(key.lastIndexOf("/") + 1)).filter(isUuid);
-      const referenced = await store.storageKeysOf(db.read, ids);
-      let removed = 0;
-      for (const key of old) {
-        if (referenced.has(key)) continue;
-        await blobs.delete(key);
-        removed += 1;
-      }
-      return removed;
-    },
+    sweepOrphanBlobs: orphanSweep(blobs, KEY_PREFIX, (ids) => store.storageKeysOf(db.read, ids)),
   };
 }
 

@@ -2,7 +2,7 @@ import type { Database } from "../../platform/db/index.js";
 import type { AgentSignals } from "../../runtime/signals.js";
 import { releaseBindings } from "./bindings.js";
 import { isUniqueViolation } from "../../platform/db/index.js";
-import { AppError, conflict, notFound } from "../../platform/errors.js";
+import { AppError, conflict, idempotencyConflict, notFound } from "../../platform/errors.js";
 import type { Principal } from "../../platform/http/auth.js";
 import type { PageRequest } from "../../platform/http/lists.js";
 import { newUuid } from "../../platform/ids.js";
@@ -88,10 +88,6 @@ function sameMap(a: Record<string, string>, b: Record<string, string>): boolean 
 
 function alreadyGranted(): AppError {
   return conflict("the machine is already granted to this project");
-}
-
-function idempotencyConflict(): AppError {
-  return new AppError("idempotency_key_conflict", "this Idempotency-Key was already used with a different request");
 }
 
 async function withConflicts<T>(work: () => Promise<T>): Promise<T> {

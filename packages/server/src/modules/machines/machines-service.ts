@@ -2,7 +2,7 @@ import type { Database, Tx } from "../../platform/db/index.js";
 import type { AgentSignals } from "../../runtime/signals.js";
 import { releaseBindings } from "./bindings.js";
 import { isUniqueViolation } from "../../platform/db/index.js";
-import { AppError, conflict, type Issue } from "../../platform/errors.js";
+import { AppError, conflict, idempotencyConflict, type Issue } from "../../platform/errors.js";
 import type { Principal } from "../../platform/http/auth.js";
 import type { PageRequest } from "../../platform/http/lists.js";
 import { newUuid } from "../../platform/ids.js";
@@ -151,10 +151,6 @@ export function createMachineService(deps: { db: Database; secrets: SecretDirect
 
 function nameTaken(name: string): AppError {
   return conflict(`a machine named "${name}" is already connected to this organization`);
-}
-
-function idempotencyConflict(): AppError {
-  return new AppError("idempotency_key_conflict", "this Idempotency-Key was already used with a different request");
 }
 
 /** Races the in-transaction checks cannot see, settled by the unique indexes. */

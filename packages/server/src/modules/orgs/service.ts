@@ -1,6 +1,6 @@
 import type { Database, Tx } from "../../platform/db/index.js";
 import { isUniqueViolation } from "../../platform/db/index.js";
-import { AppError, conflict, notFound } from "../../platform/errors.js";
+import { AppError, conflict, idempotencyConflict, notFound } from "../../platform/errors.js";
 import type { Principal, UserPrincipal } from "../../platform/http/auth.js";
 import { newUuid } from "../../platform/ids.js";
 import type { Sort } from "../../platform/http/lists.js";
@@ -120,10 +120,6 @@ export function createOrgService(deps: { db: Database }) {
 
 export type OrgService = ReturnType<typeof createOrgService>;
 export type { ProjectRole };
-
-function idempotencyConflict(): AppError {
-  return new AppError("idempotency_key_conflict", "this Idempotency-Key was already used with a different request");
-}
 
 function projectNameTaken(name: string): AppError {
   return conflict(`a project named "${name}" already exists in this organization`);

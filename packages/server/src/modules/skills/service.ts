@@ -5,7 +5,8 @@ import { sqlState } from "../../platform/db/pg-errors.js";
 import { conflict, forbidden, invalidRequest, notFound } from "../../platform/errors.js";
 import type { Principal } from "../../platform/http/auth.js";
 import type { PageRequest } from "../../platform/http/lists.js";
-import { isUuid, newUuid } from "../../platform/ids.js";
+import { newUuid } from "../../platform/ids.js";
+import { orphanSweep } from "../../platform/blobs/orphans.js";
 import { activeAgentAttachesSkill } from "../agents/store.js";
 import { projectRoleOf, requireOrg, requireProject } from "../orgs/access.js";
 import { projectRoleAllows } from "../orgs/policy.js";
@@ -29,8 +30,6 @@ type OwnerInput = { kind: OwnerKind; projectId?: string };
 
 const KEY_PREFIX = "skills";
 /** Archives younger than this may belong to an upload whose transaction is still running. */
-const ORPHAN_MIN_AGE_MS = 60 * 60 * 1000;
-const SWEEP_BATCH = 500;
 const CONTENT_TYPES = { zip: "application/zip", "tar.gz": "application/gzip" } as const;
 
 /**
@@ -41,7 +40,6 @@ const CONTENT_TYPES = { zip: "application/zip", "tar.gz": "application/gzip" } a
  */
 export function createSkillsService(deps: { db: Database; blobs: BlobStore }) {
   const { db, blobs } = deps;
-  let sweepAfter: string | undefined;
 
   /** Stores the archive, then runs `record` in a transaction; the archive is removed if that fails. */
   async function storeRevision(checked: CheckedArchive, record: (tx: Tx, revision: NewRevision) => Promise<SkillWithRevision>): Promise<SkillWithRevision> {
@@ -198,20 +196,7 @@ export function createSkillsService(deps: { db: Database; blobs: BlobStore }) {
      * Deletes archives older than an hour that no revision references: uploads whose transaction failed
      * and archives of deleted skills whose removal failed. One batch per call, in key order.
      */
-    async sweepOrphanBlobs(): Promise<number> {
-      const entries = await blobs.list(KEY_PREFIX, sweepAfter, SWEEP_BATCH);
-      sweepAfter = entries.length === SWEEP_BATCH ? entries.at(-1)!.key : undefined;
-      const cutoff = Date.now() - ORPHAN_MIN_AGE_MS;
-      const old = entries.filter((e) => e.modifiedAt.getTime() < cutoff).map((e) => e.key);
-      const referenced = await store.archiveKeysAmong(db.read, old.map((key) => key.slice(key.lastIndexOf("/") + 1)).filter(isUuid));
-      let removed = 0;
-      for (const key of old) {
-        if (referenced.has(key)) continue;
-        await blobs.delete(key);
-        removed += 1;
-      }
-      return removed;
-    },
+    sweepOrphanBlobs: orphanSweep(blobs, KEY_PREFIX, (ids) => store.archiveKeysAmong(db.read, ids)),
   };
 }
 
