@@ -253,8 +253,9 @@ export async function conversationLength(server: BenchServer, provider: FakeProv
       "A step's time runs from the commit of the agent's wakeup (or of the previous step's output) to the commit of its output, " +
       "seen by a follower of the agent's events. Statements, transactions and rows returned to svc are counted for everything " +
       "the worker ran (the benchmark's wakeup subtracted); BEGIN/COMMIT count as transactions, not statements. The worker's " +
-      "model client (the AI SDK over the guarded fetch) is wrapped to time each call: the SDK converts and serializes the " +
-      "whole conversation on every call, so its time shows how much of a step's growth is the request itself.",
+      "model client (the AI SDK's provider package over the guarded fetch) is wrapped to time each call: it converts and " +
+      "serializes the whole conversation on every call (the request body is the conversation), so its time shows how much of " +
+      "a step's growth is the request itself.",
     baseline:
       "The last request the worker sent at that size (the whole conversation, so the provider parses as much as it did for svc), " +
       "replayed 30 times to the same fake provider with undici, one at a time (body read to the end): the bare provider call.",

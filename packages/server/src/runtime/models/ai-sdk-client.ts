@@ -1,8 +1,8 @@
 import { createAnthropic } from "@ai-sdk/anthropic";
 import { createOpenAI } from "@ai-sdk/openai";
-import { streamText, type CallWarning, type LanguageModel, type LanguageModelUsage } from "ai";
+import type { LanguageModelV3, LanguageModelV3FinishReason, LanguageModelV3Usage, SharedV3Warning } from "@ai-sdk/provider";
 import { classifyError } from "./errors.js";
-import { providerOptionsFor, toSdkMessages, toSdkTools } from "./messages.js";
+import { providerOptionsFor, toProviderPrompt, toProviderTools } from "./messages.js";
 import { mapStopReason } from "./stop-reasons.js";
 import { StreamCollector } from "./stream-collector.js";
 import {
@@ -27,13 +27,12 @@ export const DEFAULT_ENDPOINT_PATHS: Record<ModelApiFormat, string> = {
 };
 
 /**
- * The SDK-backed `ModelClient`. One `streamText` step per call with `maxRetries: 0`: retries are durable
- * and belong to the agent loop. Auth and the endpoint path are applied in a fetch wrapper, so nothing is
+ * The SDK-backed `ModelClient`: one `doStream` call of the provider package's model per call (the AI SDK's
+ * provider interface, below `streamText`, whose per-call validation of the whole conversation grew with
+ * its length). Nothing retries here: retries are durable and belong to the agent loop. Auth and the endpoint path are applied in a fetch wrapper, so nothing is
  * read from OPENAI_* / ANTHROPIC_* environment variables and tenant credentials never mix.
  */
 export function createModelClient(options: ModelClientOptions = {}): ModelClient {
-  // The SDK prints warnings with console.warn unless told otherwise; svc returns them in the result.
-  if (globalThis.AI_SDK_LOG_WARNINGS === undefined) globalThis.AI_SDK_LOG_WARNINGS = false;
   const transport = options.fetch ?? globalThis.fetch;
   return { stream: (request, onDelta) => streamModel(request, onDelta, transport) };
 }
@@ -56,67 +55,67 @@ async function streamModel(request: ModelRequest, onDelta: (delta: ModelDelta) =
   });
   const warnings: string[] = [];
   let failure: unknown;
-  let finish: { reason: Parameters<typeof mapStopReason>[0]; raw: string | undefined; usage: LanguageModelUsage } | undefined;
+  let finish: { reason: LanguageModelV3FinishReason; usage: LanguageModelV3Usage } | undefined;
   let response: { id?: string; modelId?: string } = {};
 
   try {
-    const result = streamText({
-      model: languageModel(request, transport),
-      ...(request.system === undefined ? {} : { system: request.system }),
-      messages: toSdkMessages(request.messages, request.apiFormat),
-      ...(request.tools.length === 0 ? {} : { tools: toSdkTools(request.tools) }),
+    const tools = toProviderTools(request.tools);
+    const { stream } = await languageModel(request, transport).doStream({
+      prompt: toProviderPrompt(request),
+      ...(tools.length === 0 ? {} : { tools, toolChoice: { type: "auto" } }),
       ...(request.maxOutputTokens === undefined ? {} : { maxOutputTokens: request.maxOutputTokens }),
       providerOptions: providerOptionsFor(request, warnings),
-      maxRetries: 0,
       abortSignal: signal,
-      // Media URLs go to the provider untouched; svc's server never fetches user-supplied URLs.
-      experimental_download: async (files) => files.map(() => null),
-      experimental_include: { requestBody: false },
-      onError: () => {},
     });
-    for await (const part of result.fullStream) {
-      if (callerError) break;
-      switch (part.type) {
-        case "start-step":
-          warnings.push(...part.warnings.map(formatWarning));
-          break;
-        case "text-start":
-        case "reasoning-start":
-          collector.contentStart(part.type === "text-start" ? "text" : "reasoning", part.id, part.providerMetadata);
-          break;
-        case "text-delta":
-        case "reasoning-delta":
-          collector.contentDelta(part.type === "text-delta" ? "text" : "reasoning", part.id, part.text, part.providerMetadata);
-          break;
-        case "text-end":
-        case "reasoning-end":
-          collector.contentEnd(part.type === "text-end" ? "text" : "reasoning", part.id, part.providerMetadata);
-          break;
-        case "tool-input-start":
-          collector.toolInputStart(part.id, part.toolName);
-          break;
-        case "tool-input-delta":
-          collector.toolInputDelta(part.id, part.delta);
-          break;
-        case "tool-input-end":
-          collector.toolInputEnd(part.id);
-          break;
-        case "tool-call":
-          collector.toolCall(part);
-          break;
-        case "finish-step":
-          response = { id: part.response.id, modelId: part.response.modelId };
-          break;
-        case "finish":
-          finish = { reason: part.finishReason, raw: part.rawFinishReason, usage: part.totalUsage };
-          break;
-        case "error":
-          failure = part.error;
-          break;
-        default:
-          break;
+    const reader = stream.getReader();
+    try {
+      for (let next = await reader.read(); !next.done; next = await reader.read()) {
+        const part = next.value;
+        switch (part.type) {
+          case "stream-start":
+            warnings.push(...part.warnings.map(formatWarning));
+            break;
+          case "response-metadata":
+            response = { ...response, ...(part.id === undefined ? {} : { id: part.id }), ...(part.modelId === undefined ? {} : { modelId: part.modelId }) };
+            break;
+          case "text-start":
+          case "reasoning-start":
+            collector.contentStart(part.type === "text-start" ? "text" : "reasoning", part.id, part.providerMetadata);
+            break;
+          case "text-delta":
+          case "reasoning-delta":
+            collector.contentDelta(part.type === "text-delta" ? "text" : "reasoning", part.id, part.delta, part.providerMetadata);
+            break;
+          case "text-end":
+          case "reasoning-end":
+            collector.contentEnd(part.type === "text-end" ? "text" : "reasoning", part.id, part.providerMetadata);
+            break;
+          case "tool-input-start":
+            collector.toolInputStart(part.id, part.toolName);
+            break;
+          case "tool-input-delta":
+            collector.toolInputDelta(part.id, part.delta);
+            break;
+          case "tool-input-end":
+            collector.toolInputEnd(part.id);
+            break;
+          case "tool-call":
+            collector.toolCall(part);
+            break;
+          case "finish":
+            finish = { reason: part.finishReason, usage: part.usage };
+            break;
+          case "error":
+            failure = part.error;
+            break;
+          default:
+            break;
+        }
+        if (failure !== undefined || callerError) break;
       }
-      if (failure !== undefined) break;
+    } finally {
+      // Stops the provider's response when the loop ended early; a no-op after the last part.
+      await reader.cancel().catch(() => {});
     }
   } catch (error) {
     failure ??= error;
@@ -129,7 +128,7 @@ async function streamModel(request: ModelRequest, onDelta: (delta: ModelDelta) =
   if (finish === undefined) {
     throw new ModelError({ kind: "invalid_response", message: "the provider stream ended before the response was complete", retryable: true });
   }
-  const stopReason = mapStopReason(finish.reason, finish.raw);
+  const stopReason = mapStopReason(finish.reason.unified, finish.reason.raw);
   return {
     parts: collector.finish(),
     stopReason,
@@ -140,7 +139,7 @@ async function streamModel(request: ModelRequest, onDelta: (delta: ModelDelta) =
   };
 }
 
-function languageModel(request: ModelRequest, transport: typeof fetch): LanguageModel {
+function languageModel(request: ModelRequest, transport: typeof fetch): LanguageModelV3 {
   const baseURL = request.baseUrl.replace(/\/+$/, "");
   // Auth headers are set by `wireFetch`; the placeholder keeps the SDK from reading env variables.
   const settings = { baseURL, apiKey: "svc-sets-auth-per-request", fetch: wireFetch(request, baseURL, transport) };
@@ -169,17 +168,17 @@ function wireFetch(request: ModelRequest, baseURL: string, transport: typeof fet
   };
 }
 
-function toUsage(usage: LanguageModelUsage): ModelUsage {
+function toUsage(usage: LanguageModelV3Usage): ModelUsage {
   return {
-    inputTokens: usage.inputTokens ?? 0,
-    outputTokens: usage.outputTokens ?? 0,
-    cacheReadTokens: usage.inputTokenDetails.cacheReadTokens ?? 0,
-    cacheWriteTokens: usage.inputTokenDetails.cacheWriteTokens ?? 0,
-    reasoningTokens: usage.outputTokenDetails.reasoningTokens ?? 0,
+    inputTokens: usage.inputTokens.total ?? 0,
+    outputTokens: usage.outputTokens.total ?? 0,
+    cacheReadTokens: usage.inputTokens.cacheRead ?? 0,
+    cacheWriteTokens: usage.inputTokens.cacheWrite ?? 0,
+    reasoningTokens: usage.outputTokens.reasoning ?? 0,
   };
 }
 
-function formatWarning(warning: CallWarning): string {
+function formatWarning(warning: SharedV3Warning): string {
   switch (warning.type) {
     case "unsupported":
     case "compatibility":

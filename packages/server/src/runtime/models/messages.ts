@@ -1,67 +1,79 @@
-import {
-  jsonSchema,
-  tool,
-  type JSONSchema7,
-  type ModelMessage as SdkMessage,
-  type ProviderMetadata,
-  type ToolSet,
-} from "ai";
 import type {
-  AssistantContentPart,
-  JsonObject,
-  MediaSource,
-  ModelApiFormat,
-  ModelMessage,
-  ModelRequest,
-  ProviderReplay,
-  ToolResultPart,
-  ToolSpec,
-  UserContentPart,
-} from "./types.js";
+  LanguageModelV3FunctionTool,
+  LanguageModelV3Message,
+  LanguageModelV3Prompt,
+  SharedV3ProviderMetadata,
+  SharedV3ProviderOptions,
+} from "@ai-sdk/provider";
+import type { AssistantContentPart, MediaSource, ModelApiFormat, ModelRequest, ProviderReplay, ToolResultPart, ToolSpec, UserContentPart } from "./types.js";
 
-type SdkProviderOptions = NonNullable<Extract<SdkMessage, { role: "user" }>["providerOptions"]>;
-type SdkUserPart = Exclude<Extract<SdkMessage, { role: "user" }>["content"], string>[number];
-type SdkAssistantPart = Exclude<Extract<SdkMessage, { role: "assistant" }>["content"], string>[number];
-type SdkToolPart = Extract<SdkMessage, { role: "tool" }>["content"][number];
+/*
+ * svc messages → the provider packages' own prompt (the AI SDK's LanguageModelV3 interface), handed to
+ * `doStream` directly. `streamText` would build the same prompt from SDK messages, but it validates the
+ * whole conversation against its schemas and rebuilds it on every call, a cost that grows with every
+ * event of a long conversation (docs/performance.md, "Conversation length"); svc's messages are built
+ * by svc from stored rows, so that validation checks nothing a caller could get wrong.
+ * The rules streamText applies are kept: empty texts are dropped, consecutive tool messages merge.
+ */
 
-/** svc messages → AI SDK messages. Media URLs stay URLs; the SDK is told never to download them. */
-export function toSdkMessages(messages: ModelMessage[], format: ModelApiFormat): SdkMessage[] {
-  return messages.map((message): SdkMessage => {
+type UserPart = Extract<LanguageModelV3Message, { role: "user" }>["content"][number];
+type AssistantPart = Extract<LanguageModelV3Message, { role: "assistant" }>["content"][number];
+type ToolPart = Extract<LanguageModelV3Message, { role: "tool" }>["content"][number];
+
+export function toProviderPrompt(request: Pick<ModelRequest, "system" | "messages" | "apiFormat">): LanguageModelV3Prompt {
+  const prompt: LanguageModelV3Prompt = request.system === undefined ? [] : [{ role: "system", content: request.system }];
+  for (const message of request.messages) {
     switch (message.role) {
       case "user":
-        return {
+        prompt.push({
           role: "user",
-          content: typeof message.content === "string" ? message.content : message.content.map(toUserPart),
-        };
+          content: typeof message.content === "string" ? [{ type: "text", text: message.content }] : message.content.map(toUserPart).filter(notEmptyText),
+        });
+        break;
       case "assistant":
-        return { role: "assistant", content: message.content.map((part) => toAssistantPart(part, format)) };
-      case "tool":
-        return { role: "tool", content: message.content.map(toToolResultPart) };
+        prompt.push({
+          role: "assistant",
+          content: message.content.filter((part) => part.type !== "text" || part.text !== "" || part.providerReplay !== undefined).map((part) => toAssistantPart(part, request.apiFormat)),
+        });
+        break;
+      case "tool": {
+        const parts = message.content.map(toToolResultPart);
+        const last = prompt.at(-1);
+        if (last?.role === "tool") last.content.push(...parts);
+        else prompt.push({ role: "tool", content: parts });
+        break;
+      }
     }
-  });
+  }
+  return prompt;
 }
 
-function toUserPart(part: UserContentPart): SdkUserPart {
+/** Tools without anything to run: the model's calls are reported, never executed by the SDK. */
+export function toProviderTools(specs: ToolSpec[]): LanguageModelV3FunctionTool[] {
+  return specs.map((spec) => ({ type: "function", name: spec.name, description: spec.description, inputSchema: spec.inputSchema }));
+}
+
+function notEmptyText(part: UserPart): boolean {
+  return part.type !== "text" || part.text !== "";
+}
+
+function toUserPart(part: UserContentPart): UserPart {
   switch (part.type) {
     case "text":
       return { type: "text", text: part.text };
     case "image":
-      return { type: "image", image: mediaData(part.source), mediaType: part.mediaType };
+      return { type: "file", data: mediaData(part.source), mediaType: part.mediaType };
     case "file":
-      return {
-        type: "file",
-        data: mediaData(part.source),
-        mediaType: part.mediaType,
-        ...(part.filename === undefined ? {} : { filename: part.filename }),
-      };
+      return { type: "file", data: mediaData(part.source), mediaType: part.mediaType, ...(part.filename === undefined ? {} : { filename: part.filename }) };
   }
 }
 
+/** Media URLs go to the provider as they are; svc never fetches a user-supplied URL. */
 function mediaData(source: MediaSource): Uint8Array | URL {
   return "data" in source ? source.data : new URL(source.url);
 }
 
-function toAssistantPart(part: AssistantContentPart, format: ModelApiFormat): SdkAssistantPart {
+function toAssistantPart(part: AssistantContentPart, format: ModelApiFormat): AssistantPart {
   const providerOptions = replayFor(part, format);
   const options = providerOptions === undefined ? {} : { providerOptions };
   switch (part.type) {
@@ -76,10 +88,10 @@ function toAssistantPart(part: AssistantContentPart, format: ModelApiFormat): Sd
 
 /**
  * With `store: false` an OpenAI reasoning item can only be replayed inline, with its encrypted content; an
- * item id alone points at nothing and the API rejects the request. Such parts go without replay (the SDK
- * then leaves them out).
+ * item id alone points at nothing and the API rejects the request. Such parts go without replay (the
+ * provider package then leaves them out).
  */
-function replayFor(part: AssistantContentPart, format: ModelApiFormat): SdkProviderOptions | undefined {
+function replayFor(part: AssistantContentPart, format: ModelApiFormat): SharedV3ProviderOptions | undefined {
   const replay = part.providerReplay;
   if (replay === undefined) return undefined;
   if (format === "openai-responses" && part.type === "reasoning" && typeof replay["openai"]?.["reasoningEncryptedContent"] !== "string") {
@@ -88,26 +100,13 @@ function replayFor(part: AssistantContentPart, format: ModelApiFormat): SdkProvi
   return replay;
 }
 
-function toToolResultPart(part: ToolResultPart): SdkToolPart {
+function toToolResultPart(part: ToolResultPart): ToolPart {
   return {
     type: "tool-result",
     toolCallId: part.toolCallId,
     toolName: part.name,
     output: part.outcome === "succeeded" ? { type: "text", value: part.content } : { type: "error-text", value: part.content },
   };
-}
-
-/** Tools without `execute`: the SDK reports calls and never runs anything. */
-export function toSdkTools(specs: ToolSpec[]): ToolSet {
-  const tools: ToolSet = {};
-  for (const spec of specs) {
-    tools[spec.name] = tool({
-      description: spec.description,
-      // ToolSpec.inputSchema is a JSON Schema object by contract; JsonObject is the storage type.
-      inputSchema: jsonSchema<JsonObject>(spec.inputSchema as JSONSchema7),
-    });
-  }
-  return tools;
 }
 
 const ANTHROPIC_THINKING_BUDGET: Record<string, number> = {
@@ -127,7 +126,7 @@ const CHAT_EFFORTS = new Set(["none", "minimal", "low", "medium", "high", "xhigh
  * Anthropic has no effort for budget thinking: efforts map to thinking budgets (the SDK switches to
  * adaptive thinking for models that reject budgets).
  */
-export function providerOptionsFor(request: ModelRequest, warnings: string[]): SdkProviderOptions {
+export function providerOptionsFor(request: ModelRequest, warnings: string[]): SharedV3ProviderOptions {
   const effort = request.reasoningEffort;
   switch (request.apiFormat) {
     case "openai-responses":
@@ -152,7 +151,7 @@ export function providerOptionsFor(request: ModelRequest, warnings: string[]): S
 }
 
 /** SDK provider metadata → storable replay data (plain JSON, undefined values dropped). */
-export function toReplay(metadata: ProviderMetadata | undefined): ProviderReplay | undefined {
+export function toReplay(metadata: SharedV3ProviderMetadata | undefined): ProviderReplay | undefined {
   if (metadata === undefined || Object.keys(metadata).length === 0) return undefined;
   return JSON.parse(JSON.stringify(metadata)) as ProviderReplay;
 }

@@ -1,4 +1,4 @@
-import { NoSuchToolError, type ProviderMetadata } from "ai";
+import type { SharedV3ProviderMetadata as ProviderMetadata } from "@ai-sdk/provider";
 import { toReplay } from "./messages.js";
 import { ModelError, type JsonObject, type ModelDelta, type ModelResultPart } from "./types.js";
 
@@ -7,7 +7,7 @@ type Slot =
   | { type: "tool_call"; id: string; name: string; blockIndex: number; open: boolean; done?: { input: JsonObject; metadata?: ProviderMetadata } };
 
 /**
- * Turns the SDK's stream parts into svc deltas (with block indices in wire order) and, at the same time,
+ * Turns the provider's stream parts into svc deltas (with block indices in wire order) and, at the same time,
  * the ordered result parts. Text and thinking blocks start on their first non-empty delta, so the empty
  * text some chat servers send before tool calls produces no block.
  */
@@ -70,27 +70,23 @@ export class StreamCollector {
   }
 
   /**
-   * A complete call. Input that is not a JSON object is a malformed answer; a call to a tool that was not
-   * offered is reported as it is, for the loop to answer with an error result.
+   * A complete call, its input as the provider sent it (JSON text; empty means no arguments). Input that
+   * is not a JSON object is a malformed answer; a call to a tool that was not offered is recorded as it
+   * is, for the loop to answer with an error result.
    */
-  toolCall(call: { toolCallId: string; toolName: string; input: unknown; invalid?: boolean; error?: unknown; providerMetadata?: ProviderMetadata }): void {
-    const unknownTool = call.invalid === true && NoSuchToolError.isInstance(call.error);
-    if ((call.invalid === true && !unknownTool) || !isJsonObject(call.input)) {
-      throw new ModelError({
-        kind: "invalid_response",
-        message: `the model called ${call.toolName} with input that is not a JSON object`,
-        retryable: true,
-        cause: call.error,
-      });
+  toolCall(call: { toolCallId: string; toolName: string; input: string; providerMetadata?: ProviderMetadata }): void {
+    const input = parseInput(call.input);
+    if (!isJsonObject(input)) {
+      throw new ModelError({ kind: "invalid_response", message: `the model called ${call.toolName} with input that is not a JSON object`, retryable: true });
     }
     if (!this.byId.has(`tool:${call.toolCallId}`)) {
       this.toolInputStart(call.toolCallId, call.toolName);
-      this.toolInputDelta(call.toolCallId, JSON.stringify(call.input));
+      this.toolInputDelta(call.toolCallId, JSON.stringify(input));
     }
     const slot = this.byId.get(`tool:${call.toolCallId}`);
     if (slot === undefined || slot.type !== "tool_call") return;
     this.stop(slot);
-    slot.done = { input: call.input, ...(call.providerMetadata === undefined ? {} : { metadata: call.providerMetadata }) };
+    slot.done = { input, ...(call.providerMetadata === undefined ? {} : { metadata: call.providerMetadata }) };
   }
 
   /** Stops whatever is still open and returns the parts in wire order. */
@@ -122,6 +118,15 @@ function mergeMetadata(target: ProviderMetadata, source: ProviderMetadata | unde
   if (source === undefined) return;
   for (const [provider, values] of Object.entries(source)) {
     target[provider] = { ...target[provider], ...values };
+  }
+}
+
+function parseInput(text: string): unknown {
+  if (text.trim() === "") return {};
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
   }
 }
 
