@@ -4,7 +4,7 @@ import { rawRows } from "../../src/platform/db/index.js";
 import { statementName } from "../../src/platform/db/prepared-statements.js";
 import { useTestServer } from "../support/server.js";
 
-/* Issue 8: svc's frequent parameterized statements are named prepared statements on PostgreSQL. */
+/* Issue 8: svc's frequent parameterized statements are named prepared statements, on both databases. */
 const server = useTestServer();
 
 describe("naming statements", () => {
@@ -20,8 +20,8 @@ describe("naming statements", () => {
   });
 });
 
-describe.runIf(process.env["DATABASE_URL"])("prepared statements on PostgreSQL", () => {
-  it("prepares a statement run often on the connection that runs it, and leaves one run once unprepared", async () => {
+describe("prepared statements", () => {
+  it("prepares a statement run often on the session that runs it, and leaves one run once unprepared", async () => {
     const marker = `probe_${Date.now()}`;
     const seen = await server.db.tx(async (tx) => {
       for (let i = 0; i < 4; i++) await rawRows(tx, sql`select ${i}::int as n, ${marker}::text as often`);
@@ -29,5 +29,29 @@ describe.runIf(process.env["DATABASE_URL"])("prepared statements on PostgreSQL",
       return rawRows<{ statement: string }>(tx, sql`select statement from pg_prepared_statements where statement like ${`%${"as often"}%`} or statement like ${`%${"as once"}%`}`);
     });
     expect(seen.map((row) => row.statement)).toEqual([expect.stringContaining("as often")]);
+  });
+});
+
+describe.skipIf(process.env["DATABASE_URL"])("prepared statements on the embedded database", () => {
+  it("answers a named statement as an unnamed one: the same rows, types and parameters, inside and outside transactions", async () => {
+    const marker = `probe_${Date.now()}`;
+    const statement = (i: number) =>
+      sql`select ${i}::int as n, ${marker}::text as label, ${JSON.stringify({ i })}::jsonb as doc, ${new Date(0).toISOString()}::timestamptz as at, ${i % 2 === 0}::boolean as even`;
+    const outside = [];
+    for (let i = 0; i < 4; i++) outside.push((await rawRows(server.db.read, statement(i)))[0]);
+    const inside = await server.db.tx(async (tx) => {
+      const rows = [];
+      for (let i = 4; i < 6; i++) rows.push((await rawRows(tx, statement(i)))[0]);
+      return rows;
+    });
+    expect([...outside, ...inside]).toEqual(
+      [0, 1, 2, 3, 4, 5].map((i) => ({ n: i, label: marker, doc: { i }, at: expect.stringMatching(/^1970-01-01/), even: i % 2 === 0 })),
+    );
+  });
+
+  it("keeps a failed named statement's error and leaves the session usable", async () => {
+    const failing = (i: number) => sql`select ${i}::int / 0 as boom`;
+    for (let i = 0; i < 4; i++) await expect(rawRows(server.db.read, failing(i))).rejects.toMatchObject({ cause: { code: "22012" } });
+    expect(await rawRows(server.db.read, sql`select ${1}::int as ok`)).toEqual([{ ok: 1 }]);
   });
 });

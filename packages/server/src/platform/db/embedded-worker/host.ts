@@ -1,8 +1,9 @@
 import { parentPort, workerData } from "node:worker_threads";
-import { PGlite, types, type Transaction } from "@electric-sql/pglite";
+import { PGlite, types, type Results, type Transaction } from "@electric-sql/pglite";
 import { pgDump } from "@electric-sql/pglite-tools/pg_dump";
 import { migrateEmbedded } from "../migrate.js";
 import { Gate } from "./gate.js";
+import { NamedQueries } from "./named-queries.js";
 import { ERROR_FIELDS, type HostOptions, type Reply, type Request, type WireError } from "./protocol.js";
 
 /*
@@ -114,8 +115,23 @@ async function dump(pg: PGlite): Promise<string> {
     } finally {
       if (pg.isInTransaction()) await pg.exec("ROLLBACK");
       await pg.exec("RESET ALL; DEALLOCATE ALL");
+      named.clear();
     }
   });
+}
+
+/**
+ * A statement through the named path when it is worth a name, else PGlite's `query()`. Named statements
+ * take PGlite's locks as `query()` would: inside a transaction its query lock, outside also the
+ * transaction lock, so they never run inside someone else's transaction.
+ */
+async function query(pg: PGlite, request: Extract<Request, { op: "query" }>): Promise<Results> {
+  const { sql, params, rowMode, tx } = request;
+  const session = await target(pg, tx);
+  const name = named.nameOf(sql, params);
+  if (name === undefined) return session.query(sql, params, { rowMode, parsers: PARSERS });
+  const viaName = () => pg.runExclusive(() => named.run(name, sql, params, rowMode, tx === undefined));
+  return tx === undefined ? pg._runExclusiveTransaction(viaName) : viaName();
 }
 
 // A transaction enters the gate at `begin` and leaves at its end; a dump takes it alone.
@@ -129,7 +145,7 @@ function handle(pg: PGlite, request: Request): Promise<unknown> {
 async function run(pg: PGlite, request: Request): Promise<unknown> {
   switch (request.op) {
     case "query":
-      return (await target(pg, request.tx)).query(request.sql, request.params, { rowMode: request.rowMode, parsers: PARSERS });
+      return query(pg, request);
     case "exec":
       return (await target(pg, request.tx)).exec(request.sql, { parsers: PARSERS });
     case "begin":
@@ -172,6 +188,7 @@ const pg = await open().catch((err: unknown) => {
   send({ id: 0, ok: false, error: wireError(err) });
   throw err;
 });
+const named = new NamedQueries(pg, PARSERS);
 port.on("message", (request: Request) => {
   handle(pg, request).then(
     (value) => send({ id: request.id, ok: true, value }),
