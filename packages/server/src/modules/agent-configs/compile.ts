@@ -1,4 +1,4 @@
-import type { AgentDefinition, MachineSourceDefinition, McpServerDefinition, ModelBinding, SkillDefinition, ToolDefinition } from "../../runtime/definition.js";
+import { MAX_TOOLS, type AgentDefinition, type MachineSourceDefinition, type McpServerDefinition, type ModelBinding, type SkillDefinition, type ToolDefinition } from "../../runtime/definition.js";
 import { builtInTool } from "../../runtime/tools/catalog.js";
 import { RETRIEVAL_TOOLS } from "../../runtime/tools/catalog-files.js";
 import type { ToolChoice } from "./document.js";
@@ -58,11 +58,14 @@ function withImpliedTool(tools: readonly ToolChoice[], name: string, implied: bo
  * gets `read_file` and `search_files`, so the model can read back a tool result that was saved as an
  * artifact for being over 50 KiB (runtime/tools/overflow.ts). Only the compiled definition changes, never
  * the source; a tool the config names itself keeps its permission, and `enabled: false` keeps it out.
- * Tools implied by skills or machines count as enabled tools: their results overflow too.
+ * Tools implied by skills or machines count as enabled tools: their results overflow too. They are added
+ * only while the definition holds fewer than MAX_TOOLS tools, the most one model call may carry.
  */
 function withRetrievalTools(tools: readonly ToolChoice[], hasMcp: boolean): readonly ToolChoice[] {
-  const enabled = tools.some((tool) => tool.type === "custom" || tool.enabled);
-  return RETRIEVAL_TOOLS.reduce((all, name) => withImpliedTool(all, name, enabled || hasMcp), tools);
+  const enabled = (list: readonly ToolChoice[]) => list.filter((tool) => tool.type === "custom" || tool.enabled).length;
+  const wanted = enabled(tools) > 0 || hasMcp;
+  // Never past the tools one model call may carry: a config that fills MAX_TOOLS itself keeps its own tools.
+  return RETRIEVAL_TOOLS.reduce((all, name) => withImpliedTool(all, name, wanted && enabled(all) < MAX_TOOLS), tools);
 }
 
 function toolDefinition(tool: ToolChoice): ToolDefinition {
