@@ -58,13 +58,11 @@ export async function searchFiles(deps: FileToolDeps, agentId: string, input: Se
   return { value: contentResult(file, options, found.hits, found.capped, limit, scope.firstLine) };
 }
 
-type ScanScope = ScanInput;
-
 /**
  * The hits of a content search, up to the scan's cap. With -U, matches sharing lines merge into fewer
  * hits, so `capped` says whether the scan itself stopped at its cap.
  */
-function contentHits(multiline: boolean, scope: ScanScope): { hits: Hit[]; capped: boolean } | { error: string } {
+function contentHits(multiline: boolean, scope: ScanInput): { hits: Hit[]; capped: boolean } | { error: string } {
   if (!multiline) {
     const scan = scanLines(scope);
     if ("error" in scan) return scan;
@@ -138,13 +136,14 @@ function contentResult(file: TextFile, options: SearchOptions, allHits: Hit[], c
     // After-context stops before the next match: that line is shown as a match.
     const next = allHits[i + 1];
     const until = Math.min(hit.lastLine + options.after, next ? next.firstLine - 1 : Infinity);
-    const after = linesAfter(text, hit.start, hit.firstLine, hit.lastLine, until);
-    const shown = after.findIndex((line) => !add(contextRecord(path, text, line)));
-    lastShown = shown === -1 ? (after[after.length - 1]?.line ?? lastShown) : lastShown;
-    if (shown !== -1) {
-      cut = true;
-      break;
+    for (const line of linesAfter(text, hit.start, hit.firstLine, hit.lastLine, until)) {
+      if (!add(contextRecord(path, text, line))) {
+        cut = true;
+        break;
+      }
+      lastShown = line.line;
     }
+    if (cut) break;
   }
   const truncated = cut || capped || allHits.length > limit;
   const next = allHits[matches];
@@ -169,15 +168,16 @@ function contextLines(text: string, start: number, line: number, fromLine: numbe
   return lines;
 }
 
-/** The lines after a hit's last line, through `until`. */
+/** The lines after a hit's last line, through line `until`; the walk starts at the hit's first line. */
 function linesAfter(text: string, start: number, firstLine: number, lastLine: number, until: number): Line[] {
   const lines: Line[] = [];
   let at = start;
-  for (let n = firstLine; n <= until; n++) {
+  for (let n = firstLine; n < until; n++) {
     const newline = text.indexOf("\n", at);
+    // No next line: the text ends here, or with this line's "\n".
     if (newline === -1 || newline + 1 >= text.length) break;
     at = newline + 1;
-    if (n + 1 > lastLine && n + 1 <= until) lines.push({ line: n + 1, start: at });
+    if (n + 1 > lastLine) lines.push({ line: n + 1, start: at });
   }
   return lines;
 }
