@@ -30,8 +30,8 @@ export interface StepDeps {
   models: ModelClient;
   caches: StepCaches;
   mcp: McpAccess;
-  /** Stores media of tool results run by the worker (MCP, overflowing skill results). */
-  artifacts: Pick<ArtifactsService, "prepareContentBlocks" | "recordArtifacts">;
+  /** Stores media of tool results run by the worker (MCP, overflowing skill results); the file tools read the agent's artifacts. */
+  artifacts: Pick<ArtifactsService, "prepareContentBlocks" | "recordArtifacts" | "findAgentArtifact" | "artifactBytes" | "listAgentArtifacts">;
   /** Reads the skill revisions compiled configs pin, for the `skill` tool. */
   skills: Pick<SkillsService, "readRevision">;
 }

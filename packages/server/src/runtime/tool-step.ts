@@ -17,6 +17,7 @@ import { fallbackBlocks, resultBlocks } from "./mcp/results.js";
 import type { StepDeps } from "./model-step.js";
 import type { AgentSignals } from "./signals.js";
 import { definitionsOfCalls } from "./tools/execute.js";
+import { FILE_TOOL_NAMES, runFileTool } from "./tools/files/index.js";
 import { runSkillTool } from "./tools/skill.js";
 import { markWakeup } from "./wakeups.js";
 
@@ -135,9 +136,9 @@ async function runMcpCall(deps: StepDeps, step: ToolStep, call: ToolCallRow, tar
   return outcome;
 }
 
-/** A built-in tool that runs in a step (tools/catalog.ts, STEP_TOOLS): today the `skill` tool. */
+/** A built-in tool that runs in a step (tools/catalog.ts, STEP_TOOLS): the `skill` tool and the file tools. */
 async function runBuiltInCall(deps: StepDeps, step: ToolStep, call: ToolCallRow, definitionFor: (call: ToolCallRow) => Promise<AgentDefinition>): Promise<ToolOutcome> {
-  const { outcome, prepared } = await runSkillTool(deps, await definitionFor(call), call.input);
+  const { outcome, prepared } = FILE_TOOL_NAMES.has(call.name) ? await runFileTool(deps, step.agentId, call.name, call.input) : await runSkillTool(deps, await definitionFor(call), call.input);
   await recordCall(deps, step, call, outcome, prepared);
   return outcome;
 }

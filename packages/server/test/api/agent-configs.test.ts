@@ -60,7 +60,7 @@ describe("creating agent configs", () => {
       project_id: p.projectId,
       source,
       source_format: "yaml",
-      compiler_version: "svc-1",
+      compiler_version: "svc-2",
       effective_definition_hash: expect.stringMatching(HASH),
       model: {
         provider_config: "fake",
@@ -147,6 +147,9 @@ describe("creating agent configs", () => {
     expect(definition.tools.map((t) => [t.name, t.type, t.permission])).toEqual([
       ["ask_question", "built_in", "always_deny"],
       ["lookup", "custom", "always_ask"],
+      // Added to every config with enabled tools, to read back results saved as artifacts (the reference's rule).
+      ["read_file", "built_in", "always_allow"],
+      ["search_files", "built_in", "always_allow"],
     ]);
     expect(definition.tools[0]!.inputSchema).toMatchObject({ type: "object", additionalProperties: false, required: ["questions"] });
     expect(definition.tools[1]).toMatchObject({ description: "Looks a thing up.", inputSchema: { required: ["q"] } });

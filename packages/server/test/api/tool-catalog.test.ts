@@ -33,14 +33,38 @@ describe("the tool catalog", () => {
           permission_modes: MODES,
         },
         {
+          name: "list_files",
+          description: expect.stringContaining("List files stored in svc"),
+          default_permission: { mode: "always_allow", parameters: {} },
+          permission_modes: MODES,
+        },
+        {
+          name: "read_file",
+          description: expect.stringContaining("Read part of a UTF-8 text file"),
+          default_permission: { mode: "always_allow", parameters: {} },
+          permission_modes: MODES,
+        },
+        {
           name: "run_command",
           description: expect.stringContaining("Run a shell command on a machine attached to you"),
           default_permission: { mode: "always_allow", parameters: {} },
           permission_modes: MODES,
         },
         {
+          name: "search_files",
+          description: expect.stringContaining("Search the text of one file"),
+          default_permission: { mode: "always_allow", parameters: {} },
+          permission_modes: MODES,
+        },
+        {
           name: "skill",
           description: expect.stringContaining("skills attached to you"),
+          default_permission: { mode: "always_allow", parameters: {} },
+          permission_modes: MODES,
+        },
+        {
+          name: "write_file",
+          description: expect.stringContaining("svc has no memory stores"),
           default_permission: { mode: "always_allow", parameters: {} },
           permission_modes: MODES,
         },

@@ -56,7 +56,8 @@ describe("MCP servers", () => {
     const agentId = await launch(server.api, project, configId, "greet Ada");
     const list = await untilEvents(server.api, project, agentId, (e) => finalOutputs(e).length === 1);
 
-    expect(offeredTools(0).sort()).toEqual(["mcp__docs__explode", "mcp__docs__greet", "mcp__docs__picture", "mcp__docs__wait"]);
+    // read_file and search_files come with any MCP server, for results saved as artifacts.
+    expect(offeredTools(0).sort()).toEqual(["mcp__docs__explode", "mcp__docs__greet", "mcp__docs__picture", "mcp__docs__wait", "read_file", "search_files"]);
     expect(requestText(provider, 0)).toContain("Greets a person by name.");
     const methods = mcp.requests.map((r) => r.method);
     expect(methods.slice(0, 3)).toEqual(["initialize", "notifications/initialized", "tools/list"]);
@@ -129,7 +130,7 @@ describe("MCP servers", () => {
     await send(server.api, project, agentId, "again");
     await untilEvents(server.api, project, agentId, (e) => finalOutputs(e).length === 2);
     // A new turn initializes again; the failed server offers nothing and the model is told why.
-    expect(offeredTools(2)).toEqual([]);
+    expect(offeredTools(2)).toEqual(["read_file", "search_files"]);
     expect(requestText(provider, 2)).toContain('The MCP server \\"docs\\" could not be reached');
   });
 
@@ -185,7 +186,8 @@ describe("MCP servers", () => {
 
   it("offers no more tools than a provider takes in one request and tells the model what was left out", async () => {
     const project = await agentProject(server.api, provider.baseUrl);
-    const custom = Array.from({ length: 126 }, (_, i) => `  t${i}: {type: custom, description: tool ${i}, input_schema: {type: object}}`).join("\n");
+    // 124 custom tools, read_file and search_files (added for the MCP server) leave room for 2 of its tools.
+    const custom = Array.from({ length: 124 }, (_, i) => `  t${i}: {type: custom, description: tool ${i}, input_schema: {type: object}}`).join("\n");
     provider.script({ text: "fine" });
     const config = yamlConfig(project, `tools:\n${custom}\n${mcpYaml(allowAll)}`);
     const agentId = await launch(server.api, project, await createConfig(server.api, project, config), "hello");

@@ -1,11 +1,12 @@
-import type { AgentDefinition, MachineSourceDefinition, McpServerDefinition, ModelBinding, SkillDefinition, ToolDefinition } from "../../runtime/definition.js";
+import { MAX_TOOLS, type AgentDefinition, type MachineSourceDefinition, type McpServerDefinition, type ModelBinding, type SkillDefinition, type ToolDefinition } from "../../runtime/definition.js";
 import { builtInTool } from "../../runtime/tools/catalog.js";
+import { RETRIEVAL_TOOLS } from "../../runtime/tools/catalog-files.js";
 import type { ToolChoice } from "./document.js";
 import type { McpServerChoice } from "./mcp-section.js";
 import type { ModelFacts } from "./model-rules.js";
 
 /** Bumped whenever the same source would compile to a different definition. */
-export const COMPILER_VERSION = "svc-1";
+export const COMPILER_VERSION = "svc-2";
 
 /**
  * What `agent_configs.compiled_definition` holds: the definition the loop runs and, beside it, the model
@@ -24,7 +25,8 @@ export function buildDefinition(input: {
   skills: readonly SkillDefinition[];
   machineSources: readonly MachineSourceDefinition[];
 }): StoredDefinition {
-  const tools = withImpliedTool(withImpliedTool(input.tools, "skill", input.skills.length > 0), "run_command", input.machineSources.length > 0)
+  const implied = withImpliedTool(withImpliedTool(input.tools, "skill", input.skills.length > 0), "run_command", input.machineSources.length > 0);
+  const tools = withRetrievalTools(implied, input.mcp.length > 0)
     .filter((tool) => tool.type === "custom" || tool.enabled)
     .map(toolDefinition)
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -49,6 +51,21 @@ function withImpliedTool(tools: readonly ToolChoice[], name: string, implied: bo
   if (!implied || tools.some((tool) => tool.name === name)) return tools;
   const tool = builtInTool(name)!;
   return [...tools, { type: "built_in", name, tool, enabled: true, permission: tool.defaultPermission }];
+}
+
+/**
+ * The reference's rule (docs/tools/built-in.mdx, list_files): a config with enabled tools or MCP servers
+ * gets `read_file` and `search_files`, so the model can read back a tool result that was saved as an
+ * artifact for being over 50 KiB (runtime/tools/overflow.ts). Only the compiled definition changes, never
+ * the source; a tool the config names itself keeps its permission, and `enabled: false` keeps it out.
+ * Tools implied by skills or machines count as enabled tools: their results overflow too. They are added
+ * only while the definition holds fewer than MAX_TOOLS tools, the most one model call may carry.
+ */
+function withRetrievalTools(tools: readonly ToolChoice[], hasMcp: boolean): readonly ToolChoice[] {
+  const enabled = (list: readonly ToolChoice[]) => list.filter((tool) => tool.type === "custom" || tool.enabled).length;
+  const wanted = enabled(tools) > 0 || hasMcp;
+  // Never past the tools one model call may carry: a config that fills MAX_TOOLS itself keeps its own tools.
+  return RETRIEVAL_TOOLS.reduce((all, name) => withImpliedTool(all, name, wanted && enabled(all) < MAX_TOOLS), tools);
 }
 
 function toolDefinition(tool: ToolChoice): ToolDefinition {

@@ -5,6 +5,7 @@ import { AppError, notFound } from "../../platform/errors.js";
 import type { Principal } from "../../platform/http/auth.js";
 import { encodeId, newUuid } from "../../platform/ids.js";
 import { orphanSweep } from "../../platform/blobs/orphans.js";
+import { globToLike } from "../../platform/http/lists.js";
 import { requireAgent } from "../agents/access.js";
 import { checkContentBlocks, type BlockType, type SubmittedBlock } from "./content.js";
 import type { MediaRefBlock, MediaType, StructuredDataBlock, TextBlock } from "./schemas.js";
@@ -130,6 +131,23 @@ export function createArtifactsService(deps: { db: Database; blobs: BlobStore })
     async readArtifact(agentId: string, artifactId: string): Promise<{ row: store.ArtifactRow; bytes: Buffer } | null> {
       const row = await store.findArtifact(db.read, agentId, artifactId);
       return row ? { row, bytes: await loadBytes(row) } : null;
+    },
+
+    /** For the agent runtime's file tools: an artifact row of `agentId`, without its bytes, or null. */
+    async findAgentArtifact(agentId: string, artifactId: string): Promise<store.ArtifactRow | null> {
+      return (await store.findArtifact(db.read, agentId, artifactId)) ?? null;
+    },
+
+    /** The bytes of an artifact row found through this service. */
+    artifactBytes: loadBytes,
+
+    /**
+     * For the agent runtime's file tools: `agentId`'s artifacts, newest first, at most `limit`, whose name
+     * (the filename's last `/` component; empty when unnamed) matches one of `globs` (`*` any run, `?` one
+     * character, `\` escapes; case-sensitive), or all of them when `globs` is null.
+     */
+    async listAgentArtifacts(agentId: string, globs: readonly string[] | null, limit: number): Promise<store.ArtifactRow[]> {
+      return store.listAgentArtifacts(db.read, agentId, globs === null ? null : globs.map(globToLike), limit);
     },
 
     /**

@@ -1,4 +1,5 @@
 import type { PermissionMode } from "../definition.js";
+import { FILE_TOOL_NAMES, FILE_TOOLS } from "./catalog-files.js";
 
 /**
  * The built-in tools svc can run, and the permission modes every tool kind offers. Agent configs may only
@@ -137,10 +138,10 @@ const runCommand: BuiltInTool = {
 };
 
 /** Built-in tools whose calls the worker runs outside the claim's transaction, in a tool step (they read or store bytes). */
-export const STEP_TOOLS: ReadonlySet<string> = new Set(["skill"]);
+export const STEP_TOOLS: ReadonlySet<string> = new Set(["skill", ...FILE_TOOL_NAMES]);
 
 /** Sorted by name. */
-export const BUILT_IN_TOOLS: readonly BuiltInTool[] = [askQuestion, runCommand, skill];
+export const BUILT_IN_TOOLS: readonly BuiltInTool[] = [askQuestion, runCommand, skill, ...FILE_TOOLS].sort((a, b) => (a.name < b.name ? -1 : 1));
 
 const BY_NAME = new Map(BUILT_IN_TOOLS.map((tool) => [tool.name, tool]));
 
