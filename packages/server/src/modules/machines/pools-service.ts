@@ -9,7 +9,7 @@ import { checkSecretRefs, nameIssues, throwIssues, type SecretDirectory } from "
 import { capacityIssues, capacityOf } from "./pools-rules.js";
 import type { CreateMachinePoolRequest, UpdateMachinePoolRequest } from "./pools-schemas.js";
 import * as store from "./pools-store.js";
-import { PROVIDER_NAMES, providerRules } from "./providers.js";
+import { PROVIDER_NAMES, providerRules } from "./providers/index.js";
 
 /** svc records the platform a daemon reports under this metadata key, copied from pools onto machines. */
 const RESERVED_METADATA_KEY = "observed_platform";
