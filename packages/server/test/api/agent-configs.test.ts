@@ -60,7 +60,7 @@ describe("creating agent configs", () => {
       project_id: p.projectId,
       source,
       source_format: "yaml",
-      compiler_version: "svc-1",
+      compiler_version: "svc-2",
       effective_definition_hash: expect.stringMatching(HASH),
       model: {
         provider_config: "fake",

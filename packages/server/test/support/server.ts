@@ -10,6 +10,8 @@ import { adminQuery, withDatabase } from "./global-setup.js";
 import { ApiClient } from "./client.js";
 import { startMaintenance } from "../../src/maintenance.js";
 import { leaseReaper, startAgentWorker, unreachableMachines } from "../../src/runtime/index.js";
+import { startPoolMachines } from "../../src/modules/machines/lifecycle.js";
+import { SVCD } from "./daemon.js";
 
 export const TEST_ORIGIN = "http://svc.test";
 export const TEST_SECRET_KEY = "0".repeat(63) + "1";
@@ -17,6 +19,8 @@ export const TEST_SECRET_KEY = "0".repeat(63) + "1";
 export interface TestServerOptions {
   /** Run the agent worker and lease maintenance in the server process, as `svc serve` does. */
   worker?: boolean;
+  /** Also run the pool machine loop (local provider: real svcd children, run from source with tsx). */
+  poolMachines?: boolean;
 }
 
 export interface TestServer {
@@ -47,6 +51,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     SVC_LOG_LEVEL: "silent",
     SVC_WORKER_CONCURRENCY: "4",
     SVC_WORKER_POLL_MS: "200",
+    ...(options.poolMachines ? { SVC_LOCAL_DAEMON_COMMAND: JSON.stringify([process.execPath, "--import", "tsx", SVCD]), SVC_LOCAL_MACHINE_ISOLATION: "none" } : {}),
     ...env,
   });
   const { db, drop, databaseUrl, pglite } = await cloneDatabase();
@@ -55,6 +60,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
   const quiet = { warn: () => {}, error: () => {} };
   const worker = options.worker ? startAgentWorker({ db, services: app.services, config, log: quiet }) : undefined;
   const maintenance = options.worker ? startMaintenance([leaseReaper(db, app.services), unreachableMachines(db, app.services, config)], quiet as never, config.runtime.maintenanceIntervalMs) : undefined;
+  const poolMachines = options.poolMachines ? await startPoolMachines({ db, signals: app.services.signals, config, log: { warn: () => {}, debug: () => {} }, url: address }) : undefined;
   return {
     databaseUrl,
     url: address,
@@ -64,6 +70,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     app,
     api: new ApiClient(address, TEST_ORIGIN),
     async close() {
+      await poolMachines?.stop();
       await maintenance?.stop();
       await worker?.stop();
       await app.http.close();

@@ -1,4 +1,5 @@
 import type { PermissionMode } from "../definition.js";
+import { MACHINE_TOOLS } from "./catalog-machines.js";
 
 /**
  * The built-in tools svc can run, and the permission modes every tool kind offers. Agent configs may only
@@ -140,7 +141,7 @@ const runCommand: BuiltInTool = {
 export const STEP_TOOLS: ReadonlySet<string> = new Set(["skill"]);
 
 /** Sorted by name. */
-export const BUILT_IN_TOOLS: readonly BuiltInTool[] = [askQuestion, runCommand, skill];
+export const BUILT_IN_TOOLS: readonly BuiltInTool[] = [askQuestion, ...MACHINE_TOOLS, runCommand, skill].sort((a, b) => (a.name < b.name ? -1 : 1));
 
 const BY_NAME = new Map(BUILT_IN_TOOLS.map((tool) => [tool.name, tool]));
 
