@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createRequire } from "node:module";
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, inject } from "vitest";
 import { buildApp, type App } from "../../src/app.js";
@@ -12,6 +13,9 @@ import { startMaintenance } from "../../src/maintenance.js";
 import { leaseReaper, startAgentWorker, unreachableMachines } from "../../src/runtime/index.js";
 import { startPoolMachines } from "../../src/modules/machines/lifecycle.js";
 import { SVCD } from "./daemon.js";
+
+/** tsx by its path: a pool machine's daemon starts in its own working directory, where `tsx` would not resolve. */
+const TSX = createRequire(import.meta.url).resolve("tsx");
 
 export const TEST_ORIGIN = "http://svc.test";
 export const TEST_SECRET_KEY = "0".repeat(63) + "1";
@@ -51,7 +55,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     SVC_LOG_LEVEL: "silent",
     SVC_WORKER_CONCURRENCY: "4",
     SVC_WORKER_POLL_MS: "200",
-    ...(options.poolMachines ? { SVC_LOCAL_DAEMON_COMMAND: JSON.stringify([process.execPath, "--import", "tsx", SVCD]), SVC_LOCAL_MACHINE_ISOLATION: "none" } : {}),
+    ...(options.poolMachines ? { SVC_LOCAL_DAEMON_COMMAND: JSON.stringify([process.execPath, "--import", TSX, SVCD]), SVC_LOCAL_MACHINE_ISOLATION: "none" } : {}),
     ...env,
   });
   const { db, drop, databaseUrl, pglite } = await cloneDatabase();

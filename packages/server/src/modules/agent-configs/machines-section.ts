@@ -81,7 +81,10 @@ function readOneSource(issues: ConfigIssues, path: Path, value: unknown, index: 
   unknownKeys(issues, path, value, SOURCE_KEYS);
   const byo = has(value, "machine_name");
   const pool = has(value, "machine_pool_name");
-  if (byo && pool) issues.addAtKey([...path, "machine_pool_name"], "a source is either a machine (machine_name) or a pool (machine_pool_name), not both");
+  if (byo && pool) {
+    issues.addAtKey([...path, "machine_pool_name"], "a source is either a machine (machine_name) or a pool (machine_pool_name), not both");
+    return undefined;
+  }
   if (!byo && !pool) {
     issues.add([...path, "machine_name"], "is required: the display name of a machine granted to this project (or machine_pool_name, a pool granted to it)");
     return undefined;

@@ -11,7 +11,7 @@ import { findLiveByoMachineByName, type MachineRow } from "./store.js";
 import { machineRef, type BindingRow } from "./binding-rows.js";
 import { failCreateCall } from "./create-calls.js";
 import { publicSecretRefs } from "./environment.js";
-import { createPoolMachine } from "./pool-machines.js";
+import { createPoolMachine, grantedPool } from "./pool-machines.js";
 
 export type { BindingRow } from "./binding-rows.js";
 
@@ -55,6 +55,11 @@ export async function bindMachines(
   const problems: LaunchProblem[] = [];
   for (const [index, source] of sources.entries()) {
     if (source.kind === "pool") {
+      const granted = await grantedPool(tx, agent.orgId, agent.projectId, source.poolName);
+      if (!granted || granted.pool.id !== source.poolId) {
+        problems.push({ path: ["machine_sources", index, "machine_pool_name"], message: `machine pool "${source.poolName}" was deleted or is no longer granted to this project` });
+        continue;
+      }
       for (let n = 0; n < source.initialNumMachines; n++) {
         const made = await createPoolMachine(tx, agent, source, null);
         if ("refused" in made) {
