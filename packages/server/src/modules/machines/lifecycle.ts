@@ -67,10 +67,17 @@ export async function startPoolMachines(deps: { db: Database; signals: AgentSign
   };
 }
 
-/** node and the repository's `svcd` (packages/daemon/bin/svcd.js, which needs `npm run build`). */
+/**
+ * node and the repository's `svcd` (packages/daemon/bin/svcd.js, which needs `npm run build`); outside the
+ * repository, `svcd` on PATH. A missing daemon fails each machine's start with its message, not svc's.
+ */
 function defaultDaemonCommand(): string[] {
-  const packageJson = createRequire(import.meta.url).resolve("@svc/daemon/package.json");
-  return [process.execPath, join(dirname(packageJson), "bin", "svcd.js")];
+  try {
+    const packageJson = createRequire(import.meta.url).resolve("@svc/daemon/package.json");
+    return [process.execPath, join(dirname(packageJson), "bin", "svcd.js")];
+  } catch {
+    return ["svcd"];
+  }
 }
 
 export function poolMachineTasks(deps: { db: Database; signals: AgentSignals; config: Config; drivers: Record<string, MachineDriver>; url: string }): MaintenanceTask[] {
