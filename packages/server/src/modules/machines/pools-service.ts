@@ -22,8 +22,8 @@ const RESERVED_METADATA_KEY = "observed_platform";
 type PoolSettings = Omit<store.PoolRow, "id" | "orgId" | "managementKind" | "createdAt" | "updatedAt">;
 
 /**
- * Machine pools: org-level capacity that a provider turns into machines on demand (provisioning comes
- * with the provider). Every pool route needs org.manage. Limits are checked for consistency when written;
+ * Machine pools: org-level capacity that a provider turns into machines on demand (pool-machines.ts makes
+ * the rows, lifecycle.ts the machines). Every pool route needs org.manage. Limits are checked for consistency when written;
  * secret references in the default environment must be org-owned generic secrets.
  */
 export function createPoolService(deps: { db: Database; secrets: SecretDirectory; signals: AgentSignals }) {
