@@ -30,6 +30,7 @@ export interface Config {
   readonly rateLimits: RateLimitConfig;
   readonly deviceLogin: DeviceLoginConfig;
   readonly runtime: RuntimeConfig;
+  readonly machines: MachinesConfig;
   /** Where artifact bytes live; see `platform/blobs`. */
   readonly blobs: BlobConfig;
   /** OpenTelemetry traces over OTLP/HTTP; undefined (off) unless an OTLP endpoint is set. */
@@ -75,6 +76,22 @@ export interface RuntimeConfig {
   readonly mcpCallTimeoutMs: number;
   /** How long a process's machine may stay offline before its run_command call fails as machine_unreachable. */
   readonly machineGraceSeconds: number;
+}
+
+/** Pool machines and the `local` provider (docs/machines.md, "Pools that make machines"). */
+export interface MachinesConfig {
+  /** svc's origin as local pool machines dial it; default `http://127.0.0.1:$PORT`. */
+  readonly localUrl: string;
+  /** The argv that runs `svcd` for local pool machines; default: node and the repository's daemon. */
+  readonly localDaemonCommand: readonly string[] | undefined;
+  /** `auto` uses bubblewrap when `bwrap` is installed; `bubblewrap` requires it; `none` never uses it. */
+  readonly localIsolation: "auto" | "none" | "bubblewrap";
+  /** How often maintenance provisions, checks and deletes pool machines. */
+  readonly reconcileIntervalMs: number;
+  /** How long a pool machine may take from its daemon's start to online before the attempt fails. */
+  readonly provisionTimeoutSeconds: number;
+  /** The length of one minute of `delete_after_idle_minutes`, in seconds: 60, or less for tests and trials. */
+  readonly idleMinuteSeconds: number;
 }
 
 export interface RateLimitConfig {
@@ -161,6 +178,14 @@ export function loadConfig(env: Env = process.env): Config {
       embeddedAnalyzeIntervalMs: intVar(env, "SVC_EMBEDDED_ANALYZE_INTERVAL_MS", 600_000, 0, 86_400_000),
       machineGraceSeconds: intVar(env, "SVC_MACHINE_GRACE_SECONDS", 600, 1, 604_800),
     }),
+    machines: Object.freeze({
+      localUrl: originVar(env, "SVC_LOCAL_MACHINE_URL", `http://127.0.0.1:${port}`),
+      localDaemonCommand: argvVar(env, "SVC_LOCAL_DAEMON_COMMAND"),
+      localIsolation: enumVar(env, "SVC_LOCAL_MACHINE_ISOLATION", ["auto", "none", "bubblewrap"] as const, "auto"),
+      reconcileIntervalMs: intVar(env, "SVC_MACHINE_RECONCILE_INTERVAL_MS", 1000, 50, 600_000),
+      provisionTimeoutSeconds: intVar(env, "SVC_MACHINE_PROVISION_TIMEOUT_SECONDS", 120, 1, 3600),
+      idleMinuteSeconds: intVar(env, "SVC_MACHINE_IDLE_MINUTE_SECONDS", 60, 1, 60),
+    }),
     deviceLogin: Object.freeze({
       codeTtlSeconds: intVar(env, "SVC_DEVICE_CODE_TTL_SECONDS", 900, 1, 86_400),
       pollIntervalSeconds: intVar(env, "SVC_DEVICE_POLL_INTERVAL_SECONDS", 5, 1, 300),
@@ -227,6 +252,22 @@ function intVar(env: Env, name: string, fallback: number, min: number, max: numb
     throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
   }
   return value;
+}
+
+/** A command line as a JSON array of strings (paths may hold spaces), or undefined when unset. */
+function argvVar(env: Env, name: string): readonly string[] | undefined {
+  const raw = nonEmpty(env[name]);
+  if (raw === undefined) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    value = undefined;
+  }
+  if (!Array.isArray(value) || value.length === 0 || !value.every((part) => typeof part === "string" && part !== "")) {
+    throw new ConfigError(`${name} must be a JSON array of non-empty strings, such as ["node", "/opt/svcd/main.js"]`);
+  }
+  return Object.freeze(value as string[]);
 }
 
 function ratioVar(env: Env, name: string, fallback: number): number {

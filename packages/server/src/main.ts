@@ -8,6 +8,7 @@ import { startMaintenance, type MaintenanceTask } from "./maintenance.js";
 import { runFakeProvider } from "./runtime/models/fake-provider/cli.js";
 import { leaseReaper, startAgentWorker, unreachableMachines } from "./runtime/index.js";
 import { buildServices, type Services } from "./services.js";
+import { startPoolMachines } from "./modules/machines/lifecycle.js";
 import { runBackup, runRestore } from "./backup.js";
 import { serveBackups } from "./platform/db/backup/socket.js";
 
@@ -118,6 +119,10 @@ async function startServices(command: Command, config: Config, db: Database, log
     const tasks = [...maintenanceTasks(db, services, config), ...embeddedAnalyzeTask(db, config.runtime.embeddedAnalyzeIntervalMs)];
     const maintenance = startMaintenance(tasks, log, config.runtime.maintenanceIntervalMs);
     stops.push(() => maintenance.stop());
+    // Pool machines are made, restarted and deleted by the process that runs maintenance; it stops their
+    // daemons when it stops, and starts them again when it starts (docs/machines.md).
+    const poolMachines = await startPoolMachines({ db, signals: services.signals, config, log });
+    stops.push(() => poolMachines.stop());
     started.push("maintenance");
   }
   if (command === "serve" && db.dump) {

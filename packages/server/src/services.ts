@@ -17,6 +17,8 @@ import { createArtifactsService, type ArtifactsService } from "./modules/artifac
 import { createSkillsService, type SkillsService } from "./modules/skills/service.js";
 import { createAgentSignals, type AgentSignals } from "./runtime/signals.js";
 import { createMetrics, type Metrics } from "./platform/metrics.js";
+import { createAgentMachines } from "./modules/machines/agent-tools.js";
+import type { AgentMachines } from "./runtime/tools/machine-tools.js";
 
 /**
  * The services every role shares: the HTTP app's routes, the worker and maintenance all use them.
@@ -37,6 +39,8 @@ export interface Services {
   skills: SkillsService;
   blobs: BlobStore;
   metrics: Metrics;
+  /** The machines module as the agent loop's machine tools see it. */
+  agentMachines: AgentMachines;
   /** Releases what the services hold open (the SMTP transport); the database belongs to the caller. */
   close(): void;
 }
@@ -68,6 +72,7 @@ export function buildServices(config: Config, db: Database): Services {
     skills: createSkillsService({ db, blobs }),
     blobs,
     metrics: createMetrics(db),
+    agentMachines: createAgentMachines(),
     close: () => mailer?.close(),
   };
 }

@@ -10,6 +10,7 @@ import type { ToolStep } from "./tool-step.js";
 import type { AgentSignals } from "./signals.js";
 import { lockReadyAgent, readTurnSummary, startModelCall, type TurnSummary, type WaitingInput } from "./store/claim.js";
 import { runToolWork } from "./tools/execute.js";
+import type { ToolPorts } from "./tools/machine-tools.js";
 import { clearWakeup, scheduleWakeup } from "./wakeups.js";
 import { takeRuntimeLock } from "./store/lease.js";
 
@@ -42,12 +43,12 @@ type ModelWork = StartCall | { kind: "retry_later"; at: Date } | { kind: "runnin
  * checks, built-in calls) and calls run in a tool step take the full frontier, which reads the turn's calls.
  * `undefined` means there was nothing to claim.
  */
-export async function claimNext(tx: Tx, signals: AgentSignals, options: ClaimOptions): Promise<Claim | undefined> {
+export async function claimNext(tx: Tx, signals: AgentSignals, options: ClaimOptions, ports: ToolPorts = {}): Promise<Claim | undefined> {
   const claimed = await lockReadyAgent(tx);
   if (!claimed) return undefined;
   const { agent, moreReady } = claimed;
   const summary = await readTurnSummary(tx, agent.id);
-  const step = summary.callsOpen ? await decideWithToolWork(tx, signals, agent, options) : await carryOut(tx, agent, decide(summary), options);
+  const step = summary.callsOpen ? await decideWithToolWork(tx, signals, agent, options, ports) : await carryOut(tx, agent, decide(summary), options);
   return { moreReady, step: step ?? null };
 }
 
@@ -95,10 +96,10 @@ async function carryOut(tx: Tx, agent: AgentRow, decision: Decision, options: Cl
 }
 
 /** The general frontier, for a turn with unfinished tool calls: tool work first, then whatever follows it. */
-async function decideWithToolWork(tx: Tx, signals: AgentSignals, agent: AgentRow, options: ClaimOptions): Promise<Step | undefined> {
+async function decideWithToolWork(tx: Tx, signals: AgentSignals, agent: AgentRow, options: ClaimOptions, ports: ToolPorts): Promise<Step | undefined> {
   let state = await loadTurnState(tx, agent.id);
   if (state && pendingToolWork(state).length > 0) {
-    await runToolWork(tx, signals, agent, pendingToolWork(state));
+    await runToolWork(tx, signals, agent, pendingToolWork(state), ports);
     state = await loadTurnState(tx, agent.id);
   }
   const stepCalls = state ? readyStepCalls(state) : [];

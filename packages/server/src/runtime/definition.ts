@@ -73,14 +73,38 @@ export interface SkillDefinition {
  * A machine the agent holds, from the config's `machine_sources`: a BYO machine found by its name when the
  * config was compiled. Launch binds it again (the grant may have gone since) and gives it a machine_ref.
  */
-export interface MachineSourceDefinition {
+export interface ByoMachineSourceDefinition {
   kind: "machine";
   machineId: string;
   machineName: string;
   /** The agent's working directory on the machine; empty uses the machine's. */
   cwd: string;
   envOverlay: Record<string, string | null>;
+  /** Variable → secret UUID (null removes the machine's); absent in configs compiled before it existed. */
+  secretEnvOverlay?: Record<string, string | null>;
 }
+
+/**
+ * Machines the agent gets from a pool granted to its project (`machine_pool_name`): `initialNumMachines` made
+ * at launch, up to `maxMachines` in all with `create_machine`. Size, environment and idle period are
+ * merged over the pool's and its grant's when each machine is made.
+ */
+export interface PoolMachineSourceDefinition {
+  kind: "pool";
+  poolId: string;
+  poolName: string;
+  cwd: string;
+  envOverlay: Record<string, string | null>;
+  secretEnvOverlay: Record<string, string | null>;
+  machineCpu: number | null;
+  machineMemoryMb: number | null;
+  initialNumMachines: number;
+  maxMachines: number;
+  /** Undefined inherits the grant's or pool's period; 0 turns idle deletion off for this agent's machines. */
+  deleteAfterIdleMinutes?: number;
+}
+
+export type MachineSourceDefinition = ByoMachineSourceDefinition | PoolMachineSourceDefinition;
 
 export interface AgentDefinition {
   version: "v1";

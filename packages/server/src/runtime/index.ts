@@ -17,7 +17,7 @@ import { startWorker, type WorkerLog } from "./worker.js";
 const MAX_MCP_RESPONSE_BYTES = 64 * 1024 * 1024;
 
 /** Starts the agent loop's worker over the shared services; provider and MCP calls go through the SSRF guard. */
-export function startAgentWorker(options: { db: Database; services: Pick<Services, "signals" | "runAccess" | "artifacts" | "secrets" | "skills" | "metrics">; config: Config; log: WorkerLog; models?: ModelClient }) {
+export function startAgentWorker(options: { db: Database; services: Pick<Services, "signals" | "runAccess" | "artifacts" | "secrets" | "skills" | "metrics" | "agentMachines">; config: Config; log: WorkerLog; models?: ModelClient }) {
   const { db, services, config } = options;
   const guardedFetch = createGuardedFetch(config);
   const models = tracedModelClient(storableModelClient(options.models ?? createModelClient({ fetch: guardedFetch })));
@@ -35,6 +35,7 @@ export function startAgentWorker(options: { db: Database; services: Pick<Service
       mcp: { client: mcpClient, projectSecret: (tx, orgId, projectId, secretId) => services.secrets.resolvePayload(tx, orgId, projectId, secretId) },
       artifacts: services.artifacts,
       skills: services.skills,
+      machines: services.agentMachines,
     },
     { concurrency: config.runtime.workerConcurrency, leaseSeconds: config.runtime.leaseSeconds, pollMs: config.runtime.pollMs, metrics: services.metrics },
     options.log,

@@ -23,6 +23,7 @@ import type { AgentSignals } from "./signals.js";
 import type { AdmittedInput } from "./store/claim.js";
 import { recordReply, type ModelReply, type NewToolCall } from "./store/record.js";
 import { markWakeup } from "./wakeups.js";
+import type { AgentMachines } from "./tools/machine-tools.js";
 
 export interface StepDeps {
   db: Database;
@@ -34,6 +35,8 @@ export interface StepDeps {
   artifacts: Pick<ArtifactsService, "prepareContentBlocks" | "recordArtifacts" | "findAgentArtifact" | "artifactBytes" | "listAgentArtifacts">;
   /** Reads the skill revisions compiled configs pin, for the `skill` tool. */
   skills: Pick<SkillsService, "readRevision">;
+  /** The machines module for the machine tools (tools/machine-tools.ts); without it they fail. */
+  machines?: AgentMachines;
 }
 
 /** A claimed model call: the context row inserted by the claim, under the runtime lock `lockId`. */

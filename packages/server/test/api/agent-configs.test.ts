@@ -343,17 +343,12 @@ describe("config issues point into the source", () => {
     expect((await create(p, padded(128 * 1024))).status).toBe(201);
   });
 
-  it("refuses what svc cannot run yet instead of ignoring it", async () => {
+  it("refuses what the project cannot use instead of ignoring it", async () => {
     const p = await agentProject(server.api, fake.baseUrl);
     const rest = "machine_sources:\n  - machine_pool_name: default\nskills: [nope]\n";
     expect(await issuesOf(p, yamlConfig(p, rest))).toEqual([
-      {
-        path: "/machine_sources/0/machine_pool_name",
-        message: "machine pools are not supported in agent configs yet; name a connected machine with machine_name",
-        line: 7,
-        column: 5,
-      },
       { path: "/skills/0", message: 'must be a skill id (skl_…); got "nope"', line: 8, column: 10 },
+      { path: "/machine_sources/0/machine_pool_name", message: 'no machine pool named "default" is granted to this project', line: 7, column: 24 },
     ]);
     // Empty sections hold nothing that cannot run.
     expect((await create(p, yamlConfig(p, "mcp: {}\nmachine_sources: []\nskills: []\n"))).status).toBe(201);

@@ -33,8 +33,32 @@ describe("the tool catalog", () => {
           permission_modes: MODES,
         },
         {
+          name: "create_machine",
+          description: expect.stringContaining("Make a new machine from a machine pool"),
+          default_permission: { mode: "always_allow", parameters: {} },
+          permission_modes: MODES,
+        },
+        {
+          name: "delete_machine",
+          description: expect.stringContaining("Delete a machine you made from a pool"),
+          default_permission: { mode: "always_allow", parameters: {} },
+          permission_modes: MODES,
+        },
+        {
+          name: "inspect_machine",
+          description: expect.stringContaining("ready to run commands"),
+          default_permission: { mode: "always_allow", parameters: {} },
+          permission_modes: MODES,
+        },
+        {
           name: "list_files",
           description: expect.stringContaining("List files stored in svc"),
+          default_permission: { mode: "always_allow", parameters: {} },
+          permission_modes: MODES,
+        },
+        {
+          name: "list_machines",
+          description: expect.stringContaining("List the machines attached to you"),
           default_permission: { mode: "always_allow", parameters: {} },
           permission_modes: MODES,
         },

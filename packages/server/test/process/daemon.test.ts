@@ -87,9 +87,9 @@ describe("machine_sources and run_command", () => {
     const refused = await server.api.post(`${project.base}/agent-configs`, { source, source_format: "yaml" }, { token: project.token });
     expect(refused.status, refused.text).toBe(400);
     expect(refused.body.issues).toEqual([
-      { path: "/machine_sources/2/machine_pool_name", message: expect.stringContaining("not supported"), line: 9, column: 5 },
       { path: "/machine_sources/0/machine_name", message: 'no connected machine named "nowhere" is granted to this project', line: 7, column: 19 },
       { path: "/machine_sources/1/machine_name", message: 'no connected machine named "elsewhere" is granted to this project', line: 8, column: 19 },
+      { path: "/machine_sources/2/machine_pool_name", message: 'no machine pool named "pool" is granted to this project', line: 9, column: 24 },
     ]);
   });
 
@@ -189,7 +189,7 @@ describe("machine_sources and run_command", () => {
     expect(result.content_blocks[0].value).toMatchObject({ state: "unknown", reason: expect.stringContaining("machine_deleted") });
     const again = await server.api.post(`${project.base}/agents`, { config: configId }, { token: project.token });
     expect(again.status, again.text).toBe(400);
-    expect(again.body.issues).toEqual([{ path: "/machine_sources/0/machine_name", message: 'machine "doomed" was deleted or is no longer granted to this project' }]);
+    expect(again.body.issues).toEqual([{ path: "/machine_sources/0/machine_name", message: 'machine "doomed" was deleted or is no longer granted to this project', line: 7, column: 19 }]);
   });
   it("a machine offline past the grace period fails the waiting call as machine_unreachable; the daemon back later lets it go", async () => {
     const { project, machine, home, work, daemon: running } = await connected("flaky");

@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createRequire } from "node:module";
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, inject } from "vitest";
 import { buildApp, type App } from "../../src/app.js";
@@ -10,6 +11,11 @@ import { adminQuery, withDatabase } from "./global-setup.js";
 import { ApiClient } from "./client.js";
 import { startMaintenance } from "../../src/maintenance.js";
 import { leaseReaper, startAgentWorker, unreachableMachines } from "../../src/runtime/index.js";
+import { startPoolMachines } from "../../src/modules/machines/lifecycle.js";
+import { SVCD } from "./daemon.js";
+
+/** tsx by its path: a pool machine's daemon starts in its own working directory, where `tsx` would not resolve. */
+const TSX = createRequire(import.meta.url).resolve("tsx");
 
 export const TEST_ORIGIN = "http://svc.test";
 export const TEST_SECRET_KEY = "0".repeat(63) + "1";
@@ -17,6 +23,8 @@ export const TEST_SECRET_KEY = "0".repeat(63) + "1";
 export interface TestServerOptions {
   /** Run the agent worker and lease maintenance in the server process, as `svc serve` does. */
   worker?: boolean;
+  /** Also run the pool machine loop (local provider: real svcd children, run from source with tsx). */
+  poolMachines?: boolean;
 }
 
 export interface TestServer {
@@ -47,6 +55,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     SVC_LOG_LEVEL: "silent",
     SVC_WORKER_CONCURRENCY: "4",
     SVC_WORKER_POLL_MS: "200",
+    ...(options.poolMachines ? { SVC_LOCAL_DAEMON_COMMAND: JSON.stringify([process.execPath, "--import", TSX, SVCD]), SVC_LOCAL_MACHINE_ISOLATION: "none" } : {}),
     ...env,
   });
   const { db, drop, databaseUrl, pglite } = await cloneDatabase();
@@ -55,6 +64,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
   const quiet = { warn: () => {}, error: () => {} };
   const worker = options.worker ? startAgentWorker({ db, services: app.services, config, log: quiet }) : undefined;
   const maintenance = options.worker ? startMaintenance([leaseReaper(db, app.services), unreachableMachines(db, app.services, config)], quiet as never, config.runtime.maintenanceIntervalMs) : undefined;
+  const poolMachines = options.poolMachines ? await startPoolMachines({ db, signals: app.services.signals, config, log: { warn: () => {}, debug: () => {} }, url: address }) : undefined;
   return {
     databaseUrl,
     url: address,
@@ -64,6 +74,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     app,
     api: new ApiClient(address, TEST_ORIGIN),
     async close() {
+      await poolMachines?.stop();
       await maintenance?.stop();
       await worker?.stop();
       await app.http.close();

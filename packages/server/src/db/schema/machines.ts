@@ -101,6 +101,17 @@ export const machines = pgTable(
     provisionAttempts: integer("provision_attempts").notNull().default(0),
     deleteAttempts: integer("delete_attempts").notNull().default(0),
     failureReport: jsonb("failure_report").$type<Record<string, unknown>>(),
+    /**
+     * A pool machine's idle period, fixed when it is created from pool → grant → agent config (null: never
+     * deleted for idleness). Idle means no queued or live process since the later of its activation and
+     * its last process's end.
+     */
+    deleteAfterIdleMinutes: integer("delete_after_idle_minutes"),
+    /**
+     * The `create_machine` tool call waiting for this machine to come online or fail. No foreign key: the
+     * call lives in the timeline tables and goes with its agent; a dangling id matches no waiting call.
+     */
+    createToolCallId: uuid("create_tool_call_id"),
     deletedAt: optionalTime("deleted_at"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
@@ -122,6 +133,11 @@ export const machines = pgTable(
     check("machines_deleted_shape", sql`(${t.lifecycleState} = 'deleted') = (${t.deletedAt} IS NOT NULL)`),
     index("machines_org_created_idx").on(t.orgId, t.createdAt, t.id),
     index("machines_pool_idx").on(t.machinePoolId),
+    // Maintenance finds pool machines with lifecycle work (provisioning, deleting) without a scan.
+    index("machines_pool_lifecycle_idx")
+      .on(t.lifecycleState, t.createdAt)
+      .where(sql`${t.sourceKind} = 'pool' AND ${t.deletedAt} IS NULL`),
+    check("machines_idle", sql`${t.deleteAfterIdleMinutes} IS NULL OR ${t.deleteAfterIdleMinutes} >= 1`),
   ],
 );
 

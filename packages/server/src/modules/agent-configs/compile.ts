@@ -25,7 +25,7 @@ export function buildDefinition(input: {
   skills: readonly SkillDefinition[];
   machineSources: readonly MachineSourceDefinition[];
 }): StoredDefinition {
-  const implied = withImpliedTool(withImpliedTool(input.tools, "skill", input.skills.length > 0), "run_command", input.machineSources.length > 0);
+  const implied = impliedMachineTools(withImpliedTool(input.tools, "skill", input.skills.length > 0), input.machineSources);
   const tools = withRetrievalTools(implied, input.mcp.length > 0)
     .filter((tool) => tool.type === "custom" || tool.enabled)
     .map(toolDefinition)
@@ -44,13 +44,30 @@ export function buildDefinition(input: {
 }
 
 /**
- * Attaching skills enables the built-in `skill` tool, and attaching machines `run_command`, unless the config
+ * Attaching skills enables the built-in `skill` tool, and attaching machines the machine tools, unless the config
  * names the tool itself (to set its permission or disable it).
  */
 function withImpliedTool(tools: readonly ToolChoice[], name: string, implied: boolean): readonly ToolChoice[] {
   if (!implied || tools.some((tool) => tool.name === name)) return tools;
   const tool = builtInTool(name)!;
   return [...tools, { type: "built_in", name, tool, enabled: true, permission: tool.defaultPermission }];
+}
+
+/**
+ * Machines bring their tools: any machine source `run_command`, `list_machines` and `inspect_machine`, a pool
+ * source also `create_machine` and `delete_machine` (the reference's recommended machine tools).
+ */
+function impliedMachineTools(tools: readonly ToolChoice[], sources: readonly MachineSourceDefinition[]): readonly ToolChoice[] {
+  const any = sources.length > 0;
+  const pool = sources.some((source) => source.kind === "pool");
+  const implied: Array<[string, boolean]> = [
+    ["run_command", any],
+    ["list_machines", any],
+    ["inspect_machine", any],
+    ["create_machine", pool],
+    ["delete_machine", pool],
+  ];
+  return implied.reduce((all, [name, wanted]) => withImpliedTool(all, name, wanted), tools);
 }
 
 /**

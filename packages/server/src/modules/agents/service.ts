@@ -20,6 +20,7 @@ import { requireProject } from "../orgs/access.js";
 import { appendEvent, lockAgent, type AgentRow } from "../../runtime/store/journal.js";
 import { requireAgent } from "./access.js";
 import { bindMachines, releaseBindings } from "../machines/bindings.js";
+import { launchIssues } from "../agent-configs/machines-section.js";
 import type { CreateAgentRequest } from "./schemas.js";
 import { stopCurrentWork, type StopResult } from "../../runtime/stop.js";
 import * as store from "./store.js";
@@ -65,7 +66,9 @@ export function createAgentsService(deps: AgentsDeps) {
         });
         // The launch config is event 1, the opening event of turn 1 (design brief §3.2).
         await appendConfigChange(tx, agent, config, `launch:${agent.id}`, "launch", true);
-        const bindings = await bindMachines(tx, agent, config.compiledDefinition);
+        const bindings = await bindMachines(tx, agent, config.compiledDefinition, (problems) => {
+          throw launchIssues(config, problems);
+        });
         let input: inputs.InputRow | undefined;
         if (message) {
           const actor = await resolveInputActor(tx, principal, orgId, projectId, undefined);

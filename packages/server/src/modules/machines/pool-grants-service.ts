@@ -10,7 +10,7 @@ import * as grants from "./pool-grants-store.js";
 import { capacityIssues, capacityOf, effectiveCapacity, narrowingIssues } from "./pools-rules.js";
 import type { PoolGrantOverrides } from "./pools-schemas.js";
 import * as pools from "./pools-store.js";
-import { providerRules } from "./providers.js";
+import { providerRules } from "./providers/index.js";
 
 /** A grant's stored overrides: everything but its identity. */
 type Overrides = Omit<grants.PoolGrantRow, "id" | "orgId" | "projectId" | "machinePoolId" | "createdAt" | "updatedAt">;

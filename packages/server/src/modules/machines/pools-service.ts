@@ -1,4 +1,8 @@
+import { and, eq, isNull } from "drizzle-orm";
+import { machines } from "../../db/schema/index.js";
 import type { Database, Tx } from "../../platform/db/index.js";
+import type { AgentSignals } from "../../runtime/signals.js";
+import { scheduleDeletion } from "./bindings.js";
 import { isUniqueViolation } from "../../platform/db/index.js";
 import { conflict, notFound, type Issue } from "../../platform/errors.js";
 import type { Principal } from "../../platform/http/auth.js";
@@ -9,7 +13,7 @@ import { checkSecretRefs, nameIssues, throwIssues, type SecretDirectory } from "
 import { capacityIssues, capacityOf } from "./pools-rules.js";
 import type { CreateMachinePoolRequest, UpdateMachinePoolRequest } from "./pools-schemas.js";
 import * as store from "./pools-store.js";
-import { PROVIDER_NAMES, providerRules } from "./providers.js";
+import { PROVIDER_NAMES, providerRules } from "./providers/index.js";
 
 /** svc records the platform a daemon reports under this metadata key, copied from pools onto machines. */
 const RESERVED_METADATA_KEY = "observed_platform";
@@ -18,11 +22,11 @@ const RESERVED_METADATA_KEY = "observed_platform";
 type PoolSettings = Omit<store.PoolRow, "id" | "orgId" | "managementKind" | "createdAt" | "updatedAt">;
 
 /**
- * Machine pools: org-level capacity that a provider turns into machines on demand (provisioning comes
- * with the provider). Every pool route needs org.manage. Limits are checked for consistency when written;
+ * Machine pools: org-level capacity that a provider turns into machines on demand (pool-machines.ts makes
+ * the rows, lifecycle.ts the machines). Every pool route needs org.manage. Limits are checked for consistency when written;
  * secret references in the default environment must be org-owned generic secrets.
  */
-export function createPoolService(deps: { db: Database; secrets: SecretDirectory }) {
+export function createPoolService(deps: { db: Database; secrets: SecretDirectory; signals: AgentSignals }) {
   const { db, secrets } = deps;
 
   /** Every rule a pool's settings must satisfy, on the whole of them, with issues at the body's paths. */
@@ -145,6 +149,10 @@ export function createPoolService(deps: { db: Database; secrets: SecretDirectory
       await db.tx(async (tx) => {
         await requireOrg(tx, principal, orgId, "org.manage");
         if (!(await store.lockPool(tx, orgId, poolId))) throw notFound("machine pool");
+        // Its machines' rows go with it (foreign keys cascade); first their agents let go of them, so no
+        // call waits on a process or a machine that is gone. The provider stops their daemons next tick.
+        const live = await tx.select({ id: machines.id }).from(machines).where(and(eq(machines.machinePoolId, poolId), isNull(machines.deletedAt)));
+        await scheduleDeletion(tx, deps.signals, live.map((m) => m.id), "machine_deleted: the machine's pool was deleted.");
         await store.deletePool(tx, poolId);
       });
     },

@@ -1,5 +1,6 @@
 import type { PermissionMode } from "../definition.js";
 import { FILE_TOOL_NAMES, FILE_TOOLS } from "./catalog-files.js";
+import { MACHINE_TOOLS } from "./catalog-machines.js";
 
 /**
  * The built-in tools svc can run, and the permission modes every tool kind offers. Agent configs may only
@@ -141,7 +142,7 @@ const runCommand: BuiltInTool = {
 export const STEP_TOOLS: ReadonlySet<string> = new Set(["skill", ...FILE_TOOL_NAMES]);
 
 /** Sorted by name. */
-export const BUILT_IN_TOOLS: readonly BuiltInTool[] = [askQuestion, runCommand, skill, ...FILE_TOOLS].sort((a, b) => (a.name < b.name ? -1 : 1));
+export const BUILT_IN_TOOLS: readonly BuiltInTool[] = [askQuestion, ...MACHINE_TOOLS, runCommand, skill, ...FILE_TOOLS].sort((a, b) => (a.name < b.name ? -1 : 1));
 
 const BY_NAME = new Map(BUILT_IN_TOOLS.map((tool) => [tool.name, tool]));
 

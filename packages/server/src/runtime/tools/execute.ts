@@ -11,6 +11,7 @@ import type { AgentSignals } from "../signals.js";
 import { permissionForm, questionForm, type AskQuestionInput } from "./forms.js";
 import { STEP_TOOLS } from "./catalog.js";
 import { dispatchRunCommand, runCommandContext, type RunCommandInput } from "./run-command.js";
+import { dispatchMachineTool, MACHINE_TOOL_NAMES, type ToolPorts } from "./machine-tools.js";
 
 /*
  * The worker's transactional tool work (design brief §3.5): permission checks move `awaiting_authorization`
@@ -61,12 +62,12 @@ export function definitionsOfCalls(db: AppDb | Tx): (call: ToolCallRow) => Promi
   };
 }
 
-export async function runToolWork(tx: Tx, signals: AgentSignals, agent: AgentRow, calls: ToolCallRow[]): Promise<void> {
+export async function runToolWork(tx: Tx, signals: AgentSignals, agent: AgentRow, calls: ToolCallRow[], ports: ToolPorts = {}): Promise<void> {
   const definitionFor = definitionsOfCalls(tx);
   for (const call of calls) {
     if (call.state === "awaiting_authorization") await authorize(tx, signals, agent, call, await definitionFor(call));
     // Tools that run in a tool step (the `skill` tool) are left ready for it.
-    if (call.state === "ready" && call.type === "built_in" && !STEP_TOOLS.has(call.name)) await dispatch(tx, signals, agent, call);
+    if (call.state === "ready" && call.type === "built_in" && !STEP_TOOLS.has(call.name)) await dispatch(tx, signals, agent, call, ports);
   }
 }
 
@@ -96,12 +97,13 @@ async function authorize(tx: Tx, signals: AgentSignals, agent: AgentRow, call: T
   await setToolCallState(tx, signals, call, "ready");
 }
 
-async function dispatch(tx: Tx, signals: AgentSignals, agent: AgentRow, call: ToolCallRow): Promise<void> {
+async function dispatch(tx: Tx, signals: AgentSignals, agent: AgentRow, call: ToolCallRow, ports: ToolPorts): Promise<void> {
   if (call.name === "ask_question") {
     await insertInteraction(tx, { agentId: agent.id, turnId: call.turnId, toolCallId: call.id, kind: "question", request: questionForm(call.input as unknown as AskQuestionInput) });
     await setToolCallState(tx, signals, call, "waiting");
     return;
   }
   if (call.name === "run_command") return dispatchRunCommand(tx, signals, agent, call);
+  if (MACHINE_TOOL_NAMES.has(call.name)) return dispatchMachineTool(tx, signals, agent, call, ports.machines);
   await completeToolCall(tx, signals, agent, call, "failed", [textBlock(`The built-in tool ${call.name} cannot run in this deployment.`)]);
 }

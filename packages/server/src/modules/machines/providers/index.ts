@@ -1,0 +1,82 @@
+import type { Issue } from "../../../platform/errors.js";
+import { localProviderRules } from "./local/rules.js";
+
+/*
+ * Machine providers: what turns a pool machine's row into a computer running `svcd`. Each provider is a
+ * folder here with two parts:
+ *
+ *  - its rules (`ProviderRules`): what a pool or pool grant may set for it, checked when they are written,
+ *    in any svc process;
+ *  - its driver (`MachineDriver`): starts, stops and deletes machines, used only by the process that runs
+ *    maintenance (lifecycle.ts), which calls it outside any transaction.
+ *
+ * svc has `local` (local/): each machine is an svcd child process of svc on the same host. A container or
+ * cloud provider (Docker, Kubernetes, Daytona…) is one more folder with both parts, added to PROVIDERS and
+ * to `createDrivers`; lifecycle.ts, the tools and the API stay as they are.
+ */
+
+export interface ProviderRules {
+  /** Problems with a pool's (or a grant's) provider settings, as issues at the given paths. */
+  check(settings: { providerConfig?: Record<string, unknown>; options?: Record<string, unknown>; authSecret?: string }, paths: ProviderPaths): Issue[];
+}
+
+export interface ProviderPaths {
+  providerConfig: string;
+  options: string;
+  authSecret: string;
+}
+
+/** What a driver needs to start a machine's daemon. */
+export interface MachineStart {
+  machineId: string;
+  orgId: string;
+  /** The daemon token svc minted for this start; earlier ones are revoked. */
+  daemonToken: string;
+  /** svc's origin as the machine reaches it. */
+  url: string;
+  /** The machine's configured working directory; empty lets the provider choose one. */
+  cwd: string;
+  cpu: number | null;
+  memoryMb: number | null;
+}
+
+export interface MachineDriver {
+  /**
+   * Starts (or starts again) the machine's daemon. Resolves once it was started, not once it is online:
+   * svc sees that when the daemon registers. Returns the working directory processes use by default.
+   */
+  start(machine: MachineStart): Promise<{ cwd: string }>;
+  /** Whether this driver has the machine's daemon running. */
+  running(machineId: string): boolean;
+  /** Why the machine's daemon is not running, for failure reports (its last output, its exit). */
+  lastFailure(machineId: string): string;
+  /** Stops the machine's daemon and removes everything the provider made for it; idempotent. */
+  delete(machineId: string): Promise<void>;
+  /** The machines this driver holds something for, so maintenance can delete those svc no longer knows. */
+  held(): string[];
+  /** Stops every daemon this driver started (svc is shutting down); the machines stay and start again later. */
+  shutdown(): Promise<void>;
+}
+
+export interface DriverSettings {
+  dataDir: string;
+  /** argv that runs `svcd`; `run --url … --home …` is appended. */
+  daemonCommand: readonly string[];
+  isolation: "auto" | "none" | "bubblewrap";
+}
+
+const PROVIDERS: Record<string, ProviderRules> = {
+  local: localProviderRules,
+};
+
+export const PROVIDER_NAMES = Object.keys(PROVIDERS);
+
+export function providerRules(name: string): ProviderRules | undefined {
+  return Object.hasOwn(PROVIDERS, name) ? PROVIDERS[name] : undefined;
+}
+
+/** One driver per provider, for the maintenance process. */
+export async function createDrivers(settings: DriverSettings): Promise<Record<string, MachineDriver>> {
+  const { createLocalDriver } = await import("./local/driver.js");
+  return { local: await createLocalDriver(settings) };
+}

@@ -1,0 +1,16 @@
+import type { Issue } from "../../../../platform/errors.js";
+import type { ProviderRules } from "../index.js";
+
+const mustBeEmpty = (value: Record<string, unknown> | undefined, path: string, what: string): Issue[] =>
+  value && Object.keys(value).length > 0 ? [{ path, message: `the local provider takes no ${what}; send {}` }] : [];
+
+/** Machines are svcd child processes on the svc host itself: nothing to configure and no credential. */
+export const localProviderRules: ProviderRules = {
+  check(settings, paths) {
+    return [
+      ...mustBeEmpty(settings.providerConfig, paths.providerConfig, "provider_config"),
+      ...mustBeEmpty(settings.options, paths.options, "provider options"),
+      ...(settings.authSecret === undefined ? [] : [{ path: paths.authSecret, message: "the local provider needs no credential" }]),
+    ];
+  },
+};

@@ -1,0 +1,48 @@
+import type { Tx } from "../../platform/db/index.js";
+import type { AgentSignals } from "../signals.js";
+import type { AgentRow } from "../store/journal.js";
+import { completeToolCall, setToolCallState, textBlock, type ToolCallRow } from "../store/tool-calls.js";
+
+/*
+ * The machine tools' transactional phase (design brief §3.5): list_machines, inspect_machine and
+ * delete_machine complete at once; create_machine makes the machine and leaves the call `waiting` until
+ * maintenance sees it online or failed (modules/machines/lifecycle.ts). What they read and write belongs
+ * to the machines module, reached through `AgentMachines`, so the engine does not read machine tables.
+ */
+
+/** What a machine tool answers: a result for the model, a message for a failed call, or "wait". */
+export type MachineToolAnswer = { ok: true; value: Record<string, unknown> } | { ok: false; message: string } | { waiting: true };
+
+/** The machines module as the engine sees it; every call runs in the claim's transaction, the agent locked. */
+export interface AgentMachines {
+  list(tx: Tx, agent: AgentRow, input: { cursor?: string; limit?: number }): Promise<MachineToolAnswer>;
+  inspect(tx: Tx, agent: AgentRow, input: { machine_id?: string }): Promise<MachineToolAnswer>;
+  create(tx: Tx, signals: AgentSignals, agent: AgentRow, call: ToolCallRow, input: { machine_pool_name?: string }): Promise<MachineToolAnswer>;
+  remove(tx: Tx, signals: AgentSignals, agent: AgentRow, input: { machine_id: string }): Promise<MachineToolAnswer>;
+}
+
+/** What the transactional tool phase may call beyond the engine's own tables. */
+export interface ToolPorts {
+  machines?: AgentMachines;
+}
+
+export const MACHINE_TOOL_NAMES: ReadonlySet<string> = new Set(["list_machines", "inspect_machine", "create_machine", "delete_machine"]);
+
+export async function dispatchMachineTool(tx: Tx, signals: AgentSignals, agent: AgentRow, call: ToolCallRow, machines: AgentMachines | undefined): Promise<void> {
+  if (!machines) {
+    await completeToolCall(tx, signals, agent, call, "failed", [textBlock(`The built-in tool ${call.name} cannot run in this deployment.`)]);
+    return;
+  }
+  const input = call.input as Record<string, unknown>;
+  const answer =
+    call.name === "list_machines"
+      ? await machines.list(tx, agent, input)
+      : call.name === "inspect_machine"
+        ? await machines.inspect(tx, agent, input)
+        : call.name === "create_machine"
+          ? await machines.create(tx, signals, agent, call, input)
+          : await machines.remove(tx, signals, agent, input as { machine_id: string });
+  if ("waiting" in answer) await setToolCallState(tx, signals, call, "waiting");
+  else if (answer.ok) await completeToolCall(tx, signals, agent, call, "succeeded", [{ type: "structured_data", value: answer.value }]);
+  else await completeToolCall(tx, signals, agent, call, "failed", [textBlock(answer.message)]);
+}
