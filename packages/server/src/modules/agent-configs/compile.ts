@@ -1,5 +1,6 @@
 import type { AgentDefinition, MachineSourceDefinition, McpServerDefinition, ModelBinding, SkillDefinition, ToolDefinition } from "../../runtime/definition.js";
 import { builtInTool } from "../../runtime/tools/catalog.js";
+import { PROCESS_TOOL_NAMES } from "../../runtime/tools/catalog-processes.js";
 import type { ToolChoice } from "./document.js";
 import type { McpServerChoice } from "./mcp-section.js";
 import type { ModelFacts } from "./model-rules.js";
@@ -24,7 +25,9 @@ export function buildDefinition(input: {
   skills: readonly SkillDefinition[];
   machineSources: readonly MachineSourceDefinition[];
 }): StoredDefinition {
-  const tools = withImpliedTool(withImpliedTool(input.tools, "skill", input.skills.length > 0), "run_command", input.machineSources.length > 0)
+  const machineTools = ["run_command", ...PROCESS_TOOL_NAMES];
+  const tools = machineTools
+    .reduce((chosen, name) => withImpliedTool(chosen, name, input.machineSources.length > 0), withImpliedTool(input.tools, "skill", input.skills.length > 0))
     .filter((tool) => tool.type === "custom" || tool.enabled)
     .map(toolDefinition)
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -42,8 +45,9 @@ export function buildDefinition(input: {
 }
 
 /**
- * Attaching skills enables the built-in `skill` tool, and attaching machines `run_command`, unless the config
- * names the tool itself (to set its permission or disable it).
+ * Attaching skills enables the built-in `skill` tool, and attaching machines `run_command` and the process
+ * tools (a command run_command leaves running needs them), unless the config names the tool itself (to set
+ * its permission or disable it).
  */
 function withImpliedTool(tools: readonly ToolChoice[], name: string, implied: boolean): readonly ToolChoice[] {
   if (!implied || tools.some((tool) => tool.name === name)) return tools;

@@ -11,6 +11,8 @@ import type { AgentSignals } from "../signals.js";
 import { permissionForm, questionForm, type AskQuestionInput } from "./forms.js";
 import { STEP_TOOLS } from "./catalog.js";
 import { dispatchRunCommand, runCommandContext, type RunCommandInput } from "./run-command.js";
+import { PROCESS_TOOL_NAMES } from "./catalog-processes.js";
+import { dispatchProcessTool } from "./process-tools.js";
 
 /*
  * The worker's transactional tool work (design brief §3.5): permission checks move `awaiting_authorization`
@@ -103,5 +105,6 @@ async function dispatch(tx: Tx, signals: AgentSignals, agent: AgentRow, call: To
     return;
   }
   if (call.name === "run_command") return dispatchRunCommand(tx, signals, agent, call);
+  if (PROCESS_TOOL_NAMES.has(call.name)) return dispatchProcessTool(tx, signals, agent, call);
   await completeToolCall(tx, signals, agent, call, "failed", [textBlock(`The built-in tool ${call.name} cannot run in this deployment.`)]);
 }
