@@ -193,13 +193,16 @@ export async function hasPendingWork(db: Db, machineId: string): Promise<boolean
   return row !== undefined;
 }
 
-/** Running processes of the machine whose call no longer waits for them (canceled): the daemon stops them. */
+/**
+ * Running processes of the machine whose run_command call was canceled: the daemon stops them. (A call that
+ * returned early, `state: running`, completed too, but its process is meant to go on.)
+ */
 export async function abandonedRunning(db: Db, machineId: string, limit: number): Promise<ProcessRow[]> {
   return db
     .select({ process: processes })
     .from(processes)
     .innerJoin(toolCalls, eq(toolCalls.id, processes.toolCallId))
-    .where(and(eq(processes.machineId, machineId), eq(processes.state, "running"), eq(toolCalls.state, "completed")))
+    .where(and(eq(processes.machineId, machineId), eq(processes.state, "running"), eq(toolCalls.state, "completed"), eq(toolCalls.outcome, "canceled")))
     .orderBy(asc(processes.createdAt))
     .limit(limit)
     .then((rows) => rows.map((r) => r.process));
