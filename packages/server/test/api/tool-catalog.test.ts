@@ -33,6 +33,18 @@ describe("the tool catalog", () => {
           permission_modes: MODES,
         },
         {
+          name: "list_processes",
+          description: expect.stringContaining("processes that have not ended"),
+          default_permission: { mode: "always_allow", parameters: {} },
+          permission_modes: MODES,
+        },
+        {
+          name: "read_process",
+          description: expect.stringContaining("Read a process's output from a byte cursor"),
+          default_permission: { mode: "always_allow", parameters: {} },
+          permission_modes: MODES,
+        },
+        {
           name: "run_command",
           description: expect.stringContaining("Run a shell command on a machine attached to you"),
           default_permission: { mode: "always_allow", parameters: {} },
@@ -41,6 +53,18 @@ describe("the tool catalog", () => {
         {
           name: "skill",
           description: expect.stringContaining("skills attached to you"),
+          default_permission: { mode: "always_allow", parameters: {} },
+          permission_modes: MODES,
+        },
+        {
+          name: "stop_process",
+          description: expect.stringContaining("Stop a running process"),
+          default_permission: { mode: "always_allow", parameters: {} },
+          permission_modes: MODES,
+        },
+        {
+          name: "write_process",
+          description: expect.stringContaining("Send input to a running process"),
           default_permission: { mode: "always_allow", parameters: {} },
           permission_modes: MODES,
         },

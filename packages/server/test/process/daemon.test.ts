@@ -216,7 +216,7 @@ describe("machine_sources and run_command", () => {
     await untilConnection(server.api, project.token, project.orgId, machine.machineId, "online");
     await eventually(async () => readdirSync(join(home, "outbox")).length + readdirSync(join(home, "processes")).length, (left) => left === 0);
     await toolResults(project, agentId);
-  });
+  }, 60_000);
   it("canceling the agent completes the waiting call and the daemon stops the command", async () => {
     const { project, home, work } = await connected("stoppable");
     const configId = await createConfig(server.api, project, yamlConfig(project, machineYaml("stoppable", work)));
