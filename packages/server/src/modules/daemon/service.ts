@@ -215,7 +215,11 @@ export function createDaemonService(deps: { db: Database; signals: AgentSignals;
     if (!process) return "permanent_reject";
     if (TERMINAL_PROCESS_STATES.has(process.state)) return "cleanup_only";
     if (process.state === "queued") return "permanent_reject";
-    const result = await finishedResult(deps.artifacts, process, event);
+    // A call that returned early (state running) keeps its result: the end changes only the process, and
+    // no result (nor an artifact for it) is made.
+    const answers = (await waitingCall(db.read, process)) !== undefined;
+    const outcome = event.state === "exited" ? ("succeeded" as const) : ("failed" as const);
+    const result = answers ? await finishedResult(deps.artifacts, process, event) : { outcome, prepared: { artifacts: [], blocks: [] } };
     const applied = await db.tx(async (tx) => {
       const settled = await settleProcess(tx, signals, process, {
         state: event.state,
@@ -295,7 +299,7 @@ export function createDaemonService(deps: { db: Database; signals: AgentSignals;
   return { authenticate, activeRuntime, register, end, sleep, heartbeat, endCode, offers, terminations, accept, report, actionOffers, acceptAction };
 }
 
-async function waitingCall(tx: Tx, process: ProcessRow) {
+async function waitingCall(tx: Tx | Database["read"], process: ProcessRow) {
   const [call] = await tx.select().from(toolCalls).where(and(eq(toolCalls.id, process.toolCallId), eq(toolCalls.state, "waiting")));
   return call;
 }
