@@ -42,6 +42,8 @@ export interface Standing {
 
 export class Supervisor {
   private readonly watched = new Map<string, Journal>();
+  /** Released processes svc stopped, by wrapper pid: their directory goes once the wrapper is gone (it still writes there). */
+  private readonly releasing = new Map<string, number>();
   private readonly initialWaits = new Map<string, NodeJS.Timeout>();
   private readonly timer: NodeJS.Timeout;
   private readonly sweeper: NodeJS.Timeout;
@@ -155,13 +157,16 @@ export class Supervisor {
   /** Forgets a process the server no longer wants anything of; one still running is stopped, since nobody follows it any more. */
   release(processId: string): void {
     const journal = this.journal(processId);
-    if (journal?.phase === "accepted" && this.standing(processId).state === "running") {
-      const pid = journal.pid ?? readStatus(join(this.home.processDir(processId), "pid"));
-      if (pid !== undefined && pid !== null) signalGroup(pid, "SIGTERM");
-    }
     this.watched.delete(processId);
     clearTimeout(this.initialWaits.get(processId));
     this.initialWaits.delete(processId);
+    if (journal?.phase === "accepted" && this.standing(processId).state === "running") {
+      const pid = journal.pid ?? readStatus(join(this.home.processDir(processId), "pid"));
+      if (pid !== undefined && pid !== null && signalGroup(pid, "SIGTERM")) {
+        this.releasing.set(processId, pid);
+        return;
+      }
+    }
     this.home.forgetProcess(processId);
   }
 
@@ -228,6 +233,11 @@ export class Supervisor {
   }
 
   private pollAdopted(): void {
+    for (const [processId, pid] of [...this.releasing]) {
+      if (isAlive(pid)) continue;
+      this.releasing.delete(processId);
+      this.home.forgetProcess(processId);
+    }
     for (const journal of [...this.watched.values()]) {
       const dir = this.home.processDir(journal.process_id);
       const pid = journal.pid ?? readStatus(join(dir, "pid")) ?? null;

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { agentProject, yamlConfig, type AgentProject } from "../support/agents.js";
@@ -80,33 +80,47 @@ async function turn(session: Session, call: Call): Promise<any> {
 }
 
 const value = (result: any) => result.content_blocks[0].value;
+
+/** Reads from `cursor` (each read waiting for more) until the process has ended; the output after the cursor. */
+async function readToEnd(session: Session, processId: string, cursor: number): Promise<{ output: string; last: any }> {
+  let output = "";
+  for (let i = 0; i < 8; i++) {
+    const last = value(await turn(session, { name: "read_process", input: { process_id: processId, cursor, wait_ms: 5000 } }));
+    output += last.output;
+    cursor = last.cursor;
+    if (last.done) return { output, last };
+  }
+  throw new Error(`${processId} did not end; read so far: ${output}`);
+}
 const text = (result: any) => JSON.stringify(result.content_blocks);
 
 describe("run_command's early return and read_process", () => {
   it("returns running with the output so far after wait_ms; reads continue from the cursor until the exit", async () => {
-    const { session, result } = await start("early", { name: "run_command", input: { command: "echo one; sleep 2; echo two", wait_ms: 300 } });
+    // It waits for its input, so it is surely running when the wait ends; how much it printed by then may vary.
+    const { session, result } = await start("early", { name: "run_command", input: { command: "echo one; read x; echo two $x", wait_ms: 1000 } });
     expect(result.outcome, text(result)).toBe("succeeded");
-    expect(value(result)).toMatchObject({ state: "running", done: false, output: "one\n", cursor: 4, exit_code: null });
-    const processId = value(result).process_id as string;
+    const early = value(result);
+    expect(early).toMatchObject({ state: "running", done: false, exit_code: null, truncated: false });
+    expect("one\n".startsWith(early.output)).toBe(true);
+    expect(early.cursor).toBe(Buffer.byteLength(early.output));
+    const processId = early.process_id as string;
     expect(processId).toMatch(/^prc_[a-z2-7]{26}$/);
 
     const listed = await turn(session, { name: "list_processes", input: {} });
     expect(value(listed)).toEqual({
-      processes: [expect.objectContaining({ process_id: processId, state: "running", command: "echo one; sleep 2; echo two", cwd: session.work, io_mode: "pipe" })],
+      processes: [expect.objectContaining({ process_id: processId, state: "running", command: "echo one; read x; echo two $x", cwd: session.work, io_mode: "pipe" })],
       has_more: false,
     });
-
-    // wait_ms: the read waits for output after the cursor.
-    const second = await turn(session, { name: "read_process", input: { process_id: processId, cursor: 4, wait_ms: 10_000 } });
-    expect(value(second), text(second)).toMatchObject({ process_id: processId, output: "two\n", cursor: 8, truncated: false });
-    const last = await turn(session, { name: "read_process", input: { process_id: processId, cursor: 8, wait_ms: 10_000 } });
-    expect(value(last)).toMatchObject({ state: "exited", done: true, exit_code: 0, output: "", cursor: 8 });
+    await turn(session, { name: "write_process", input: { process_id: processId, data: "2\n" } });
+    const { output, last } = await readToEnd(session, processId, early.cursor);
+    expect(early.output + output).toBe("one\ntwo 2\n");
+    expect(last).toMatchObject({ state: "exited", done: true, exit_code: 0, cursor: 10 });
 
     // The process's end changed only the process: its run_command call kept its one result.
-    await eventually(async () => value(await turn(session, { name: "list_processes", input: {} })).processes.length, (n) => n === 0);
+    await eventually(async () => value(await turn(session, { name: "list_processes", input: {} })).processes.length, (n) => n === 0, 10);
     const calls = toolResults(await events(server.api, session.project, session.agentId)).filter((e) => e.tool_call_id === result.tool_call_id);
     expect(calls).toHaveLength(1);
-  }, 90_000);
+  }, 120_000);
 
   it("a process that is not the agent's reads as one that does not exist", async () => {
     const { session, result } = await start("mine", { name: "run_command", input: { command: "sleep 20", wait_ms: 100 } });
@@ -145,15 +159,16 @@ describe("write_process and stop_process", () => {
     expect(value(echoed)).toMatchObject({ output: "hello\n", cursor: 6 });
     const closed = await turn(session, { name: "write_process", input: { process_id: processId, close_stdin: true } });
     expect(value(closed)).toMatchObject({ stdin_closed: true });
-    const ended = await turn(session, { name: "read_process", input: { process_id: processId, cursor: 6, wait_ms: 5000 } });
-    expect(value(ended)).toMatchObject({ done: true, exit_code: 0, output: "" });
+    const ended = await readToEnd(session, processId, 6);
+    expect(ended.output).toBe("");
+    expect(ended.last).toMatchObject({ done: true, exit_code: 0 });
     const late = await turn(session, { name: "write_process", input: { process_id: processId, data: "more\n" } });
     expect(late.outcome).toBe("failed");
     expect(text(late)).toContain("no more input");
   }, 90_000);
 
   it("interrupt sends SIGINT, terminate ends a process, and stopping it again after its end is a no-op", async () => {
-    const { session, result } = await start("stopper", { name: "run_command", input: { command: "trap 'echo got-int; exit 5' INT; while true; do sleep 0.1; done", wait_ms: 300 } });
+    const { session, result } = await start("stopper", { name: "run_command", input: { command: "trap 'echo got-int; exit 5' INT; echo ready; while true; do sleep 0.1; done", wait_ms: 1000 } });
     const interruptible = value(result).process_id;
     const sleeper = value(await turn(session, { name: "run_command", input: { command: "sleep 30", wait_ms: 100 } })).process_id;
     const listed = await turn(session, { name: "list_processes", input: {} });
@@ -161,9 +176,9 @@ describe("write_process and stop_process", () => {
 
     const interrupted = await turn(session, { name: "stop_process", input: { process_id: interruptible, mode: "interrupt" } });
     expect(value(interrupted), text(interrupted)).toMatchObject({ mode: "interrupt", stopped: true, signal: "SIGINT" });
-    const afterInterrupt = await turn(session, { name: "read_process", input: { process_id: interruptible, wait_ms: 5000 } });
-    expect(value(afterInterrupt)).toMatchObject({ output: "got-int\n" });
-    expect(value(await turn(session, { name: "read_process", input: { process_id: interruptible, cursor: 8, wait_ms: 5000 } }))).toMatchObject({ done: true, exit_code: 5 });
+    const afterInterrupt = await readToEnd(session, interruptible, 0);
+    expect(afterInterrupt.output).toBe("ready\ngot-int\n");
+    expect(afterInterrupt.last).toMatchObject({ done: true, exit_code: 5 });
 
     const terminated = await turn(session, { name: "stop_process", input: { process_id: sleeper, mode: "terminate" } });
     expect(value(terminated)).toMatchObject({ mode: "terminate", stopped: true });
@@ -176,28 +191,24 @@ describe("write_process and stop_process", () => {
 
 describe("pty mode", () => {
   it("gives the command a terminal, and refuses close_stdin", async () => {
-    const { session, result } = await start("terminal", { name: "run_command", input: { command: "tty; test -t 0 && echo interactive; read line; echo got $line", io_mode: "pty", wait_ms: 500 } });
+    const { session, result } = await start("terminal", { name: "run_command", input: { command: "tty; test -t 0 && echo interactive; read line; echo got $line", io_mode: "pty", wait_ms: 1000 } });
     expect(value(result)).toMatchObject({ state: "running" });
-    expect(value(result).output).toMatch(/^\/dev\/pts\/\d+\r\ninteractive\r\n/);
     const processId = value(result).process_id;
     const refused = await turn(session, { name: "write_process", input: { process_id: processId, close_stdin: true } });
     expect(refused.outcome).toBe("failed");
     expect(text(refused)).toContain("pipe mode only");
     await turn(session, { name: "write_process", input: { process_id: processId, data: "typed\n" } });
-    const read = await eventually(
-      async () => value(await turn(session, { name: "read_process", input: { process_id: processId, wait_ms: 3000 } })),
-      (v) => v.done === true,
-      5,
-    );
-    expect(read.output).toContain("got typed");
+    const { output } = await readToEnd(session, processId, 0);
+    expect(output).toMatch(/^\/dev\/pts\/\d+\r\ninteractive\r\n/);
+    expect(output).toContain("got typed");
   }, 90_000);
 });
 
 describe("daemon failures", () => {
   it("a daemon killed while a write is being applied: after the restart the write is unknown and never applied again", async () => {
-    const { session, result } = await start("restarts", { name: "run_command", input: { command: "sleep 4; wc -c", wait_ms: 200 } });
+    const { session, result } = await start("restarts", { name: "run_command", input: { command: "while [ ! -e go ]; do sleep 0.1; done; wc -c", wait_ms: 200 } });
     const processId = value(result).process_id;
-    // More than a pipe holds: the write blocks until `wc` reads, 4 s in.
+    // More than a pipe holds: the write blocks, since nothing reads until the test creates `go`.
     const data = "x".repeat(100 * 1024);
     const before = toolResults(await events(server.api, session.project, session.agentId)).length;
     provider.script({ toolCalls: [{ name: "write_process", input: { process_id: processId, data } }] }, { text: "ok" });
@@ -213,11 +224,12 @@ describe("daemon failures", () => {
     expect(write.outcome).toBe("failed");
     expect(text(write)).toContain("not applied again");
     // What reached the pipe before the kill is all `wc` ever gets: the write was not repeated.
+    writeFileSync(join(session.work, "go"), "");
     const closed = await turn(session, { name: "write_process", input: { process_id: processId, close_stdin: true } });
     expect(closed.outcome, text(closed)).toBe("succeeded");
-    const counted = await eventually(async () => value(await turn(session, { name: "read_process", input: { process_id: processId, wait_ms: 5000 } })), (v) => v.done === true, 5);
-    expect(Number(counted.output.trim())).toBeGreaterThan(0);
-    expect(Number(counted.output.trim())).toBeLessThanOrEqual(data.length);
+    const counted = Number((await readToEnd(session, processId, 0)).output.trim());
+    expect(counted).toBeGreaterThan(0);
+    expect(counted).toBeLessThanOrEqual(data.length);
   }, 120_000);
 
   it("a read waiting on a machine that stays offline past the grace period fails as machine_unreachable", async () => {
