@@ -11,6 +11,16 @@ export interface BootstrapResponse {
 
 export type ClaimPhase = "preparing" | "prepared" | "accepted" | "terminal";
 
+export type ActionKind = "write" | "read" | "interrupt" | "terminate";
+
+/** An action svcd has taken on: `effect_committed` (it may have had its effect) or `terminal` (its report is in the outbox). */
+export interface ActionClaim {
+  process_action_id: string;
+  seq: number;
+  action_kind: "write" | "interrupt" | "terminate";
+  position: "effect_committed" | "terminal";
+}
+
 /** What svcd holds for one process when it registers a runtime: the server answers with a directive. */
 export interface ProcessClaim {
   process_id: string;
@@ -20,16 +30,25 @@ export interface ProcessClaim {
   execution_committed: boolean;
   action_admission_closed: boolean;
   resolved_action_seq: number;
-  actions: [];
+  actions: ActionClaim[];
 }
 
 export type Disposition = "close_preparation" | "start" | "retain" | "release";
+
+/** svc's answer for one action: apply it now (never applied, or harmless to repeat), keep it, or forget it. */
+export interface ActionDirective {
+  process_action_id: string;
+  seq: number;
+  action_kind: ActionKind;
+  disposition: "apply" | "retain" | "settle" | "release";
+  payload?: ActionPayload;
+}
 
 export interface ProcessDirective {
   process_id: string;
   supervisor_instance_id: string;
   disposition: Disposition;
-  actions: unknown[];
+  actions: ActionDirective[];
 }
 
 export interface DaemonRuntime {
@@ -58,6 +77,58 @@ export interface ProcessOffer {
   preparation_error?: string;
 }
 
+/** What an action asks for; only the members of its kind are set. */
+export interface ActionPayload {
+  data?: string;
+  close_stdin?: boolean;
+  cursor?: number;
+  stderr_cursor?: number;
+  max_bytes?: number;
+  wait_ms?: number;
+}
+
+export interface ActionOffer {
+  process_id: string;
+  process_action_id: string;
+  action_kind: ActionKind;
+  seq: number;
+  payload: ActionPayload;
+}
+
+/** Output from a cursor: `*_cursor` is where the next read starts; `truncated` when retention dropped bytes before the cursor asked for. */
+export interface OutputSlice {
+  stdout: string;
+  stderr: string;
+  stdout_cursor: number;
+  stderr_cursor: number;
+  truncated: boolean;
+}
+
+/** The process was still running when its initial wait ended: the call returns with the output so far. */
+export interface ProcessStarted {
+  type: "process_started";
+  process_id: string;
+  started_at: string;
+  observed_at: string;
+  result: OutputSlice;
+}
+
+export interface ActionResult extends Partial<OutputSlice> {
+  process_state: "running" | "exited" | "failed" | "killed" | "unknown";
+  exit_code: number | null;
+  bytes_written?: number;
+  stdin_closed?: boolean;
+  signal?: string;
+}
+
+export interface ProcessActionReport {
+  type: "process_action_applied" | "process_action_failed" | "process_action_unknown";
+  process_id: string;
+  process_action_id: string;
+  reason?: string;
+  result: ActionResult;
+}
+
 export interface ProcessFinished {
   type: "process_finished";
   process_id: string;
@@ -72,7 +143,7 @@ export interface ProcessFinished {
 
 export interface Report {
   report_id: string;
-  event: ProcessFinished;
+  event: ProcessFinished | ProcessStarted | ProcessActionReport;
 }
 
 export type AckStatus = "committed" | "cleanup_only" | "permanent_reject" | "transient_error";
@@ -82,6 +153,8 @@ export type ServerFrame =
   | { type: "process_offer"; payload: ProcessOffer }
   | { type: "process_accept_ack"; payload: { process_id: string; accepted: boolean; reason?: string } }
   | { type: "process_terminate"; payload: { process_id: string } }
+  | { type: "action_offer"; payload: ActionOffer }
+  | { type: "action_accept_ack"; payload: { process_id: string; process_action_id: string; accepted: boolean; reason?: string; process_state?: string } }
   | { type: "report_ack"; payload: { report_id: string; ack_status: AckStatus; error?: string } }
   | { type: "error"; payload: { error_code: string; error: string } }
   | { type: "runtime_ended"; payload: { error_code: string } };
@@ -89,6 +162,7 @@ export type ServerFrame =
 export type DaemonFrame =
   | { type: "heartbeat"; payload: { daemon_instance_id: string } }
   | { type: "process_accept"; payload: { process_id: string } }
+  | { type: "action_accept"; payload: { process_id: string; process_action_id: string } }
   | { type: "report"; payload: Report };
 
 /** Why a runtime ended, when svcd must stop instead of reconnecting: its credential or machine is gone. */

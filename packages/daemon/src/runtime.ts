@@ -3,8 +3,9 @@ import { arch, hostname, platform } from "node:os";
 import WebSocket from "ws";
 import { DaemonApi, Superseded, TokenRefused, Unavailable } from "./api.js";
 import type { Home } from "./home.js";
+import { ActionRunner } from "./actions.js";
 import { Supervisor } from "./supervisor.js";
-import { FATAL_END_CODES, parseServerFrame, type DaemonFrame, type ProcessDirective, type ProcessOffer, type Report, type ServerFrame } from "./protocol.js";
+import { FATAL_END_CODES, parseServerFrame, type ActionOffer, type DaemonFrame, type ProcessDirective, type ProcessOffer, type Report, type ServerFrame } from "./protocol.js";
 
 /*
  * One svcd run: register a runtime over HTTP (with claims for every process it holds), open the runtime's
@@ -32,6 +33,9 @@ export interface Log {
 export class DaemonRuntime {
   private readonly instanceId = randomUUID();
   private readonly supervisor: Supervisor;
+  private readonly actions: ActionRunner;
+  /** Action offers svcd asked to accept, until svc answers (offers are not durable: svc offers again). */
+  private readonly pendingActions = new Map<string, ActionOffer>();
   private socket: WebSocket | undefined;
   private runtimeId: string | undefined;
   private stopping = false;
@@ -44,6 +48,7 @@ export class DaemonRuntime {
     private readonly log: Log,
   ) {
     this.supervisor = new Supervisor(home, this.instanceId, { reported: (report) => this.send({ type: "report", payload: report }) });
+    this.actions = new ActionRunner(home, this.supervisor);
   }
 
   /** Runs until stopped or refused. */
@@ -104,13 +109,18 @@ export class DaemonRuntime {
     return registered;
   }
 
-  /** The server's answer to a claim: never starts anything that was accepted before. */
+  /** The server's answer to a claim: never starts anything that was accepted before, nor applies an action twice. */
   private apply(directive: ProcessDirective): void {
     const journal = this.supervisor.journal(directive.process_id);
     if (!journal) return;
-    if (directive.disposition === "close_preparation" || directive.disposition === "release") this.supervisor.release(journal.process_id);
-    else if (directive.disposition === "start" && journal.phase === "prepared") this.supervisor.start(journal);
+    if (directive.disposition === "close_preparation" || directive.disposition === "release") return this.supervisor.release(journal.process_id);
+    if (directive.disposition === "start" && journal.phase === "prepared") this.supervisor.start(journal);
     else if (directive.disposition === "retain") this.supervisor.adopt(journal);
+    for (const action of directive.actions) {
+      // `apply` comes only for actions that never had an effect or may safely be repeated (a read, a terminate).
+      if (action.disposition === "apply") void this.actions.apply({ process_id: directive.process_id, process_action_id: action.process_action_id, action_kind: action.action_kind, seq: action.seq, payload: action.payload ?? {} });
+      else if (action.disposition === "release" || action.disposition === "settle") this.actions.forget(directive.process_id, action.process_action_id);
+    }
   }
 
   /** One WebSocket session; resolves when it closes. */
@@ -176,6 +186,18 @@ export class DaemonRuntime {
       case "process_terminate":
         this.supervisor.terminate(frame.payload.process_id);
         return;
+      case "action_offer":
+        // An action taken on before is never applied again: its report is pending or on its way.
+        if (this.actions.known(frame.payload.process_id, frame.payload.process_action_id)) return;
+        this.pendingActions.set(frame.payload.process_action_id, frame.payload);
+        this.send({ type: "action_accept", payload: { process_id: frame.payload.process_id, process_action_id: frame.payload.process_action_id } });
+        return;
+      case "action_accept_ack": {
+        const offer = this.pendingActions.get(frame.payload.process_action_id);
+        this.pendingActions.delete(frame.payload.process_action_id);
+        if (offer && frame.payload.accepted && !this.actions.known(offer.process_id, offer.process_action_id)) void this.actions.apply(offer);
+        return;
+      }
       case "report_ack":
         if (frame.payload.ack_status !== "transient_error") this.acknowledged(frame.payload.report_id);
         return;
@@ -200,7 +222,12 @@ export class DaemonRuntime {
   private acknowledged(reportId: string): void {
     const report = this.home.reports().find((r) => r.report_id === reportId);
     this.home.dropReport(reportId);
-    if (report) this.supervisor.release(report.event.process_id);
+    const event = report?.event;
+    if (event?.type === "process_finished") this.supervisor.finishAcknowledged(event.process_id);
+    else if (event && event.type !== "process_started") {
+      const record = this.supervisor.journal(event.process_id)?.actions?.find((a) => a.process_action_id === event.process_action_id);
+      this.actions.acknowledged(event.process_id, event.process_action_id, record?.seq ?? 0);
+    }
   }
 
   private flushOutbox(): void {

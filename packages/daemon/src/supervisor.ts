@@ -1,9 +1,10 @@
 import { spawn } from "node:child_process";
-import { randomUUID } from "node:crypto";
 import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
-import type { Home, Journal } from "./home.js";
-import type { ProcessClaim, ProcessFinished, ProcessOffer, Report } from "./protocol.js";
+import { reportId, type Home, type Journal } from "./home.js";
+import { readSlice } from "./output.js";
+import type { ActionClaim, ProcessClaim, ProcessFinished, ProcessOffer, Report } from "./protocol.js";
+import { WRAPPER, ptyHelper, signalGroup, signalOfStatus } from "./wrapper.js";
 
 /*
  * Runs accepted processes so that they outlive svcd: each command runs under a small wrapper shell in its
@@ -18,30 +19,34 @@ import type { ProcessClaim, ProcessFinished, ProcessOffer, Report } from "./prot
 export const REPORT_OUTPUT_BYTES = 128 * 1024;
 /** How often processes svcd did not start itself (found again after a restart) are looked at. */
 const ADOPTED_POLL_MS = 200;
-
-// $0 names the wrapper in `ps`; $1 the shell, $2 the command, $3 the exit file, $4 the pid file. The wrapper
-// writes its pid first (a svcd killed right after spawning still finds it) and its status last, whole
-// (temporary name, then rename), so a reader never sees half of it. SIGTERM or SIGINT to the wrapper is
-// passed to the command, and the wrapper waits for it to end, so a stopped command still gets a status.
-const WRAPPER = [
-  'echo $$ > "$4"',
-  '"$1" -c "$2" & c=$!',
-  "trap 'kill -TERM $c 2>/dev/null' TERM INT",
-  "wait $c; code=$?",
-  "while kill -0 $c 2>/dev/null; do wait $c; code=$?; done",
-  'printf "%s" "$code" > "$3.tmp" && mv "$3.tmp" "$3"',
-].join("; ");
+/** A finished process's output stays readable (read_process) this long after svc recorded its end… */
+export const FINISHED_RETENTION_MS = 60 * 60 * 1000;
+/** …and for at most this many finished processes, the most recent. */
+const FINISHED_KEPT = 64;
+const SWEEP_MS = 60_000;
+/** A terminate that SIGTERM did not end within this long is followed by SIGKILL. */
+const KILL_AFTER_MS = 5_000;
 
 const SHELLS: Record<string, string> = { sh: "sh", bash: "bash", zsh: "zsh", pwsh: "pwsh", powershell: "pwsh" };
 
 export interface SupervisorEvents {
-  /** A finished process's report is in the outbox and should be sent. */
+  /** A report is in the outbox and should be sent. */
   reported(report: Report): void;
+}
+
+/** How a process stands by what svcd can see on this machine. */
+export interface Standing {
+  state: ProcessFinished["state"] | "running";
+  exit_code: number | null;
 }
 
 export class Supervisor {
   private readonly watched = new Map<string, Journal>();
+  /** Released processes svc stopped, by wrapper pid: their directory goes once the wrapper is gone (it still writes there). */
+  private readonly releasing = new Map<string, number>();
+  private readonly initialWaits = new Map<string, NodeJS.Timeout>();
   private readonly timer: NodeJS.Timeout;
+  private readonly sweeper: NodeJS.Timeout;
 
   constructor(
     private readonly home: Home,
@@ -49,13 +54,17 @@ export class Supervisor {
     private readonly events: SupervisorEvents,
   ) {
     this.timer = setInterval(() => this.pollAdopted(), ADOPTED_POLL_MS);
+    this.sweeper = setInterval(() => this.sweepFinished(), SWEEP_MS);
+    this.sweepFinished();
   }
 
   stop(): void {
     clearInterval(this.timer);
+    clearInterval(this.sweeper);
+    for (const wait of this.initialWaits.values()) clearTimeout(wait);
   }
 
-  /** What svcd holds, for registration. */
+  /** What svcd holds, for registration. Reads are not claimed: a read has no effect, so svc may simply offer it again. */
   claims(): ProcessClaim[] {
     return this.home.readJournals().map((journal) => ({
       process_id: journal.process_id,
@@ -63,14 +72,16 @@ export class Supervisor {
       phase: journal.phase,
       supervisor_live: journal.pid !== null && isAlive(journal.pid),
       execution_committed: journal.phase !== "prepared",
-      action_admission_closed: true,
-      resolved_action_seq: 0,
-      actions: [],
+      action_admission_closed: false,
+      resolved_action_seq: journal.resolved_action_seq ?? 0,
+      actions: (journal.actions ?? []).flatMap((a): ActionClaim[] =>
+        a.action_kind === "read" ? [] : [{ process_action_id: a.process_action_id, seq: a.seq, action_kind: a.action_kind, position: a.position }],
+      ),
     }));
   }
 
   journal(processId: string): Journal | undefined {
-    return this.home.readJournals().find((j) => j.process_id === processId);
+    return this.home.readJournal(processId);
   }
 
   /** An offer svcd takes on: written down before the server is told, so a restart remembers it. */
@@ -91,18 +102,21 @@ export class Supervisor {
     const out = openSync(join(dir, "stdout"), "a");
     const err = openSync(join(dir, "stderr"), "a");
     try {
-      const args = [shellOf(journal.offer.shell_selector), journal.offer.command, join(dir, "exit"), join(dir, "pid")];
+      const mode = journal.offer.io_mode === "pty" ? ptyHelper()! : "pipe";
+      const args = [shellOf(journal.offer.shell_selector), journal.offer.command, join(dir, "exit"), join(dir, "pid"), join(dir, "stdin"), mode];
+      // In a pty the terminal merges both streams into stdout.
       const child = spawn("/bin/sh", ["-c", WRAPPER, "svcd-process", ...args], {
         cwd: journal.offer.cwd || this.home.root,
         env: commandEnv(journal.offer.env, this.home.root),
         stdio: ["ignore", out, err],
-        // Its own process group: a svcd killed by a signal to its group does not take the command with it.
+        // Its own session and process group: a svcd killed by a signal to its group does not take the command with it.
         detached: true,
       });
       child.on("error", (error) => this.finish({ ...accepted, pid: null }, { state: "failed", exit_code: null, reason: `could not start the shell: ${error.message}` }));
       child.on("exit", () => this.collect({ ...accepted, pid: child.pid ?? null }));
       child.unref();
       if (child.pid !== undefined) this.home.writeJournal({ ...accepted, pid: child.pid });
+      this.awaitInitialWait(journal.process_id, journal.offer.wait_ms);
     } finally {
       closeSync(out);
       closeSync(err);
@@ -111,30 +125,119 @@ export class Supervisor {
 
   /** Follows a process found again after a restart, until it ends. */
   adopt(journal: Journal): void {
-    if (journal.phase === "accepted") this.watched.set(journal.process_id, journal);
-  }
-
-  /** svc no longer wants the process (its call was canceled): SIGTERM to the wrapper, which stops the command. */
-  terminate(processId: string): void {
-    const journal = this.journal(processId);
-    if (!journal || journal.phase !== "accepted") return;
-    this.home.writeJournal({ ...journal, terminate_requested: true });
-    const pid = journal.pid ?? readStatus(join(this.home.processDir(processId), "pid"));
-    if (pid === undefined || pid === null) return;
-    try {
-      process.kill(pid, "SIGTERM");
-    } catch {
-      // Already gone: its end is being collected.
+    if (journal.phase !== "accepted") return;
+    this.watched.set(journal.process_id, journal);
+    if (!journal.started_reported) {
+      const elapsed = Date.now() - Date.parse(journal.started_at ?? new Date().toISOString());
+      this.awaitInitialWait(journal.process_id, Math.max(0, journal.offer.wait_ms - elapsed));
     }
   }
 
-  /** Forgets a process the server no longer wants anything of. */
+  /** svc no longer wants the process (its call was canceled, or stop_process terminate): SIGTERM, then SIGKILL if it lingers. */
+  terminate(processId: string): boolean {
+    const pid = this.liveGroup(processId, (j) => ({ ...j, terminate_requested: true }));
+    if (pid === undefined) return false;
+    signalGroup(pid, "SIGTERM");
+    setTimeout(() => {
+      if (this.standing(processId).state === "running") signalGroup(pid, "SIGKILL");
+    }, KILL_AFTER_MS).unref();
+    return true;
+  }
+
+  /** stop_process interrupt: SIGINT to the process group, or Ctrl-C typed into its terminal in pty mode. */
+  interrupt(processId: string, typeInTerminal: (processId: string) => void): boolean {
+    const journal = this.journal(processId);
+    const pid = this.liveGroup(processId, (j) => ({ ...j, interrupt_requested: true }));
+    if (pid === undefined) return false;
+    if (journal?.offer.io_mode === "pty") typeInTerminal(processId);
+    else signalGroup(pid, "SIGINT");
+    return true;
+  }
+
+  /** Forgets a process the server no longer wants anything of; one still running is stopped, since nobody follows it any more. */
   release(processId: string): void {
+    const journal = this.journal(processId);
     this.watched.delete(processId);
+    clearTimeout(this.initialWaits.get(processId));
+    this.initialWaits.delete(processId);
+    if (journal?.phase === "accepted" && this.standing(processId).state === "running") {
+      const pid = journal.pid ?? readStatus(join(this.home.processDir(processId), "pid"));
+      if (pid !== undefined && pid !== null && signalGroup(pid, "SIGTERM")) {
+        this.releasing.set(processId, pid);
+        return;
+      }
+    }
     this.home.forgetProcess(processId);
   }
 
+  /** svc recorded the process's end: its output stays readable for FINISHED_RETENTION_MS. */
+  finishAcknowledged(processId: string): void {
+    this.home.updateJournal(processId, (j) => ({ ...j, finished_at: j.finished_at ?? new Date().toISOString() }));
+  }
+
+  /** Running, or how it ended (from its exit file), as svcd sees it now. */
+  standing(processId: string): Standing {
+    const journal = this.journal(processId);
+    if (!journal) return { state: "unknown", exit_code: null };
+    const dir = this.home.processDir(processId);
+    const status = readStatus(join(dir, "exit"));
+    if (status !== undefined) return endOf(journal, status);
+    if (journal.phase === "terminal") return { state: "unknown", exit_code: null };
+    const pid = journal.pid ?? readStatus(join(dir, "pid")) ?? null;
+    return pid !== null && isAlive(pid) ? { state: "running", exit_code: null } : { state: "unknown", exit_code: null };
+  }
+
+  /** Puts a report in the outbox (durably) and hands it on to be sent. */
+  emit(report: Report): void {
+    this.home.putReport(report);
+    this.events.reported(report);
+  }
+
+  /** The live process group of a running process, after recording `mark` in its journal. */
+  private liveGroup(processId: string, mark: (journal: Journal) => Journal): number | undefined {
+    const journal = this.journal(processId);
+    if (!journal || journal.phase !== "accepted" || this.standing(processId).state !== "running") return undefined;
+    this.home.writeJournal(mark(journal));
+    const pid = journal.pid ?? readStatus(join(this.home.processDir(processId), "pid"));
+    return pid ?? undefined;
+  }
+
+  /** When the initial wait ends with the process still running, the call returns with its output so far (process_started). */
+  private awaitInitialWait(processId: string, waitMs: number): void {
+    clearTimeout(this.initialWaits.get(processId));
+    const timer = setTimeout(() => {
+      this.initialWaits.delete(processId);
+      const journal = this.journal(processId);
+      if (!journal || journal.phase !== "accepted" || journal.started_reported) return;
+      const dir = this.home.processDir(processId);
+      // An exit file means its end is being collected: the finished report answers the call instead.
+      if (existsSync(join(dir, "exit"))) return;
+      const stdout = readSlice(join(dir, "stdout"), 0, REPORT_OUTPUT_BYTES);
+      const stderr = readSlice(join(dir, "stderr"), 0, REPORT_OUTPUT_BYTES);
+      const report: Report = {
+        report_id: reportId(),
+        event: {
+          type: "process_started",
+          process_id: processId,
+          started_at: journal.started_at ?? new Date().toISOString(),
+          observed_at: new Date().toISOString(),
+          result: { stdout: stdout.text, stderr: stderr.text, stdout_cursor: stdout.next, stderr_cursor: stderr.next, truncated: stdout.dropped || stderr.dropped },
+        },
+      };
+      this.home.putReport(report);
+      this.home.writeJournal({ ...journal, started_reported: true });
+      this.events.reported(report);
+    }, waitMs);
+    timer.unref();
+    this.initialWaits.set(processId, timer);
+  }
+
   private pollAdopted(): void {
+    for (const [processId, pid] of [...this.releasing]) {
+      if (isAlive(pid)) continue;
+      this.releasing.delete(processId);
+      this.home.forgetProcess(processId);
+    }
     for (const journal of [...this.watched.values()]) {
       const dir = this.home.processDir(journal.process_id);
       const pid = journal.pid ?? readStatus(join(dir, "pid")) ?? null;
@@ -142,17 +245,32 @@ export class Supervisor {
     }
   }
 
+  /** Finished processes svc recorded long enough ago, or beyond the newest FINISHED_KEPT, are forgotten. */
+  private sweepFinished(): void {
+    const finished = this.home
+      .readJournals()
+      .filter((j) => j.phase === "terminal" && j.finished_at !== undefined)
+      .sort((a, b) => Date.parse(b.finished_at!) - Date.parse(a.finished_at!));
+    finished.forEach((journal, index) => {
+      if (index >= FINISHED_KEPT || Date.now() - Date.parse(journal.finished_at!) > FINISHED_RETENTION_MS) this.home.forgetProcess(journal.process_id);
+    });
+  }
+
   /** The process ended (or vanished): its report goes to the outbox, then the journal says terminal. */
   private collect(journal: Journal): void {
     this.watched.delete(journal.process_id);
+    clearTimeout(this.initialWaits.get(journal.process_id));
+    this.initialWaits.delete(journal.process_id);
+    const current = this.journal(journal.process_id) ?? journal;
     const status = readStatus(join(this.home.processDir(journal.process_id), "exit"));
-    const stopped = this.journal(journal.process_id)?.terminate_requested === true;
-    if (status === undefined) {
+    if (status === undefined && current.terminate_requested) {
+      this.finish(journal, { state: "killed", exit_code: null, reason: "svc asked to stop it; it did not end on SIGTERM and was killed", exit_signal: "SIGKILL" });
+    } else if (status === undefined) {
       this.finish(journal, { state: "unknown", exit_code: null, reason: "the process ended without reporting its exit status (its wrapper was killed)" });
-    } else if (stopped) {
-      this.finish(journal, { state: "killed", exit_code: status, reason: "svc asked to stop it: its call was canceled", exit_signal: "SIGTERM" });
     } else {
-      this.finish(journal, { state: "exited", exit_code: status, reason: "" });
+      const end = endOf(current, status);
+      const reason = end.state === "killed" ? (current.terminate_requested ? "svc asked to stop it (stop_process, or its call was canceled)" : "stop_process interrupted it") : "";
+      this.finish(journal, { state: end.state, exit_code: status, reason, ...(end.exit_signal ? { exit_signal: end.exit_signal } : {}) });
     }
   }
 
@@ -163,7 +281,7 @@ export class Supervisor {
     const stdout = readHead(join(dir, "stdout"));
     const stderr = readHead(join(dir, "stderr"));
     const report: Report = {
-      report_id: randomUUID(),
+      report_id: reportId(),
       event: {
         type: "process_finished",
         process_id: journal.process_id,
@@ -181,6 +299,17 @@ export class Supervisor {
   }
 }
 
+/**
+ * A stop svc asked for that ended the process by a signal makes it `killed` (a terminate whatever its
+ * status: a pty's `script` exits 0 after killing its session); anything else is an exit with its status.
+ */
+function endOf(journal: Journal, status: number): Standing & { state: ProcessFinished["state"]; exit_signal: string | null } {
+  const signal = signalOfStatus(status);
+  if (journal.terminate_requested) return { state: "killed", exit_code: status, exit_signal: signal ?? "SIGTERM" };
+  if (journal.interrupt_requested && signal) return { state: "killed", exit_code: status, exit_signal: signal };
+  return { state: "exited", exit_code: status, exit_signal: null };
+}
+
 /** svcd's environment (less its own credential) with the process's over it, and where svcd keeps its files. */
 function commandEnv(env: Record<string, string>, home: string): NodeJS.ProcessEnv {
   const inherited: NodeJS.ProcessEnv = { ...process.env };
@@ -191,7 +320,9 @@ function commandEnv(env: Record<string, string>, home: string): NodeJS.ProcessEn
 /** What svcd cannot run, said before anything starts. */
 function preparationError(offer: ProcessOffer): string | undefined {
   if (offer.preparation_error) return offer.preparation_error;
-  if (offer.io_mode === "pty") return "io_mode pty is not supported by this svcd yet; use pipe";
+  if (offer.io_mode === "pty" && !ptyHelper()) {
+    return "io_mode pty needs util-linux `script` or Python 3.9+ on this machine, and neither was found; use io_mode pipe";
+  }
   if (offer.shell_selector === "cmd") return "the cmd shell exists only on Windows";
   if (offer.cwd && !isDirectory(offer.cwd)) return `the working directory ${offer.cwd} does not exist on this machine`;
   return undefined;

@@ -43,6 +43,7 @@ export const ID_PREFIXES = {
   installation: "inst",
   machineBinding: "amb",
   process: "prc",
+  processAction: "pac",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

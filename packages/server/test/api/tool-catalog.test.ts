@@ -63,8 +63,20 @@ describe("the tool catalog", () => {
           permission_modes: MODES,
         },
         {
+          name: "list_processes",
+          description: expect.stringContaining("processes that have not ended"),
+          default_permission: { mode: "always_allow", parameters: {} },
+          permission_modes: MODES,
+        },
+        {
           name: "read_file",
           description: expect.stringContaining("Read part of a UTF-8 text file"),
+          default_permission: { mode: "always_allow", parameters: {} },
+          permission_modes: MODES,
+        },
+        {
+          name: "read_process",
+          description: expect.stringContaining("Read a process's output from a byte cursor"),
           default_permission: { mode: "always_allow", parameters: {} },
           permission_modes: MODES,
         },
@@ -87,8 +99,20 @@ describe("the tool catalog", () => {
           permission_modes: MODES,
         },
         {
+          name: "stop_process",
+          description: expect.stringContaining("Stop a running process"),
+          default_permission: { mode: "always_allow", parameters: {} },
+          permission_modes: MODES,
+        },
+        {
           name: "write_file",
           description: expect.stringContaining("svc has no memory stores"),
+          default_permission: { mode: "always_allow", parameters: {} },
+          permission_modes: MODES,
+        },
+        {
+          name: "write_process",
+          description: expect.stringContaining("Send input to a running process"),
           default_permission: { mode: "always_allow", parameters: {} },
           permission_modes: MODES,
         },

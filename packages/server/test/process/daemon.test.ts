@@ -51,6 +51,13 @@ async function connected(name: string) {
 
 const machineYaml = (name: string, cwd: string, tools = "") => `${tools}machine_sources:\n  - machine_name: ${name}\n    cwd: ${cwd}\n    env_overlay:\n      GREETING: hi\n`;
 
+/** The journals of processes whose end svc has recorded (kept by svcd so read_process can still read them). */
+function finishedJournals(home: string): Array<Record<string, unknown>> {
+  return readdirSync(join(home, "processes"))
+    .map((name) => JSON.parse(readFileSync(join(home, "processes", name, "journal.json"), "utf8")) as Record<string, unknown>)
+    .filter((journal) => journal["finished_at"] !== undefined);
+}
+
 async function toolResults(project: AgentProject, agentId: string, count = 1) {
   const list = await untilEvents(server.api, project, agentId, (e) => finalOutputs(e).length === 1);
   const results = list.filter((e) => e.event_kind === "tool_result");
@@ -173,8 +180,9 @@ describe("machine_sources and run_command", () => {
     expect(result.outcome, second.output()).toBe("succeeded");
     expect(result.content_blocks[0].value).toMatchObject({ state: "exited", output: "finished\n", exit_code: 0 });
     expect(readFileSync(join(work, "runs.log"), "utf8")).toBe("started\n");
-    // svc acknowledged the report: the daemon's outbox and process directory are emptied.
-    await eventually(async () => readdirSync(join(home, "outbox")).length + readdirSync(join(home, "processes")).length, (left) => left === 0);
+    // svc acknowledged the report: the outbox empties, and the finished process's output is kept for reads.
+    await eventually(async () => readdirSync(join(home, "outbox")).length, (left) => left === 0);
+    expect(finishedJournals(home)).toEqual([expect.objectContaining({ phase: "terminal", finished_at: expect.any(String) })]);
   });
   it("deleting the machine fails the call waiting on it, stops the daemon, and refuses new launches of the config", async () => {
     const { project, machine, work, daemon: running } = await connected("doomed");
@@ -208,7 +216,7 @@ describe("machine_sources and run_command", () => {
     await untilConnection(server.api, project.token, project.orgId, machine.machineId, "online");
     await eventually(async () => readdirSync(join(home, "outbox")).length + readdirSync(join(home, "processes")).length, (left) => left === 0);
     await toolResults(project, agentId);
-  });
+  }, 60_000);
   it("canceling the agent completes the waiting call and the daemon stops the command", async () => {
     const { project, home, work } = await connected("stoppable");
     const configId = await createConfig(server.api, project, yamlConfig(project, machineYaml("stoppable", work)));
@@ -217,8 +225,8 @@ describe("machine_sources and run_command", () => {
     await eventually(async () => existsSync(join(work, "began")), (started) => started);
     const cancel = await server.api.post(`${project.base}/agents/${agentId}/cancel`, {}, { token: project.token });
     expect(cancel.status, cancel.text).toBe(200);
-    // The next heartbeat (10 s) finds the process; its killed report is acknowledged and the home empties.
-    await eventually(async () => readdirSync(join(home, "processes")).length + readdirSync(join(home, "outbox")).length, (left) => left === 0, 250);
+    // The next heartbeat (10 s) finds the process; its killed report is acknowledged.
+    await eventually(async () => finishedJournals(home).length === 1 && readdirSync(join(home, "outbox")).length === 0, (done) => done, 250);
     expect(existsSync(join(work, "after"))).toBe(false);
     const results = (await events(server.api, project, agentId)).filter((e) => e.event_kind === "tool_result");
     expect(results).toHaveLength(1);

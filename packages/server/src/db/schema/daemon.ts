@@ -124,3 +124,41 @@ export const processes = pgTable(
     index("processes_agent_idx").on(t.agentId),
   ],
 );
+
+/**
+ * Follow-up work on a process (design brief §2.6): read_process, write_process and stop_process each queue
+ * one, numbered per process by `seq`. A daemon is offered a process's lowest queued action only while none
+ * of that process is `accepted` (the partial unique index), so a process's actions apply one at a time, in
+ * order. The daemon's report ends it (`applied`, `failed`) and completes its tool call; `unknown` means
+ * svc cannot tell whether it had its effect (the daemon restarted mid-way, or its machine stayed away).
+ */
+export const processActions = pgTable(
+  "process_actions",
+  {
+    id: idColumn(),
+    orgId: uuid("org_id").notNull(),
+    processId: uuid("process_id")
+      .notNull()
+      .references(() => processes.id, { onDelete: "cascade" }),
+    toolCallId: uuid("tool_call_id")
+      .notNull()
+      .unique()
+      .references(() => toolCalls.id, { onDelete: "cascade" }),
+    seq: integer("seq").notNull(),
+    kind: text("kind").notNull(),
+    payload: jsonb("payload").$type<Record<string, unknown>>().notNull().default({}),
+    state: text("state").notNull().default("queued"),
+    runtimeId: uuid("runtime_id"),
+    acceptedAt: optionalTime("accepted_at"),
+    reason: text("reason").notNull().default(""),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    unique("process_actions_process_seq").on(t.processId, t.seq),
+    uniqueIndex("process_actions_one_accepted").on(t.processId).where(sql`${t.state} = 'accepted'`),
+    check("process_actions_kind", sql`${t.kind} IN ('write', 'read', 'interrupt', 'terminate')`),
+    check("process_actions_state", sql`${t.state} IN ('queued', 'accepted', 'applied', 'failed', 'unknown')`),
+    index("process_actions_open_idx").on(t.processId, t.seq).where(sql`${t.state} IN ('queued', 'accepted')`),
+  ],
+);

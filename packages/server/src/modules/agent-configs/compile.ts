@@ -1,6 +1,7 @@
 import { MAX_TOOLS, type AgentDefinition, type MachineSourceDefinition, type McpServerDefinition, type ModelBinding, type SkillDefinition, type ToolDefinition } from "../../runtime/definition.js";
 import { builtInTool } from "../../runtime/tools/catalog.js";
 import { RETRIEVAL_TOOLS } from "../../runtime/tools/catalog-files.js";
+import { PROCESS_TOOL_NAMES } from "../../runtime/tools/catalog-processes.js";
 import type { ToolChoice } from "./document.js";
 import type { McpServerChoice } from "./mcp-section.js";
 import type { ModelFacts } from "./model-rules.js";
@@ -54,14 +55,16 @@ function withImpliedTool(tools: readonly ToolChoice[], name: string, implied: bo
 }
 
 /**
- * Machines bring their tools: any machine source `run_command`, `list_machines` and `inspect_machine`, a pool
- * source also `create_machine` and `delete_machine` (the reference's recommended machine tools).
+ * Machines bring their tools: any machine source `run_command`, the process tools (a command run_command
+ * leaves running needs them), `list_machines` and `inspect_machine`; a pool source also `create_machine`
+ * and `delete_machine` (the reference's recommended machine tools).
  */
 function impliedMachineTools(tools: readonly ToolChoice[], sources: readonly MachineSourceDefinition[]): readonly ToolChoice[] {
   const any = sources.length > 0;
   const pool = sources.some((source) => source.kind === "pool");
   const implied: Array<[string, boolean]> = [
     ["run_command", any],
+    ...[...PROCESS_TOOL_NAMES].map((name): [string, boolean] => [name, any]),
     ["list_machines", any],
     ["inspect_machine", any],
     ["create_machine", pool],

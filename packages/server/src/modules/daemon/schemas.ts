@@ -51,8 +51,23 @@ export const RegisterDaemonRuntimeRequest = Type.Object(
 export const Disposition = Type.Union([Type.Literal("close_preparation"), Type.Literal("start"), Type.Literal("retain"), Type.Literal("release")]);
 export type Disposition = Static<typeof Disposition>;
 
+const ActionKind = Type.Union([Type.Literal("write"), Type.Literal("read"), Type.Literal("interrupt"), Type.Literal("terminate")]);
+
+/** svc's answer for an action svcd claims or svc had granted: apply it (never applied, or harmless to repeat), keep it, or forget it. */
+export const ProcessActionDirective = Type.Object(
+  {
+    process_action_id: Type.String(),
+    seq: Type.Integer({ minimum: 1 }),
+    action_kind: ActionKind,
+    disposition: Type.Union([Type.Literal("apply"), Type.Literal("retain"), Type.Literal("settle"), Type.Literal("release")]),
+    payload: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  },
+  strict,
+);
+export type ProcessActionDirective = Static<typeof ProcessActionDirective>;
+
 export const ProcessDirective = Type.Object(
-  { process_id: Type.String(), supervisor_instance_id: Type.String(), disposition: Disposition, actions: Type.Array(Type.Object({}, { additionalProperties: true })) },
+  { process_id: Type.String(), supervisor_instance_id: Type.String(), disposition: Disposition, actions: Type.Array(ProcessActionDirective) },
   strict,
 );
 export type ProcessDirective = Static<typeof ProcessDirective>;
@@ -82,7 +97,7 @@ export const RegisterDaemonRuntimeResponse = Type.Object(
   strict,
 );
 
-/** A daemon's report of a process's end (the only report this slice has). Output is capped by svcd. */
+/** A daemon's report of a process's end. Output is capped by svcd. */
 export const ProcessFinishedEvent = Type.Object(
   {
     type: Type.Literal("process_finished"),
@@ -108,12 +123,66 @@ export const ProcessFinishedEvent = Type.Object(
 );
 export type ProcessFinishedEvent = Static<typeof ProcessFinishedEvent>;
 
+const Output = Type.String({ maxLength: 256 * 1024 });
+const Cursor = Type.Integer({ minimum: 0 });
+const ProcessId = Type.String({ pattern: idPattern("process") });
+const ActionId = Type.String({ pattern: idPattern("processAction") });
+
+/** The initial wait ended with the process running: its run_command call returns with the output so far. */
+export const ProcessStartedEvent = Type.Object(
+  {
+    type: Type.Literal("process_started"),
+    process_id: ProcessId,
+    started_at: Type.String({ format: "date-time" }),
+    observed_at: Type.String({ format: "date-time" }),
+    result: Type.Object({ stdout: Output, stderr: Output, stdout_cursor: Cursor, stderr_cursor: Cursor, truncated: Type.Boolean() }, strict),
+  },
+  strict,
+);
+export type ProcessStartedEvent = Static<typeof ProcessStartedEvent>;
+
+const ProcessStanding = Type.Union([Type.Literal("running"), Type.Literal("exited"), Type.Literal("failed"), Type.Literal("killed"), Type.Literal("unknown")]);
+
+/** An action's outcome: applied, failed (no effect), or unknown (it may have had its effect). */
+export const ProcessActionEvent = Type.Object(
+  {
+    type: Type.Union([Type.Literal("process_action_applied"), Type.Literal("process_action_failed"), Type.Literal("process_action_unknown")]),
+    process_id: ProcessId,
+    process_action_id: ActionId,
+    reason: Type.Optional(Type.String({ maxLength: 4000 })),
+    result: Type.Object(
+      {
+        process_state: ProcessStanding,
+        exit_code: Type.Union([Type.Integer({ minimum: -2147483648, maximum: 2147483647 }), Type.Null()]),
+        stdout: Type.Optional(Output),
+        stderr: Type.Optional(Output),
+        stdout_cursor: Type.Optional(Cursor),
+        stderr_cursor: Type.Optional(Cursor),
+        truncated: Type.Optional(Type.Boolean()),
+        bytes_written: Type.Optional(Cursor),
+        stdin_closed: Type.Optional(Type.Boolean()),
+        signal: Type.Optional(Type.String({ maxLength: 32 })),
+      },
+      strict,
+    ),
+  },
+  strict,
+);
+export type ProcessActionEvent = Static<typeof ProcessActionEvent>;
+
+export const ReportEvent = Type.Union([ProcessFinishedEvent, ProcessStartedEvent, ProcessActionEvent]);
+export type ReportEvent = Static<typeof ReportEvent>;
+
 /** Frames a daemon sends on its runtime's socket. */
 export const DaemonFrame = Type.Union([
   Type.Object({ type: Type.Literal("heartbeat"), payload: Type.Object({ daemon_instance_id: Uuid, observed_platform: Type.Optional(Free) }, strict) }, strict),
   Type.Object({ type: Type.Literal("process_accept"), payload: Type.Object({ process_id: Type.String({ maxLength: 64 }) }, strict) }, strict),
   Type.Object(
-    { type: Type.Literal("report"), payload: Type.Object({ report_id: Type.String({ minLength: 1, maxLength: 64 }), event: ProcessFinishedEvent }, strict) },
+    { type: Type.Literal("action_accept"), payload: Type.Object({ process_id: Type.String({ maxLength: 64 }), process_action_id: Type.String({ maxLength: 64 }) }, strict) },
+    strict,
+  ),
+  Type.Object(
+    { type: Type.Literal("report"), payload: Type.Object({ report_id: Type.String({ minLength: 1, maxLength: 64 }), event: ReportEvent }, strict) },
     strict,
   ),
 ]);

@@ -1,5 +1,5 @@
-import { eq } from "drizzle-orm";
-import { agents } from "../../db/schema/index.js";
+import { and, eq } from "drizzle-orm";
+import { agents, toolCalls } from "../../db/schema/index.js";
 import type { Database, Tx } from "../../platform/db/index.js";
 import { AppError, notFound } from "../../platform/errors.js";
 import type { DaemonPrincipal } from "../../platform/http/auth.js";
@@ -8,10 +8,13 @@ import { notifyDaemon } from "../machines/store.js";
 import type { OrgCredentials } from "../secrets/org-credentials.js";
 import type { ArtifactsService } from "../artifacts/service.js";
 import type { AgentSignals } from "../../runtime/signals.js";
-import { TERMINAL_PROCESS_STATES, settleProcess } from "../../runtime/store/processes.js";
+import { TERMINAL_PROCESS_STATES, settleAction, settleProcess, type ProcessRow } from "../../runtime/store/processes.js";
+import { lockAgent } from "../../runtime/store/journal.js";
+import { completeToolCall } from "../../runtime/store/tool-calls.js";
+import { markWakeup } from "../../runtime/wakeups.js";
 import { reconcile } from "./reconcile.js";
-import { finishedResult } from "./results.js";
-import type { ProcessClaim, ProcessFinishedEvent } from "./schemas.js";
+import { actionResult, finishedResult, startedResult } from "./results.js";
+import type { ProcessActionEvent, ProcessClaim, ProcessFinishedEvent, ProcessStartedEvent, ReportEvent } from "./schemas.js";
 import * as store from "./store.js";
 
 /** How often a daemon heartbeats (the reference's 10 s); the lease is twelve of them. */
@@ -19,6 +22,8 @@ export const HEARTBEAT_MS = 10_000;
 /** Offers sent per drain of a socket (the reference's 4). */
 const OFFERS_PER_DRAIN = 4;
 const TERMINATIONS_PER_DRAIN = 16;
+/** Action offers per drain (the reference's 16). */
+const ACTION_OFFERS_PER_DRAIN = 16;
 
 export type AckStatus = "committed" | "cleanup_only" | "permanent_reject" | "transient_error";
 
@@ -32,6 +37,14 @@ export interface ProcessOffer {
   wait_ms: number;
   timeout_seconds: number;
   preparation_error?: string;
+}
+
+export interface ActionOffer {
+  process_id: string;
+  process_action_id: string;
+  action_kind: string;
+  seq: number;
+  payload: Record<string, unknown>;
 }
 
 /** Why a runtime may not go on, as `runtime_ended`'s error code; svcd stops for the first three. */
@@ -190,13 +203,23 @@ export function createDaemonService(deps: { db: Database; signals: AgentSignals;
    * process already ended is acknowledged without effect, so a report sent again after a lost
    * acknowledgement or a daemon restart never completes anything twice.
    */
-  async function report(daemon: DaemonPrincipal, event: ProcessFinishedEvent): Promise<AckStatus> {
+  async function report(daemon: DaemonPrincipal, event: ReportEvent): Promise<AckStatus> {
+    if (event.type === "process_finished") return finished(daemon, event);
+    if (event.type === "process_started") return started(daemon, event);
+    return actionReported(daemon, event);
+  }
+
+  async function finished(daemon: DaemonPrincipal, event: ProcessFinishedEvent): Promise<AckStatus> {
     const processId = decodeId("process", event.process_id);
     const process = processId ? await store.findProcess(db.read, daemon.machineId, processId) : undefined;
     if (!process) return "permanent_reject";
     if (TERMINAL_PROCESS_STATES.has(process.state)) return "cleanup_only";
     if (process.state === "queued") return "permanent_reject";
-    const result = await finishedResult(deps.artifacts, process, event);
+    // A call that returned early (state running) keeps its result: the end changes only the process, and
+    // no result (nor an artifact for it) is made.
+    const answers = (await waitingCall(db.read, process)) !== undefined;
+    const outcome = event.state === "exited" ? ("succeeded" as const) : ("failed" as const);
+    const result = answers ? await finishedResult(deps.artifacts, process, event) : { outcome, prepared: { artifacts: [], blocks: [] } };
     const applied = await db.tx(async (tx) => {
       const settled = await settleProcess(tx, signals, process, {
         state: event.state,
@@ -213,7 +236,72 @@ export function createDaemonService(deps: { db: Database; signals: AgentSignals;
     return applied ? "committed" : "cleanup_only";
   }
 
-  return { authenticate, activeRuntime, register, end, sleep, heartbeat, endCode, offers, terminations, accept, report };
+  /**
+   * The initial wait ended with the process running: its call, still waiting, completes with the output so
+   * far (`state: running`). The process stays running; its end later changes only the process row.
+   */
+  async function started(daemon: DaemonPrincipal, event: ProcessStartedEvent): Promise<AckStatus> {
+    const processId = decodeId("process", event.process_id);
+    const process = processId ? await store.findProcess(db.read, daemon.machineId, processId) : undefined;
+    if (!process || process.state === "queued") return "permanent_reject";
+    if (TERMINAL_PROCESS_STATES.has(process.state)) return "cleanup_only";
+    const prepared = await startedResult(deps.artifacts, process, event);
+    return db.tx(async (tx) => {
+      const agent = await lockAgent(tx, process.agentId);
+      const call = agent ? await waitingCall(tx, process) : undefined;
+      if (!agent || !call) return "cleanup_only";
+      await completeToolCall(tx, signals, agent, call, "succeeded", prepared.blocks);
+      await markWakeup(tx, agent.id, "process_started");
+      await deps.artifacts.recordArtifacts(tx, prepared, { orgId: process.orgId, projectId: agent.projectId, agentId: process.agentId });
+      return "committed";
+    });
+  }
+
+  /** An action's outcome completes its call, once; a report for an action already ended changes nothing. */
+  async function actionReported(daemon: DaemonPrincipal, event: ProcessActionEvent): Promise<AckStatus> {
+    const actionId = decodeId("processAction", event.process_action_id);
+    const found = actionId ? await store.findAction(db.read, daemon.machineId, actionId) : undefined;
+    if (!found || encodeId("process", found.process.id) !== event.process_id) return "permanent_reject";
+    // A read re-offered after a restart may be reported while queued again; its first report answers it.
+    if (found.action.state !== "accepted" && found.action.state !== "queued") return "cleanup_only";
+    const state = event.type === "process_action_applied" ? "applied" : event.type === "process_action_failed" ? "failed" : "unknown";
+    const settled = await db.tx((tx) => settleAction(tx, signals, found.action, state, event.reason ?? "", actionResult(found.process, found.action, event)));
+    return settled ? "committed" : "cleanup_only";
+  }
+
+  /** Up to 16 actions the machine's daemon may take now (one per process, in order), skipping those offered on this connection. */
+  async function actionOffers(daemon: DaemonPrincipal, skip: readonly string[]): Promise<ActionOffer[]> {
+    await store.dropCanceledActions(db.write, daemon.machineId);
+    const skipped = skip.map((id) => decodeId("processAction", id)).filter((id): id is string => id !== null);
+    const rows = await store.queuedActions(db.read, daemon.machineId, skipped, ACTION_OFFERS_PER_DRAIN);
+    return rows.map(({ action, process }) => ({
+      process_id: encodeId("process", process.id),
+      process_action_id: encodeId("processAction", action.id),
+      action_kind: action.kind,
+      seq: action.seq,
+      payload: action.payload,
+    }));
+  }
+
+  async function acceptAction(daemon: DaemonPrincipal, runtimeId: string, publicActionId: string): Promise<{ accepted: boolean; reason?: string; process_state?: string }> {
+    const actionId = decodeId("processAction", publicActionId);
+    if (!actionId) return { accepted: false, reason: "no such action" };
+    return db.tx(async (tx) => {
+      const runtime = await store.findRuntime(tx, daemon.machineId, runtimeId);
+      if (runtime?.state !== "active") return { accepted: false, reason: "this runtime ended" };
+      const granted = await store.grantAction(tx, daemon.machineId, actionId, runtimeId);
+      return granted
+        ? { accepted: true, process_state: granted.process.state }
+        : { accepted: false, reason: "the action is no longer waiting (taken, another action of its process comes first, or its call was canceled)" };
+    });
+  }
+
+  return { authenticate, activeRuntime, register, end, sleep, heartbeat, endCode, offers, terminations, accept, report, actionOffers, acceptAction };
+}
+
+async function waitingCall(tx: Tx | Database["read"], process: ProcessRow) {
+  const [call] = await tx.select().from(toolCalls).where(and(eq(toolCalls.id, process.toolCallId), eq(toolCalls.state, "waiting")));
+  return call;
 }
 
 async function projectOf(tx: Tx, agentId: string): Promise<string> {

@@ -71,6 +71,7 @@ export type DaemonHub = ReturnType<typeof createDaemonHub>;
 export class DaemonSession {
   readonly machineId: string;
   private readonly offered = new Set<string>();
+  private readonly offeredActions = new Set<string>();
   private readonly terminated = new Set<string>();
   private queue: Promise<void> = Promise.resolve();
   private readonly ping: NodeJS.Timeout;
@@ -114,6 +115,10 @@ export class DaemonSession {
         this.offered.add(offer.process_id);
         this.send("process_offer", offer);
       }
+      for (const offer of await this.service.actionOffers(this.daemon, [...this.offeredActions])) {
+        this.offeredActions.add(offer.process_action_id);
+        this.send("action_offer", offer);
+      }
       for (const processId of await this.service.terminations(this.daemon)) {
         if (this.terminated.has(processId)) continue;
         this.terminated.add(processId);
@@ -139,8 +144,15 @@ export class DaemonSession {
     } catch {
       frame = undefined;
     }
-    if (!checkFrame(frame)) return this.send("error", { error_code: "invalid_request", error: "not a daemon frame: {type, payload} of heartbeat, process_accept or report" });
-    const { type, payload } = frame as DaemonFrame;
+    if (!checkFrame(frame)) return this.send("error", { error_code: "invalid_request", error: "not a daemon frame: {type, payload} of heartbeat, process_accept, action_accept or report" });
+    const parsed = frame as DaemonFrame;
+    if (parsed.type === "action_accept") {
+      const answer = await this.service.acceptAction(this.daemon, this.runtimeId, parsed.payload.process_action_id);
+      // Refused: it may be offered again on this connection once it is its turn.
+      if (!answer.accepted) this.offeredActions.delete(parsed.payload.process_action_id);
+      return this.send("action_accept_ack", { ...parsed.payload, ...answer });
+    }
+    const { type, payload } = parsed;
     if (type === "heartbeat") {
       const code = await this.service.heartbeat(this.daemon, this.runtimeId);
       if (code) return this.endIf(code);
@@ -152,8 +164,10 @@ export class DaemonSession {
       const answer = await this.service.accept(this.daemon, this.runtimeId, payload.process_id);
       return this.send("process_accept_ack", { process_id: payload.process_id, ...answer });
     }
-    const ackStatus = await this.service.report(this.daemon, payload.event);
-    this.send("report_ack", { report_id: payload.report_id, ack_status: ackStatus });
+    if (type === "report") {
+      const ackStatus = await this.service.report(this.daemon, payload.event);
+      this.send("report_ack", { report_id: payload.report_id, ack_status: ackStatus });
+    }
   }
 
   private endIf(code: EndCode | null): void {

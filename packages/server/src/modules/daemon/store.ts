@@ -1,9 +1,9 @@
 import { and, asc, eq, inArray, isNull, ne, notInArray, sql } from "drizzle-orm";
-import { daemonRuntimes, machineDaemonTokens, machines, processes, toolCalls } from "../../db/schema/index.js";
+import { daemonRuntimes, machineDaemonTokens, machines, processActions, processes, toolCalls } from "../../db/schema/index.js";
 import { dbNow, dbSecondsFromNow, unsetOrOlderThan } from "../../db/schema/columns.js";
 import type { AppDb, Tx } from "../../platform/db/index.js";
 import { TOKEN_TOUCH_SECONDS } from "../../platform/crypto/tokens.js";
-import type { ProcessRow } from "../../runtime/store/processes.js";
+import type { ProcessActionRow, ProcessRow } from "../../runtime/store/processes.js";
 
 type Db = AppDb | Tx;
 export type RuntimeRow = typeof daemonRuntimes.$inferSelect;
@@ -193,14 +193,100 @@ export async function hasPendingWork(db: Db, machineId: string): Promise<boolean
   return row !== undefined;
 }
 
-/** Running processes of the machine whose call no longer waits for them (canceled): the daemon stops them. */
+/**
+ * Running processes of the machine whose run_command call was canceled: the daemon stops them. (A call that
+ * returned early, `state: running`, completed too, but its process is meant to go on.)
+ */
 export async function abandonedRunning(db: Db, machineId: string, limit: number): Promise<ProcessRow[]> {
   return db
     .select({ process: processes })
     .from(processes)
     .innerJoin(toolCalls, eq(toolCalls.id, processes.toolCallId))
-    .where(and(eq(processes.machineId, machineId), eq(processes.state, "running"), eq(toolCalls.state, "completed")))
+    .where(and(eq(processes.machineId, machineId), eq(processes.state, "running"), eq(toolCalls.state, "completed"), eq(toolCalls.outcome, "canceled")))
     .orderBy(asc(processes.createdAt))
     .limit(limit)
     .then((rows) => rows.map((r) => r.process));
+}
+
+/**
+ * Actions the machine's daemon may take now, oldest first: for each process, its lowest queued action whose
+ * call still waits, and only while none of the process's actions is accepted (one at a time, in seq order).
+ */
+export async function queuedActions(db: Db, machineId: string, skip: readonly string[], limit: number): Promise<Array<{ action: ProcessActionRow; process: ProcessRow }>> {
+  const earlier = sql`SELECT 1 FROM ${processActions} b JOIN ${toolCalls} bc ON bc.id = b.tool_call_id
+    WHERE b.process_id = ${processActions.processId} AND (b.state = 'accepted' OR (b.state = 'queued' AND b.seq < ${processActions.seq} AND bc.state = 'waiting'))`;
+  return db
+    .select({ action: processActions, process: processes })
+    .from(processActions)
+    .innerJoin(processes, eq(processes.id, processActions.processId))
+    .innerJoin(toolCalls, eq(toolCalls.id, processActions.toolCallId))
+    .where(
+      and(
+        eq(processes.machineId, machineId),
+        eq(processActions.state, "queued"),
+        eq(toolCalls.state, "waiting"),
+        sql`NOT EXISTS (${earlier})`,
+        skip.length ? notInArray(processActions.id, [...skip]) : undefined,
+      ),
+    )
+    .orderBy(asc(processActions.createdAt))
+    .limit(limit);
+}
+
+/** Queued actions of the machine whose call was canceled will never be offered: they end `failed`. */
+export async function dropCanceledActions(db: Db, machineId: string): Promise<void> {
+  await db
+    .update(processActions)
+    .set({ state: "failed", reason: "its tool call was canceled before the daemon took it", updatedAt: dbNow })
+    .where(
+      and(
+        eq(processActions.state, "queued"),
+        sql`EXISTS (SELECT 1 FROM ${toolCalls} WHERE ${toolCalls.id} = ${processActions.toolCallId} AND ${toolCalls.state} = 'completed')`,
+        sql`EXISTS (SELECT 1 FROM ${processes} WHERE ${processes.id} = ${processActions.processId} AND ${processes.machineId} = ${machineId})`,
+      ),
+    );
+}
+
+/**
+ * Grants a queued action to the runtime while its call waits and no other action of its process is
+ * accepted; an action already granted to this runtime is granted again (an accept repeated after a lost ack).
+ */
+export async function grantAction(tx: Tx, machineId: string, actionId: string, runtimeId: string): Promise<{ action: ProcessActionRow; process: ProcessRow } | undefined> {
+  const found = await findAction(tx, machineId, actionId);
+  if (!found) return undefined;
+  if (found.action.state === "accepted") return found.action.runtimeId === runtimeId ? found : undefined;
+  const [granted] = await tx
+    .update(processActions)
+    .set({ state: "accepted", runtimeId, acceptedAt: dbNow, updatedAt: dbNow })
+    .where(
+      and(
+        eq(processActions.id, actionId),
+        eq(processActions.state, "queued"),
+        sql`EXISTS (SELECT 1 FROM ${toolCalls} WHERE ${toolCalls.id} = ${processActions.toolCallId} AND ${toolCalls.state} = 'waiting')`,
+        sql`NOT EXISTS (SELECT 1 FROM ${processActions} b WHERE b.process_id = ${found.process.id} AND b.state = 'accepted')`,
+      ),
+    )
+    .returning();
+  return granted ? { action: granted, process: found.process } : undefined;
+}
+
+/** An action of a process on the machine, with its process. */
+export async function findAction(db: Db, machineId: string, actionId: string): Promise<{ action: ProcessActionRow; process: ProcessRow } | undefined> {
+  const [row] = await db
+    .select({ action: processActions, process: processes })
+    .from(processActions)
+    .innerJoin(processes, eq(processes.id, processActions.processId))
+    .where(and(eq(processActions.id, actionId), eq(processes.machineId, machineId)));
+  return row;
+}
+
+/** The accepted actions of these processes, for reconciliation. */
+export async function acceptedActions(tx: Tx, processIds: string[]): Promise<ProcessActionRow[]> {
+  if (processIds.length === 0) return [];
+  return tx.select().from(processActions).where(and(inArray(processActions.processId, processIds), eq(processActions.state, "accepted")));
+}
+
+/** An accepted action the daemon never took on goes back to the queue, to be offered again. */
+export async function requeueAction(tx: Tx, actionId: string): Promise<void> {
+  await tx.update(processActions).set({ state: "queued", runtimeId: null, acceptedAt: null, updatedAt: dbNow }).where(and(eq(processActions.id, actionId), eq(processActions.state, "accepted")));
 }

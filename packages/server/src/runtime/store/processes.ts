@@ -1,5 +1,5 @@
-import { and, eq, sql } from "drizzle-orm";
-import { processes, toolCalls } from "../../db/schema/index.js";
+import { and, eq, inArray, sql } from "drizzle-orm";
+import { processActions, processes, toolCalls } from "../../db/schema/index.js";
 import { dbNow } from "../../db/schema/columns.js";
 import type { AppDb, Tx } from "../../platform/db/index.js";
 import type { AgentSignals } from "../signals.js";
@@ -10,6 +10,9 @@ import { encodeId } from "../../platform/ids.js";
 
 type Db = AppDb | Tx;
 export type ProcessRow = typeof processes.$inferSelect;
+export type ProcessActionRow = typeof processActions.$inferSelect;
+export type ActionKind = "write" | "read" | "interrupt" | "terminate";
+export const OPEN_ACTION_STATES = ["queued", "accepted"] as const;
 export type ProcessState = "queued" | "starting" | "running" | "exited" | "failed" | "killed" | "unknown";
 export const TERMINAL_PROCESS_STATES: ReadonlySet<string> = new Set(["exited", "failed", "killed", "unknown"]);
 
@@ -72,6 +75,10 @@ export async function settleProcess(
  */
 export async function abandonProcess(tx: Tx, signals: AgentSignals, process: ProcessRow, reason: string): Promise<void> {
   const result = { process_id: encodeId("process", process.id), state: "unknown", command: process.command, done: true, exit_code: null, reason };
+  // Its queued and accepted actions can no longer be applied (or told apart from not applied): they fail with it.
+  for (const action of await openActions(tx, process.id)) {
+    await settleAction(tx, signals, action, action.state === "accepted" ? "unknown" : "failed", reason, { outcome: "failed", blocks: [textBlock(reason)] });
+  }
   await settleProcess(
     tx,
     signals,
@@ -79,4 +86,67 @@ export async function abandonProcess(tx: Tx, signals: AgentSignals, process: Pro
     { state: "unknown", exitCode: null, exitSignal: null, reason, startedAt: null, endedAt: null, outputBytes: 0 },
     { outcome: "failed", blocks: [{ type: "structured_data", value: result }, textBlock(reason)] },
   );
+}
+
+/** The agent's process by id, locked: actions of one process are numbered under this lock. */
+export async function lockAgentProcess(tx: Tx, agentId: string, processId: string): Promise<ProcessRow | undefined> {
+  const [row] = await tx.select().from(processes).where(and(eq(processes.id, processId), eq(processes.agentId, agentId))).for("update");
+  return row;
+}
+
+/** Queues an action for the process (locked by the caller) with the next seq, and hints its machine's daemon. */
+export async function insertAction(tx: Tx, process: ProcessRow, toolCallId: string, id: string, kind: ActionKind, payload: Record<string, unknown>): Promise<ProcessActionRow> {
+  const [created] = await tx
+    .insert(processActions)
+    .values({
+      id,
+      orgId: process.orgId,
+      processId: process.id,
+      toolCallId,
+      seq: sql`(SELECT coalesce(max(${processActions.seq}), 0) + 1 FROM ${processActions} WHERE ${processActions.processId} = ${process.id})`,
+      kind,
+      payload,
+    })
+    .returning();
+  await notifyDaemonWork(tx, process.machineId);
+  return created!;
+}
+
+export async function openActions(tx: Db, processId: string): Promise<ProcessActionRow[]> {
+  return tx
+    .select()
+    .from(processActions)
+    .where(and(eq(processActions.processId, processId), inArray(processActions.state, [...OPEN_ACTION_STATES])))
+    .orderBy(processActions.seq);
+}
+
+/**
+ * Ends an open action with `state` and completes its tool call with `result`, once: an action already
+ * ended is left as it is and `false` returned. The daemon is hinted, since the process's next action may go.
+ */
+export async function settleAction(
+  tx: Tx,
+  signals: AgentSignals,
+  action: ProcessActionRow,
+  state: "applied" | "failed" | "unknown",
+  reason: string,
+  result: { outcome: ToolOutcome; blocks: unknown[] },
+): Promise<boolean> {
+  const [call] = await tx.select({ agentId: toolCalls.agentId }).from(toolCalls).where(eq(toolCalls.id, action.toolCallId));
+  const agent = call ? await lockAgent(tx, call.agentId) : undefined;
+  if (!agent) return false;
+  const [ended] = await tx
+    .update(processActions)
+    .set({ state, reason, updatedAt: dbNow })
+    .where(and(eq(processActions.id, action.id), inArray(processActions.state, [...OPEN_ACTION_STATES])))
+    .returning({ processId: processActions.processId });
+  if (!ended) return false;
+  const [waiting] = await tx.select().from(toolCalls).where(and(eq(toolCalls.id, action.toolCallId), eq(toolCalls.state, "waiting")));
+  if (waiting) {
+    await completeToolCall(tx, signals, agent, waiting, result.outcome, result.blocks);
+    await markWakeup(tx, agent.id, "process_action");
+  }
+  const [process] = await tx.select({ machineId: processes.machineId }).from(processes).where(eq(processes.id, ended.processId));
+  if (process) await notifyDaemonWork(tx, process.machineId);
+  return true;
 }

@@ -1,6 +1,7 @@
 import type { PermissionMode } from "../definition.js";
 import { FILE_TOOL_NAMES, FILE_TOOLS } from "./catalog-files.js";
 import { MACHINE_TOOLS } from "./catalog-machines.js";
+import { PROCESS_TOOLS } from "./catalog-processes.js";
 
 /**
  * The built-in tools svc can run, and the permission modes every tool kind offers. Agent configs may only
@@ -114,13 +115,17 @@ const skill: BuiltInTool = {
 
 /**
  * Runs a shell command on one of the agent's attached machines (its config's `machine_sources`). The call
- * waits until the machine's daemon reports the process's end; its result has the output and exit code.
+ * returns when the process ends or when `wait_ms` (default 10 s) has passed, whichever comes first; a
+ * process still running then is followed with the process tools (catalog-processes.ts).
  */
 const runCommand: BuiltInTool = {
   name: "run_command",
   description:
-    "Run a shell command on a machine attached to you and get its output and exit code when it ends. Pass machine_id " +
-    "(mch_…) when several machines are attached. Output beyond 128 KiB per stream is cut; write large output to a file.",
+    "Run a shell command on a machine attached to you. It returns when the command ends (with its output and exit code) " +
+    "or after wait_ms (default 10000), whichever comes first; a command still running then returns state \"running\", " +
+    "its output so far and cursors: follow it with read_process, feed it with write_process, end it with stop_process. " +
+    "Pass machine_id (mch_…) when several machines are attached. io_mode pty gives the command a terminal (stdout and " +
+    "stderr merged). Output beyond 128 KiB per stream is cut from the result; write large output to a file.",
   inputSchema: {
     type: "object",
     additionalProperties: false,
@@ -130,8 +135,8 @@ const runCommand: BuiltInTool = {
       machine_id: { type: "string", pattern: "^mch_[a-z2-7]{26}$", description: "The machine to run on (mch_…); omit it when exactly one is attached." },
       shell: { type: "string", enum: ["default", "sh", "bash", "zsh", "pwsh", "powershell", "cmd"], description: "The shell; default is the machine user's shell." },
       cwd: { type: "string", minLength: 1, maxLength: 4096, description: "The working directory; defaults to the machine's." },
-      wait_ms: { type: "integer", minimum: 1, maximum: 10000, description: "How long to wait for early output or exit before returning (1 to 10000)." },
-      io_mode: { type: "string", enum: ["pipe", "pty"], description: "pipe (the default) or pty." },
+      wait_ms: { type: "integer", minimum: 1, maximum: 10000, description: "How long to wait for the command to end before returning with its output so far (1 to 10000; default 10000)." },
+      io_mode: { type: "string", enum: ["pipe", "pty"], description: "pipe (the default) or pty (a terminal; stdout and stderr merged)." },
     },
   },
   defaultPermission: "always_allow",
@@ -142,7 +147,7 @@ const runCommand: BuiltInTool = {
 export const STEP_TOOLS: ReadonlySet<string> = new Set(["skill", ...FILE_TOOL_NAMES]);
 
 /** Sorted by name. */
-export const BUILT_IN_TOOLS: readonly BuiltInTool[] = [askQuestion, ...MACHINE_TOOLS, runCommand, skill, ...FILE_TOOLS].sort((a, b) => (a.name < b.name ? -1 : 1));
+export const BUILT_IN_TOOLS: readonly BuiltInTool[] = [askQuestion, ...MACHINE_TOOLS, runCommand, skill, ...FILE_TOOLS, ...PROCESS_TOOLS].sort((a, b) => (a.name < b.name ? -1 : 1));
 
 const BY_NAME = new Map(BUILT_IN_TOOLS.map((tool) => [tool.name, tool]));
 

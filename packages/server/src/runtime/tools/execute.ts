@@ -12,6 +12,8 @@ import { permissionForm, questionForm, type AskQuestionInput } from "./forms.js"
 import { STEP_TOOLS } from "./catalog.js";
 import { dispatchRunCommand, runCommandContext, type RunCommandInput } from "./run-command.js";
 import { dispatchMachineTool, MACHINE_TOOL_NAMES, type ToolPorts } from "./machine-tools.js";
+import { PROCESS_TOOL_NAMES } from "./catalog-processes.js";
+import { dispatchProcessTool } from "./process-tools.js";
 
 /*
  * The worker's transactional tool work (design brief §3.5): permission checks move `awaiting_authorization`
@@ -105,5 +107,6 @@ async function dispatch(tx: Tx, signals: AgentSignals, agent: AgentRow, call: To
   }
   if (call.name === "run_command") return dispatchRunCommand(tx, signals, agent, call);
   if (MACHINE_TOOL_NAMES.has(call.name)) return dispatchMachineTool(tx, signals, agent, call, ports.machines);
+  if (PROCESS_TOOL_NAMES.has(call.name)) return dispatchProcessTool(tx, signals, agent, call);
   await completeToolCall(tx, signals, agent, call, "failed", [textBlock(`The built-in tool ${call.name} cannot run in this deployment.`)]);
 }

@@ -10,8 +10,9 @@ import { completeToolCall, setToolCallState, textBlock, type ToolCallRow } from 
 
 /*
  * The built-in `run_command` tool, transactional phase (design brief §3.5, §4): pick the agent's attached
- * machine, queue a `processes` row for its daemon and leave the call `waiting`. The daemon's report of the
- * process's end completes the call (modules/daemon). Nothing here waits on the network.
+ * machine, queue a `processes` row for its daemon and leave the call `waiting`. The daemon's report
+ * completes the call (modules/daemon): `process_finished` when the process ends within `wait_ms`, else
+ * `process_started` with the output so far. Nothing here waits on the network.
  */
 
 export interface RunCommandInput {
@@ -23,7 +24,10 @@ export interface RunCommandInput {
   io_mode?: "pipe" | "pty";
 }
 
-/** The default `wait_ms`; svc answers when the process ends, so it is recorded but not waited on yet. */
+/**
+ * The default `wait_ms`: the reference's range ends at 10 s and its tool returns early output, so the
+ * call returns with the output so far when a command outlives it; most commands end well before.
+ */
 const DEFAULT_WAIT_MS = 10_000;
 
 interface Target {
