@@ -82,17 +82,17 @@ export async function startInstalls(tx: Tx, signals: AgentSignals, agent: AgentR
     for (const machineId of new Set(pending.map((row) => row.machineId))) await notifyDaemonWork(tx, machineId);
   }
   const names = new Map(targets.map((t) => [t.id, t.name]));
-  return rows.map((row) => ({ ...row, machineName: names.get(row.machineId) ?? "" }));
+  return rows.map((row) => ({ ...row, machineName: names.get(row.machineId) ?? "" })).sort((a, b) => (a.machineName < b.machineName ? -1 : a.machineName > b.machineName ? 1 : 0));
 }
 
-/** A call's installs with their machines' names, in the order they were made. */
+/** A call's installs with their machines' names, by machine name (one call's rows are made in one statement). */
 export async function installsOfCall(db: Db, toolCallId: string): Promise<InstallWithMachine[]> {
   const rows = await db
     .select({ install: skillInstalls, machineName: machines.displayName })
     .from(skillInstalls)
     .innerJoin(machines, eq(machines.id, skillInstalls.machineId))
     .where(eq(skillInstalls.toolCallId, toolCallId))
-    .orderBy(asc(skillInstalls.createdAt), asc(skillInstalls.id));
+    .orderBy(sql`${machines.displayName} COLLATE "C"`, asc(skillInstalls.id));
   return rows.map((r) => ({ ...r.install, machineName: r.machineName }));
 }
 
