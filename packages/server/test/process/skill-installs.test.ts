@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { agentProject, yamlConfig, type AgentProject } from "../support/agents.js";
@@ -6,7 +6,7 @@ import { createConfig, eventually, finalOutputs, launch, send, untilEvents } fro
 import { connectMachine, startDaemon, tempDir, untilConnection, type Daemon } from "../support/daemon.js";
 import { useFakeProvider } from "../support/fake-provider.js";
 import { useTestServer } from "../support/server.js";
-import { skillMd, skillZip, uploadSkill, zip } from "../api/skills-fixtures.js";
+import { sendForm, skillFiles, skillMd, skillZip, tarGz, uploadSkill, zip } from "../api/skills-fixtures.js";
 
 /*
  * The skill tool with machines, end to end with real `svcd` processes: the skill's files installed on each
@@ -95,9 +95,34 @@ describe("the skill tool with machines", () => {
     expect(statSync(join(folder, "SKILL.md")).mtimeMs).toBe(before);
   }, 90_000);
 
+  it("replaces the folder whole with a later revision, loaded by an agent whose config pins it", async () => {
+    const project = await agentProject(server.api, provider.baseUrl);
+    const skill = await projectSkill(project, skillZip("changing", skillMd("changing", "Use when changing.", "First.\n")));
+    const box = await machine(project, "changing-box");
+    const folder = join(box.home, "skills", "changing");
+    const load = async () => {
+      provider.script({ toolCalls: [{ name: "skill", input: { name: "changing" } }] }, { text: "Done." });
+      const agentId = await launch(server.api, project, await createConfig(server.api, project, config(project, skill.id, ["changing-box"])), "go");
+      return toolResults(await untilEvents(server.api, project, agentId, (e) => finalOutputs(e).length === 1))[0];
+    };
+    expect(installs(await load())).toEqual([expect.objectContaining({ state: "ready", path: folder })]);
+    writeFileSync(join(folder, "leftover.txt"), "from revision 1");
+    // Revision 2 replaces SKILL.md only: svc writes it as a .tar.gz with the other files kept.
+    const updated = await sendForm(server.url, "POST", `/api/v1/orgs/${project.orgId}/skills/${skill.id}`, { token: project.token }, { skill_md: { file: Buffer.from(skillMd("changing", "Use when changing.", "Second.\n")) } });
+    expect(updated.body.revision, updated.text).toBe(2);
+    const second = await load();
+    expect(second.content_blocks[0].text).toContain("(revision 2)");
+    expect(installs(second)).toEqual([expect.objectContaining({ state: "ready", path: folder })]);
+    expect(readFileSync(join(folder, "SKILL.md"), "utf8")).toContain("Second.");
+    expect(readdirSync(folder).sort()).toEqual(["SKILL.md", "templates"]);
+  }, 90_000);
+
   it("installs on every attached machine and says which machine was offline", async () => {
     const project = await agentProject(server.api, provider.baseUrl);
-    const skill = await projectSkill(project, skillZip("deploy"));
+    // A .tar.gz this time, with an executable script and a path too long for a plain tar header (pax).
+    const deep = `deploy/${"nested-folder/".repeat(8)}notes.md`;
+    const archive = await tarGz([...skillFiles("deploy"), { name: "deploy/scripts/run.sh", mode: 0o755, data: "#!/bin/sh\necho deployed\n" }, { name: deep, data: "deep" }]);
+    const skill = await projectSkill(project, archive);
     const one = await machine(project, "fleet-1");
     const two = await machine(project, "fleet-2");
     const away = await machine(project, "fleet-away", true);
@@ -111,7 +136,12 @@ describe("the skill tool with machines", () => {
       { machine_id: two.machineId, machine_name: "fleet-2", state: "ready", path: join(two.home, "skills", "deploy") },
       { machine_id: away.machineId, machine_name: "fleet-away", state: "unreachable", error: expect.stringContaining("offline") },
     ]);
-    for (const m of [one, two]) expect(existsSync(join(m.home, "skills", "deploy", "templates", "example.md"))).toBe(true);
+    for (const m of [one, two]) {
+      const folder = join(m.home, "skills", "deploy");
+      expect(readFileSync(join(folder, "templates", "example.md"), "utf8")).toBe("# Example\n");
+      expect(statSync(join(folder, "scripts", "run.sh")).mode & 0o111).not.toBe(0);
+      expect(readFileSync(join(folder, deep.slice("deploy/".length)), "utf8")).toBe("deep");
+    }
   }, 90_000);
 
   it("refuses an archive whose bytes are not the revision's digest, and installs nothing", async () => {
