@@ -105,7 +105,7 @@ describe("skill offers and the archive route", () => {
     expect((await download(archiveUrl(offer), project.token)).status).toBe(403);
     const malformed = await download(archiveUrl(offer, { download_token: "abc" }), machine.daemonToken);
     expect(malformed.status).toBe(400);
-    expect((await malformed.json()).code).toBe("invalid_request");
+    expect(((await malformed.json()) as { code: string }).code).toBe("invalid_request");
 
     const expired = await eventually(() => download(archiveUrl(offer), machine.daemonToken), (reply) => reply.status !== 200, 150);
     expect(expired.status).toBe(410);
@@ -138,6 +138,6 @@ describe("skill offers and the archive route", () => {
     const gone = await download(archiveUrl(offer), machine.daemonToken);
     // The token is still valid (8 s); the revision it names is not there any more.
     expect(gone.status).toBe(404);
-    expect((await gone.json()).code).toBe("not_found");
+    expect(((await gone.json()) as { code: string }).code).toBe("not_found");
   }, 60_000);
 });

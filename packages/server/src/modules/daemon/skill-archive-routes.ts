@@ -1,6 +1,5 @@
 import { Type } from "typebox";
 import type { HttpApp } from "../../platform/http/app.js";
-import type { DaemonPrincipal } from "../../platform/http/auth.js";
 import { pathId } from "../../platform/http/params.js";
 import { errorResponses, Id } from "../../platform/http/schemas.js";
 import { idPattern } from "../../platform/ids.js";
@@ -45,8 +44,7 @@ export function skillArchiveRoutes(app: HttpApp, deps: { skillInstalls: Pick<Ski
       },
     },
     async (request, reply) => {
-      const daemon = (request as { daemon: DaemonPrincipal | null }).daemon!;
-      const { bytes, digest } = await deps.skillInstalls.skillArchive(daemon, pathId("skill", request.params.skillID), request.query);
+      const { bytes, digest } = await deps.skillInstalls.skillArchive(request.daemon!, pathId("skill", request.params.skillID), request.query);
       return reply
         .header("content-type", "application/octet-stream")
         .header("content-length", bytes.length)
