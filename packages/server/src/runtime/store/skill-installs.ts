@@ -33,6 +33,7 @@ async function attachedMachines(tx: Tx, agent: AgentRow) {
       id: machines.id,
       orgId: machines.orgId,
       name: machines.displayName,
+      lifecycleState: machines.lifecycleState,
       usable: sql<boolean>`(${machines.deletedAt} IS NULL AND ${machines.lifecycleState} = 'active' AND ${projectMachineGrants.id} IS NOT NULL)`,
       online: sql<boolean>`coalesce(${machines.leaseExpiresAt} > statement_timestamp(), false)`,
     })
@@ -57,7 +58,11 @@ export async function startInstalls(tx: Tx, signals: AgentSignals, agent: AgentR
     .values(
       targets.map((machine) => {
         const reachable = machine.usable && machine.online;
-        const why = machine.usable ? "the machine is offline (its daemon is not connected)" : "the machine is no longer available to this project";
+        const why = machine.usable
+          ? "the machine is offline (its daemon is not connected)"
+          : machine.lifecycleState === "provisioning"
+            ? "the machine is not ready yet (still provisioning)"
+            : "the machine is no longer available to this project (deleted, or its grant was revoked)";
         return {
           id: newUuid(),
           orgId: machine.orgId,
