@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { agentProject, yamlConfig, type AgentProject } from "../support/agents.js";
@@ -185,6 +185,27 @@ describe("svcd's failure reports", () => {
     daemon(connected.daemonToken, dir("svcd-home-"));
     await untilConnection(server.api, project.token, project.orgId, connected.machineId, "online");
     await eventually(async () => (await server.api.get(path, { token: project.token })).body, (machine) => machine.failure_report === undefined);
+  }, 60_000);
+});
+
+describe("svcd's failure reports, registration", () => {
+  it("reports a registration svc refuses for good (a damaged journal) and keeps trying", async () => {
+    const project = await agentProject(server.api, provider.baseUrl);
+    const connected = await connectMachine(server.api, project.token, project.orgId, project.projectId, "bad-journal");
+    const home = dir("svcd-home-");
+    // A journal svc can never accept: its process id is longer than any svc makes.
+    const processId = "x".repeat(100);
+    mkdirSync(join(home, "processes", processId), { recursive: true });
+    writeFileSync(
+      join(home, "processes", processId, "journal.json"),
+      JSON.stringify({ process_id: processId, supervisor_instance_id: "old", phase: "terminal", offer: {}, pid: null, started_at: null }),
+    );
+    const running = daemon(connected.daemonToken, home);
+    const path = `/api/v1/orgs/${project.orgId}/machines/${connected.machineId}`;
+    const seen = await eventually(async () => (await server.api.get(path, { token: project.token })).body, (machine) => machine.failure_report !== undefined);
+    expect(seen.failure_report).toMatchObject({ stage: "daemon_start", output_tail: expect.stringContaining("svcd could not register with svc: POST /api/v1/daemon/runtimes answered 400") });
+    expect(seen.connection_state).toBe("offline");
+    expect(running.child.exitCode).toBe(null);
   }, 60_000);
 });
 
