@@ -10,10 +10,12 @@ export class TokenRefused extends Error {}
 export class Superseded extends Error {}
 /** Anything else: the network, a restarting svc. Worth retrying after a pause. */
 export class Unavailable extends Error {}
+/** svc refused the request itself (a 4xx other than the above, 408 and 429): retrying alone will not help. */
+export class Rejected extends Unavailable {}
 
 export class DaemonApi {
   constructor(
-    private readonly origin: string,
+    readonly origin: string,
     private readonly token: string,
   ) {}
 
@@ -55,6 +57,7 @@ export class DaemonApi {
     const message = `${method} ${path} answered ${response.status}: ${text.slice(0, 300)}`;
     if (response.status === 401 || response.status === 403) throw new TokenRefused(message);
     if (response.status === 410) throw new Superseded(message);
+    if (response.status >= 400 && response.status < 500 && response.status !== 408 && response.status !== 429) throw new Rejected(message);
     if (!response.ok) throw new Unavailable(message);
     return (text ? JSON.parse(text) : {}) as T;
   }

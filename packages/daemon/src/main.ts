@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { DaemonApi } from "./api.js";
 import { Home } from "./home.js";
+import { reportFailure } from "./failures.js";
 import { DAEMON_VERSION, DaemonRuntime } from "./runtime.js";
 
 const USAGE = `usage: svcd run --url <svc origin> --token <svc_daemon_v1_…> --home <dir>
@@ -10,8 +11,10 @@ const USAGE = `usage: svcd run --url <svc origin> --token <svc_daemon_v1_…> --
 Connects this computer to svc as the machine the token belongs to and runs its agents' commands, in the
 foreground, until stopped (SIGTERM or SIGINT). The token may also come from SVC_DAEMON_TOKEN.
 
-exit status: 0 stopped, 2 bad usage, 3 svc refused the token or ended this daemon for good`;
+exit status: 0 stopped, 1 failed (its home unusable: svc is told), 2 bad usage, 3 svc refused the token or ended
+this daemon for good`;
 
+const EXIT_FAILED = 1;
 const EXIT_USAGE = 2;
 const EXIT_REFUSED = 3;
 
@@ -44,7 +47,18 @@ async function main(argv: string[]): Promise<number> {
   }
 
   const log = { info: (m: string) => console.log(`svcd: ${m}`), warn: (m: string) => console.error(`svcd: ${m}`) };
-  const runtime = new DaemonRuntime(new DaemonApi(values.url, token), new Home(resolve(values.home)), log);
+  const api = new DaemonApi(values.url, token);
+  let home: Home;
+  try {
+    home = new Home(resolve(values.home));
+  } catch (err) {
+    // Not transient: svcd cannot keep its promises without its home. svc records why (POST /daemon/failures).
+    const output = `svcd could not use its home ${resolve(values.home)}: ${(err as Error).message}`;
+    log.warn(output);
+    await reportFailure(api, { stage: "daemon_start", output, exitStatus: EXIT_FAILED, version: DAEMON_VERSION });
+    return EXIT_FAILED;
+  }
+  const runtime = new DaemonRuntime(api, home, log);
   const stop = () => runtime.stop();
   process.once("SIGTERM", stop);
   process.once("SIGINT", stop);

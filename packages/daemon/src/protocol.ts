@@ -148,6 +148,27 @@ export interface Report {
 
 export type AckStatus = "committed" | "cleanup_only" | "permanent_reject" | "transient_error";
 
+/** svc asks for a skill revision's files (skills.ts); the token downloads its archive for a few minutes. */
+export interface SkillOffer {
+  request_id: string;
+  skill_id: string;
+  revision_id: string;
+  skill_name: string;
+  download_token: string;
+  /** Unix seconds. */
+  download_expires_at: number;
+  digest: string;
+}
+
+export interface SkillReport {
+  request_id: string;
+  skill_id: string;
+  state: "ready" | "failed";
+  error?: string;
+  /** Where the files are. */
+  path?: string;
+}
+
 export type ServerFrame =
   | { type: "heartbeat_ack"; payload: { next_heartbeat_after_ms: number } }
   | { type: "process_offer"; payload: ProcessOffer }
@@ -157,13 +178,15 @@ export type ServerFrame =
   | { type: "action_accept_ack"; payload: { process_id: string; process_action_id: string; accepted: boolean; reason?: string; process_state?: string } }
   | { type: "report_ack"; payload: { report_id: string; ack_status: AckStatus; error?: string } }
   | { type: "error"; payload: { error_code: string; error: string } }
-  | { type: "runtime_ended"; payload: { error_code: string } };
+  | { type: "runtime_ended"; payload: { error_code: string } }
+  | { type: "skill_offer"; payload: SkillOffer };
 
 export type DaemonFrame =
   | { type: "heartbeat"; payload: { daemon_instance_id: string } }
   | { type: "process_accept"; payload: { process_id: string } }
   | { type: "action_accept"; payload: { process_id: string; process_action_id: string } }
-  | { type: "report"; payload: Report };
+  | { type: "report"; payload: Report }
+  | { type: "skill_report"; payload: SkillReport };
 
 /** Why a runtime ended, when svcd must stop instead of reconnecting: its credential or machine is gone. */
 export const FATAL_END_CODES: ReadonlySet<string> = new Set(["token_revoked", "machine_deleted", "superseded"]);

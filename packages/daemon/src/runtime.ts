@@ -1,7 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { arch, hostname, platform } from "node:os";
 import WebSocket from "ws";
-import { DaemonApi, Superseded, TokenRefused, Unavailable } from "./api.js";
+import { DaemonApi, Rejected, Superseded, TokenRefused, Unavailable } from "./api.js";
+import { reportFailure } from "./failures.js";
+import { SkillInstaller } from "./skills.js";
 import type { Home } from "./home.js";
 import { ActionRunner } from "./actions.js";
 import { Supervisor } from "./supervisor.js";
@@ -41,6 +43,9 @@ export class DaemonRuntime {
   private stopping = false;
   private wake: (() => void) | undefined;
   private fatal: string | undefined;
+  private readonly skills: SkillInstaller;
+  /** The last refusal reported to svc, so a registration refused again and again is reported once. */
+  private reportedRefusal: string | undefined;
 
   constructor(
     private readonly api: DaemonApi,
@@ -49,6 +54,7 @@ export class DaemonRuntime {
   ) {
     this.supervisor = new Supervisor(home, this.instanceId, { reported: (report) => this.send({ type: "report", payload: report }) });
     this.actions = new ActionRunner(home, this.supervisor);
+    this.skills = new SkillInstaller(home.root, api, (report) => this.send({ type: "skill_report", payload: report }));
   }
 
   /** Runs until stopped or refused. */
@@ -71,6 +77,7 @@ export class DaemonRuntime {
         if (err instanceof TokenRefused || err instanceof Superseded) return this.refused(err.message);
         if (!(err instanceof Unavailable)) throw err;
         this.log.warn(err.message);
+        if (err instanceof Rejected) await this.reportRefusal(err.message);
       }
       if (this.stopping || this.fatal) break;
       failures += 1;
@@ -90,6 +97,13 @@ export class DaemonRuntime {
     this.stopping = true;
     this.wake?.();
     this.socket?.close(1000, "svcd stopping");
+  }
+
+  /** A registration svc refused for a reason waiting will not fix: the machine's failure_report says why (it still retries). */
+  private async reportRefusal(message: string): Promise<void> {
+    if (this.reportedRefusal === message) return;
+    this.reportedRefusal = message;
+    await reportFailure(this.api, { stage: "daemon_start", output: `svcd could not register with svc: ${message}`, version: DAEMON_VERSION });
   }
 
   private refused(reason: string): RunOutcome {
@@ -207,6 +221,9 @@ export class DaemonRuntime {
         return;
       case "error":
         this.log.warn(`svc: ${frame.payload.error_code}: ${frame.payload.error}`);
+        return;
+      case "skill_offer":
+        this.skills.offer(frame.payload);
         return;
     }
   }

@@ -44,6 +44,11 @@ import { createOrgCredentials } from "./modules/secrets/org-credentials.js";
 import { createDaemonService } from "./modules/daemon/service.js";
 import { createDaemonHub } from "./modules/daemon/socket.js";
 import { daemonRoutes } from "./modules/daemon/routes.js";
+import { failureRoutes } from "./modules/daemon/failure-routes.js";
+import { skillArchiveRoutes } from "./modules/daemon/skill-archive-routes.js";
+import { createSkillInstallService } from "./modules/daemon/skill-installs.js";
+import { createCapabilitySigner } from "./platform/crypto/capabilities.js";
+import { loadMasterKey } from "./platform/crypto/master-key.js";
 
 export interface App {
   http: HttpApp;
@@ -63,7 +68,15 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
   const inputs = createInputsService({ db, signals, artifacts });
   const interactions = createInteractionsService({ db, signals });
   const tools = createToolsService({ db, signals, artifacts });
-  const daemon = createDaemonService({ db, signals, credentials: createOrgCredentials({ cipher: services.cipher }), artifacts });
+  const skillInstalls = createSkillInstallService({
+    db,
+    signals,
+    artifacts,
+    skills: services.skills,
+    signer: createCapabilitySigner(loadMasterKey(config), "skill-archive-download"),
+    tokenSeconds: config.machines.skillDownloadTokenSeconds,
+  });
+  const daemon = createDaemonService({ db, signals, credentials: createOrgCredentials({ cipher: services.cipher }), artifacts, skillInstalls });
 
   const http = await createHttpApp({
     config,
@@ -104,6 +117,8 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
       toolCatalogRoutes(api);
       machineRoutes(api, { machines: createMachinesService({ db, signals, secrets: createOrgCredentials({ cipher: services.cipher }) }) });
       daemonRoutes(api, { daemon, hub: daemonHub });
+      skillArchiveRoutes(api, { skillInstalls });
+      await failureRoutes(api, { db });
       timelineRoutes(api, { timeline: createTimelineService({ db }), streams: createEventStreams({ db, signals, subscribers: services.metrics.streamSubscribers }) });
       api.get("/openapi.json", { config: { auth: "public" } }, async () => http.swagger());
     },

@@ -92,6 +92,10 @@ export interface MachinesConfig {
   readonly provisionTimeoutSeconds: number;
   /** The length of one minute of `delete_after_idle_minutes`, in seconds: 60, or less for tests and trials. */
   readonly idleMinuteSeconds: number;
+  /** How long a `skill` call waits for its machines to report an install before it says `timeout`. */
+  readonly skillInstallTimeoutSeconds: number;
+  /** How long a skill archive download token stays valid after svc offers it to a daemon. */
+  readonly skillDownloadTokenSeconds: number;
 }
 
 export interface RateLimitConfig {
@@ -185,6 +189,8 @@ export function loadConfig(env: Env = process.env): Config {
       reconcileIntervalMs: intVar(env, "SVC_MACHINE_RECONCILE_INTERVAL_MS", 1000, 50, 600_000),
       provisionTimeoutSeconds: intVar(env, "SVC_MACHINE_PROVISION_TIMEOUT_SECONDS", 120, 1, 3600),
       idleMinuteSeconds: intVar(env, "SVC_MACHINE_IDLE_MINUTE_SECONDS", 60, 1, 60),
+      skillInstallTimeoutSeconds: intVar(env, "SVC_SKILL_INSTALL_TIMEOUT_SECONDS", 30, 1, 600),
+      skillDownloadTokenSeconds: intVar(env, "SVC_SKILL_DOWNLOAD_TOKEN_SECONDS", 300, 1, 3600),
     }),
     deviceLogin: Object.freeze({
       codeTtlSeconds: intVar(env, "SVC_DEVICE_CODE_TTL_SECONDS", 900, 1, 86_400),

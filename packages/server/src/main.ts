@@ -6,7 +6,7 @@ import { ConfigError, loadConfig, type Config } from "./config.js";
 import { DataDirInUse, embeddedAnalyzeTask, openDatabase, type Database } from "./platform/db/index.js";
 import { startMaintenance, type MaintenanceTask } from "./maintenance.js";
 import { runFakeProvider } from "./runtime/models/fake-provider/cli.js";
-import { leaseReaper, startAgentWorker, unreachableMachines } from "./runtime/index.js";
+import { leaseReaper, skillInstallDeadlines, startAgentWorker, unreachableMachines } from "./runtime/index.js";
 import { buildServices, type Services } from "./services.js";
 import { startPoolMachines } from "./modules/machines/lifecycle.js";
 import { runBackup, runRestore } from "./backup.js";
@@ -151,6 +151,7 @@ export function maintenanceTasks(db: Database, services: Services, config: Confi
   return [
     leaseReaper(db, services),
     unreachableMachines(db, services, config),
+    skillInstallDeadlines(db, services),
     { name: "expired-sessions", run: () => services.identity.sweepExpired() },
     { name: "rate-limit-windows", run: () => services.rateLimiter.sweep() },
     { name: "expired-device-flows", run: () => services.deviceLogin.sweepExpired() },

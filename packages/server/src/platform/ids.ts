@@ -44,6 +44,8 @@ export const ID_PREFIXES = {
   machineBinding: "amb",
   process: "prc",
   processAction: "pac",
+  /** A request to install a skill's files on one machine (the `skill_offer`'s request_id). */
+  skillInstall: "ski",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -11,6 +11,7 @@ import type { ModelClient } from "./models/types.js";
 import { createStepCaches } from "./caches.js";
 import { reapExpiredLeases } from "./reaper.js";
 import { abandonUnreachableProcesses } from "./unreachable.js";
+import { sweepSkillInstalls } from "./tools/skill.js";
 import { startWorker, type WorkerLog } from "./worker.js";
 
 /** An MCP answer larger than this is an error: results are capped far lower once stored (48 MiB bodies). */
@@ -36,6 +37,7 @@ export function startAgentWorker(options: { db: Database; services: Pick<Service
       artifacts: services.artifacts,
       skills: services.skills,
       machines: services.agentMachines,
+      skillInstallSeconds: config.machines.skillInstallTimeoutSeconds,
     },
     { concurrency: config.runtime.workerConcurrency, leaseSeconds: config.runtime.leaseSeconds, pollMs: config.runtime.pollMs, metrics: services.metrics },
     options.log,
@@ -59,5 +61,13 @@ export function unreachableMachines(db: Database, services: Pick<Services, "sign
   return {
     name: "unreachable-machine-processes",
     run: () => abandonUnreachableProcesses(db, services.signals, config.runtime.machineGraceSeconds),
+  };
+}
+
+/** The maintenance task that ends skill installs past their deadline and completes their `skill` calls. */
+export function skillInstallDeadlines(db: Database, services: Pick<Services, "signals" | "skills" | "artifacts">) {
+  return {
+    name: "skill-install-deadlines",
+    run: () => sweepSkillInstalls({ db, signals: services.signals, skills: services.skills, artifacts: services.artifacts }),
   };
 }

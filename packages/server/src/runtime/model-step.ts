@@ -37,6 +37,8 @@ export interface StepDeps {
   skills: Pick<SkillsService, "readRevision">;
   /** The machines module for the machine tools (tools/machine-tools.ts); without it they fail. */
   machines?: AgentMachines;
+  /** How long a `skill` call waits for its machines' installs (default 30 s). */
+  skillInstallSeconds?: number;
 }
 
 /** A claimed model call: the context row inserted by the claim, under the runtime lock `lockId`. */

@@ -136,11 +136,15 @@ async function runMcpCall(deps: StepDeps, step: ToolStep, call: ToolCallRow, tar
   return outcome;
 }
 
-/** A built-in tool that runs in a step (tools/catalog.ts, STEP_TOOLS): the `skill` tool and the file tools. */
-async function runBuiltInCall(deps: StepDeps, step: ToolStep, call: ToolCallRow, definitionFor: (call: ToolCallRow) => Promise<AgentDefinition>): Promise<ToolOutcome> {
-  const { outcome, prepared } = FILE_TOOL_NAMES.has(call.name) ? await runFileTool(deps, step.agentId, call.name, call.input) : await runSkillTool(deps, await definitionFor(call), call.input);
-  await recordCall(deps, step, call, outcome, prepared);
-  return outcome;
+/**
+ * A built-in tool that runs in a step (tools/catalog.ts, STEP_TOOLS): the `skill` tool and the file tools.
+ * A `skill` call that asked machines to install its files is left waiting (undefined): their reports complete it.
+ */
+async function runBuiltInCall(deps: StepDeps, step: ToolStep, call: ToolCallRow, definitionFor: (call: ToolCallRow) => Promise<AgentDefinition>): Promise<ToolOutcome | undefined> {
+  const result = FILE_TOOL_NAMES.has(call.name) ? await runFileTool(deps, step.agentId, call.name, call.input) : await runSkillTool(deps, step, call, await definitionFor(call));
+  if (result === "waiting") return undefined;
+  await recordCall(deps, step, call, result.outcome, result.prepared);
+  return result.outcome;
 }
 
 /** Records a call's result, only while it is still running under this step's lock. */

@@ -55,7 +55,7 @@ describe("the skill tool", () => {
     const text = results[0].content_blocks[0].text as string;
     expect(text).toContain(md);
     expect(text).toContain("- templates/example.md (10 bytes)");
-    expect(text).toContain("comes with svc's machines, which are not available yet");
+    expect(text).toContain("No machine is attached to this agent, so the skill's files were not installed anywhere");
     expect(text).not.toContain("Newer.");
     expect(results[1]).toMatchObject({ outcome: "failed", content_blocks: [{ type: "text", text: expect.stringContaining("Attached skills: release-notes") }] });
     const first = requestText(provider, 0);

@@ -10,7 +10,7 @@ import { EmbeddedWorkerClient, openEmbedded, openPostgres, type Database, type E
 import { adminQuery, withDatabase } from "./global-setup.js";
 import { ApiClient } from "./client.js";
 import { startMaintenance } from "../../src/maintenance.js";
-import { leaseReaper, startAgentWorker, unreachableMachines } from "../../src/runtime/index.js";
+import { leaseReaper, skillInstallDeadlines, startAgentWorker, unreachableMachines } from "../../src/runtime/index.js";
 import { startPoolMachines } from "../../src/modules/machines/lifecycle.js";
 import { SVCD } from "./daemon.js";
 
@@ -63,7 +63,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
   const address = await app.http.listen({ host: "127.0.0.1", port: 0 });
   const quiet = { warn: () => {}, error: () => {} };
   const worker = options.worker ? startAgentWorker({ db, services: app.services, config, log: quiet }) : undefined;
-  const maintenance = options.worker ? startMaintenance([leaseReaper(db, app.services), unreachableMachines(db, app.services, config)], quiet as never, config.runtime.maintenanceIntervalMs) : undefined;
+  const maintenance = options.worker ? startMaintenance([leaseReaper(db, app.services), unreachableMachines(db, app.services, config), skillInstallDeadlines(db, app.services)], quiet as never, config.runtime.maintenanceIntervalMs) : undefined;
   const poolMachines = options.poolMachines ? await startPoolMachines({ db, signals: app.services.signals, config, log: { warn: () => {}, debug: () => {} }, url: address }) : undefined;
   return {
     databaseUrl,

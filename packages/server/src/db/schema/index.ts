@@ -8,3 +8,4 @@ export * from "./agents.js";
 export * from "./timeline.js";
 export * from "./machines.js";
 export * from "./daemon.js";
+export * from "./skill-installs.js";

@@ -173,6 +173,19 @@ export type ProcessActionEvent = Static<typeof ProcessActionEvent>;
 export const ReportEvent = Type.Union([ProcessFinishedEvent, ProcessStartedEvent, ProcessActionEvent]);
 export type ReportEvent = Static<typeof ReportEvent>;
 
+/** A daemon's answer to a `skill_offer` (design brief §7); `path` (svc's addition) is where the files went. */
+export const SkillReport = Type.Object(
+  {
+    request_id: Type.String({ maxLength: 64 }),
+    skill_id: Type.String({ maxLength: 64 }),
+    state: Type.Union([Type.Literal("ready"), Type.Literal("failed"), Type.Literal("timeout"), Type.Literal("unreachable")]),
+    error: Type.Optional(Type.String({ maxLength: 4000 })),
+    path: Type.Optional(Type.String({ maxLength: 4096 })),
+  },
+  strict,
+);
+export type SkillReport = Static<typeof SkillReport>;
+
 /** Frames a daemon sends on its runtime's socket. */
 export const DaemonFrame = Type.Union([
   Type.Object({ type: Type.Literal("heartbeat"), payload: Type.Object({ daemon_instance_id: Uuid, observed_platform: Type.Optional(Free) }, strict) }, strict),
@@ -185,5 +198,6 @@ export const DaemonFrame = Type.Union([
     { type: Type.Literal("report"), payload: Type.Object({ report_id: Type.String({ minLength: 1, maxLength: 64 }), event: ReportEvent }, strict) },
     strict,
   ),
+  Type.Object({ type: Type.Literal("skill_report"), payload: SkillReport }, strict),
 ]);
 export type DaemonFrame = Static<typeof DaemonFrame>;

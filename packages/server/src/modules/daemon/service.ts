@@ -15,6 +15,8 @@ import { markWakeup } from "../../runtime/wakeups.js";
 import { reconcile } from "./reconcile.js";
 import { actionResult, finishedResult, startedResult } from "./results.js";
 import type { ProcessActionEvent, ProcessClaim, ProcessFinishedEvent, ProcessStartedEvent, ReportEvent } from "./schemas.js";
+import { clearFailure } from "./failures.js";
+import type { SkillInstallService } from "./skill-installs.js";
 import * as store from "./store.js";
 
 /** How often a daemon heartbeats (the reference's 10 s); the lease is twelve of them. */
@@ -54,7 +56,7 @@ export type EndCode = "token_revoked" | "machine_deleted" | "superseded" | "ende
  * The machine daemon's side of svc (docs/architecture.md, "The daemon protocol"): who a daemon token is,
  * runtimes and their leases, offers, grants and reports. Every time decision uses the database clock.
  */
-export function createDaemonService(deps: { db: Database; signals: AgentSignals; credentials: OrgCredentials; artifacts: ArtifactsService }) {
+export function createDaemonService(deps: { db: Database; signals: AgentSignals; credentials: OrgCredentials; artifacts: ArtifactsService; skillInstalls: SkillInstallService }) {
   const { db, signals } = deps;
 
   async function authenticate(tokenHash: string): Promise<DaemonPrincipal | null> {
@@ -98,6 +100,7 @@ export function createDaemonService(deps: { db: Database; signals: AgentSignals;
       // The lease comes from the database clock: renewed in the statement, not from the values above.
       const leased = (await store.renewLease(tx, runtime.id))!;
       const directives = await reconcile(tx, signals, leased, body.processes);
+      await clearFailure(tx, daemon.machineId);
       // The replaced runtime's socket (maybe on another replica) hears it and closes.
       if (replaced.length > 0) await notifyDaemon(tx, daemon.machineId);
       return { runtime: leased, directives };
@@ -296,7 +299,7 @@ export function createDaemonService(deps: { db: Database; signals: AgentSignals;
     });
   }
 
-  return { authenticate, activeRuntime, register, end, sleep, heartbeat, endCode, offers, terminations, accept, report, actionOffers, acceptAction };
+  return { authenticate, activeRuntime, register, end, sleep, heartbeat, endCode, offers, terminations, accept, report, actionOffers, acceptAction, ...deps.skillInstalls };
 }
 
 async function waitingCall(tx: Tx | Database["read"], process: ProcessRow) {

@@ -73,6 +73,7 @@ export class DaemonSession {
   private readonly offered = new Set<string>();
   private readonly offeredActions = new Set<string>();
   private readonly terminated = new Set<string>();
+  private readonly offeredSkills = new Set<string>();
   private queue: Promise<void> = Promise.resolve();
   private readonly ping: NodeJS.Timeout;
   private silence: NodeJS.Timeout | undefined;
@@ -124,6 +125,10 @@ export class DaemonSession {
         this.terminated.add(processId);
         this.send("process_terminate", { process_id: processId });
       }
+      for (const offer of await this.service.skillOffers(this.daemon, [...this.offeredSkills])) {
+        this.offeredSkills.add(offer.request_id);
+        this.send("skill_offer", offer);
+      }
     });
   }
 
@@ -144,8 +149,9 @@ export class DaemonSession {
     } catch {
       frame = undefined;
     }
-    if (!checkFrame(frame)) return this.send("error", { error_code: "invalid_request", error: "not a daemon frame: {type, payload} of heartbeat, process_accept, action_accept or report" });
+    if (!checkFrame(frame)) return this.send("error", { error_code: "invalid_request", error: "not a daemon frame: {type, payload} of heartbeat, process_accept, action_accept, report or skill_report" });
     const parsed = frame as DaemonFrame;
+    if (parsed.type === "skill_report") return this.service.skillReport(this.daemon, parsed.payload);
     if (parsed.type === "action_accept") {
       const answer = await this.service.acceptAction(this.daemon, this.runtimeId, parsed.payload.process_action_id);
       // Refused: it may be offered again on this connection once it is its turn.

@@ -2,6 +2,7 @@ import { Type, type Static } from "typebox";
 import { GrantSort, namedPageQuery, pageQuery, ResourceSort } from "../../platform/http/lists.js";
 import { idPattern } from "../../platform/ids.js";
 import { Id, Metadata, NullableTimestamp, ResourceName, Timestamp } from "../../platform/http/schemas.js";
+import { MachineFailureReport } from "../daemon/failures.js";
 
 export const TAG = "Machines";
 
@@ -78,6 +79,7 @@ export const Machine = Type.Object(
     secret_env: Type.Record(Type.String(), Id("secret")),
     lifecycle_reason_code: Type.String(),
     lifecycle_reason_message: Type.String(),
+    failure_report: Type.Optional(MachineFailureReport),
     next_reconcile_after: NullableTimestamp,
     provision_attempts: Type.Integer(),
     delete_attempts: Type.Integer(),

@@ -5,6 +5,7 @@ import type { GrantRow } from "./grants-store.js";
 import type { GrantSourceKind, LifecycleState, SourceKind } from "./schemas.js";
 import type { MachineRow } from "./store.js";
 import type { TokenRow } from "./tokens-store.js";
+import { failureReportView } from "../daemon/failures.js";
 
 export function machineSummaryView(machine: MachineRow) {
   return {
@@ -32,6 +33,7 @@ export function machineView(machine: MachineRow) {
     secret_env: publicSecretRefs(machine.secretEnv),
     lifecycle_reason_code: machine.lifecycleReasonCode,
     lifecycle_reason_message: machine.lifecycleReasonMessage,
+    ...failureReportView(machine.failureReport),
     next_reconcile_after: isoOrNull(machine.nextReconcileAfter),
     provision_attempts: machine.provisionAttempts,
     delete_attempts: machine.deleteAttempts,

@@ -193,6 +193,17 @@ export function createSkillsService(deps: { db: Database; blobs: BlobStore }) {
     },
 
     /**
+     * For the daemon's archive download: the revision of the org's skill and its archive's bytes, or
+     * undefined when either is gone. Read outside any transaction (the blob store is not the database).
+     */
+    async readArchive(orgId: string, skillId: string, revisionId: string): Promise<{ revision: store.RevisionRow; bytes: Buffer } | undefined> {
+      const revision = await store.findRevision(db.read, revisionId);
+      if (!revision || revision.orgId !== orgId || revision.skillId !== skillId) return undefined;
+      const bytes = await blobs.get(revision.archiveKey);
+      return bytes ? { revision, bytes } : undefined;
+    },
+
+    /**
      * Deletes archives older than an hour that no revision references: uploads whose transaction failed
      * and archives of deleted skills whose removal failed. One batch per call, in key order.
      */
