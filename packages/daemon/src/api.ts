@@ -13,8 +13,9 @@ export class Unavailable extends Error {}
 
 export class DaemonApi {
   constructor(
-    private readonly origin: string,
-    private readonly token: string,
+    readonly origin: string,
+    /** Also handed to upload_file and download_file processes (transfer.ts), which call svc themselves. */
+    readonly token: string,
   ) {}
 
   bootstrap(): Promise<BootstrapResponse> {

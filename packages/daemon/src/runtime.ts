@@ -47,7 +47,7 @@ export class DaemonRuntime {
     private readonly home: Home,
     private readonly log: Log,
   ) {
-    this.supervisor = new Supervisor(home, this.instanceId, { reported: (report) => this.send({ type: "report", payload: report }) });
+    this.supervisor = new Supervisor(home, this.instanceId, { reported: (report) => this.send({ type: "report", payload: report }) }, { origin: api.origin, token: api.token });
     this.actions = new ActionRunner(home, this.supervisor);
   }
 

@@ -44,6 +44,8 @@ import { createOrgCredentials } from "./modules/secrets/org-credentials.js";
 import { createDaemonService } from "./modules/daemon/service.js";
 import { createDaemonHub } from "./modules/daemon/socket.js";
 import { daemonRoutes } from "./modules/daemon/routes.js";
+import { daemonTransferRoutes } from "./modules/daemon/transfer-routes.js";
+import { createTransferService } from "./modules/daemon/transfer-service.js";
 
 export interface App {
   http: HttpApp;
@@ -104,6 +106,7 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
       toolCatalogRoutes(api);
       machineRoutes(api, { machines: createMachinesService({ db, signals, secrets: createOrgCredentials({ cipher: services.cipher }) }) });
       daemonRoutes(api, { daemon, hub: daemonHub });
+      await daemonTransferRoutes(api, { transfers: createTransferService({ db, artifacts }) });
       timelineRoutes(api, { timeline: createTimelineService({ db }), streams: createEventStreams({ db, signals, subscribers: services.metrics.streamSubscribers }) });
       api.get("/openapi.json", { config: { auth: "public" } }, async () => http.swagger());
     },
