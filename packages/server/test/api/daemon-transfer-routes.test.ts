@@ -141,8 +141,23 @@ describe("the daemon transfer routes", () => {
     expect(bytes.headers.get("content-type")).toBe("text/plain");
     expect(await bytes.text()).toBe(content);
 
-    // Canceled: the call ended, so the still running process may not fetch any more.
-    expect((await server.api.post(`${project.base}/agents/${agentId}/cancel`, {}, { token: project.token })).status).toBe(200);
+    // Still running after its initial wait: the call returns its process_id, and the transfer may go on fetching.
+    const started = { report_id: randomUUID(), event: { type: "process_started", process_id: down.process_id, started_at: new Date().toISOString(), observed_at: new Date().toISOString(), result: { stdout: "", stderr: "", stdout_cursor: 0, stderr_cursor: 0, truncated: false } } };
+    daemon.send("report", started);
+    expect(await daemon.next("report_ack")).toMatchObject({ ack_status: "committed" });
+    const early = await eventually(() => events(server.api, project, agentId), (e) => e.filter((x) => x.event_kind === "tool_result").length === 2);
+    expect(early.filter((x) => x.event_kind === "tool_result")[1].content_blocks[0].value).toMatchObject({
+      process_id: down.process_id,
+      state: "running",
+      done: false,
+      path: `/artifacts/${artifactId}`,
+      destination: "copy.txt",
+    });
+    expect((await download(downCall, artifactId, mine.daemonToken)).status).toBe(200);
+    // Ended: the route refuses the finished call.
+    const end = finished(down.process_id, "");
+    daemon.send("report", end);
+    expect(await daemon.next("report_ack")).toMatchObject({ report_id: end.report_id, ack_status: "committed" });
     expect(await status(download(downCall, artifactId, mine.daemonToken))).toEqual([403, "forbidden"]);
     // A revoked (stale) token is refused before anything is looked at.
     const revoked = await server.api.post(`/api/v1/orgs/${project.orgId}/machines/${mine.machineId}/daemon-tokens/${mine.tokenId}/revoke`, undefined, { token: project.token });
