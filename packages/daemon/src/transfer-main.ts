@@ -87,7 +87,7 @@ function checkSource(path: string, stats: Stats): void {
   if (stats.size > spec.max_bytes) throw new Refusal(tooLarge(path, stats.size));
 }
 
-const tooLarge = (path: string, size: number) => `source ${path} is ${size} bytes; upload_file copies at most ${spec.max_bytes} bytes (10 MiB)`;
+const tooLarge = (path: string, size: number) => `source ${path} is ${size} bytes; upload_file copies at most ${spec.max_bytes} bytes`;
 
 function readAtMost(fd: number, limit: number): Buffer {
   const buffer = Buffer.alloc(limit);
