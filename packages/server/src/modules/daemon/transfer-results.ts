@@ -46,7 +46,8 @@ export async function transferOffer(tx: Tx, process: ProcessRow): Promise<{ comm
   };
   const transfer = { kind, tool_call_id: encodeId("toolCall", process.toolCallId), timeout_seconds: timeout, max_bytes: TRANSFER_LIMITS.maxFileBytes };
   if (kind === "upload") return { ...base, transfer: { ...transfer, source: process.transfer?.source ?? "" } };
-  const artifact = await findArtifact(tx, process.agentId, process.transfer?.artifact_id ?? "");
+  const artifactId = process.transfer?.artifact_id;
+  const artifact = artifactId ? await findArtifact(tx, process.agentId, artifactId) : undefined;
   const named = { ...transfer, destination: process.transfer?.destination ?? "" };
   if (!artifact) return { ...base, transfer: named, preparation_error: "the artifact to download no longer exists" };
   return { ...base, transfer: { ...named, artifact_id: encodeId("artifact", artifact.id), digest: artifact.digest, size_bytes: artifact.sizeBytes } };
