@@ -21,7 +21,8 @@ afterAll(() => sockets.forEach((socket) => socket.terminate()));
 
 /** A hand-driven daemon: a registered runtime and its socket, with the frames svc sent. */
 async function fakeDaemon(token: string) {
-  const registered = await server.api.post("/api/v1/daemon/runtimes", { daemon_instance_id: randomUUID(), daemon_version: "test", processes: [] }, { token });
+  const instance = randomUUID();
+  const registered = await server.api.post("/api/v1/daemon/runtimes", { daemon_instance_id: instance, daemon_version: "test", processes: [] }, { token });
   expect(registered.status, registered.text).toBe(201);
   const socket = new WebSocket(`${server.url.replace(/^http/, "ws")}/api/v1/daemon/runtimes/${registered.body.runtime.id}/socket`, { headers: { authorization: `Bearer ${token}` } });
   sockets.push(socket);
@@ -30,6 +31,8 @@ async function fakeDaemon(token: string) {
   await new Promise((resolve, reject) => socket.once("open", resolve).once("error", reject));
   return {
     send: (type: string, payload: object) => socket.send(JSON.stringify({ type, payload })),
+    /** A heartbeat makes svc look for work (and for processes to stop). */
+    heartbeat: () => socket.send(JSON.stringify({ type: "heartbeat", payload: { daemon_instance_id: instance } })),
     /** The next frame of `type` matching `where`, waited for (bounded). */
     next: async (type: string, where: (payload: any) => boolean = () => true) => {
       const found = await eventually(async () => frames.find((f) => f.type === type && where(f.payload)), (f) => f !== undefined);
@@ -164,4 +167,21 @@ describe("the daemon transfer routes", () => {
     expect(revoked.status).toBe(200);
     expect(await status(download(downCall, artifactId, mine.daemonToken))).toEqual([401, "unauthorized"]);
   }, 120_000);
+
+  it("refuse the running transfer of a canceled call", async () => {
+    const project = await agentProject(server.api, provider.baseUrl);
+    const machine = await connectMachine(server.api, project.token, project.orgId, project.projectId, "box");
+    const daemon = await fakeDaemon(machine.daemonToken);
+    const configId = await createConfig(server.api, project, yamlConfig(project, "machine_sources:\n  - machine_name: box\n"));
+    provider.script({ toolCalls: [{ name: "upload_file", input: { path: "/artifacts", source: "/tmp/a.txt" } }] }, { text: "stopped" });
+    const launched = await server.api.post(`${project.base}/agents`, { config: configId, message: "go" }, { token: project.token });
+    const offer = await daemon.next("process_offer");
+    daemon.send("process_accept", { process_id: offer.process_id });
+    await daemon.next("process_accept_ack");
+    expect((await server.api.post(`${project.base}/agents/${launched.body.agent.id}/cancel`, {}, { token: project.token })).status).toBe(200);
+    expect(await status(upload(offer.transfer.tool_call_id, machine.daemonToken, "late"))).toEqual([403, "forbidden"]);
+    // And the daemon is told to stop the process, at its next heartbeat.
+    daemon.heartbeat();
+    expect(await daemon.next("process_terminate")).toEqual({ process_id: offer.process_id });
+  }, 60_000);
 });
