@@ -16,7 +16,8 @@ export class Rejected extends Unavailable {}
 export class DaemonApi {
   constructor(
     readonly origin: string,
-    private readonly token: string,
+    /** Also handed to upload_file and download_file processes (transfer.ts), which call svc themselves. */
+    readonly token: string,
   ) {}
 
   bootstrap(): Promise<BootstrapResponse> {

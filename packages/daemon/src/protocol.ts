@@ -75,6 +75,23 @@ export interface ProcessOffer {
   wait_ms: number;
   timeout_seconds: number;
   preparation_error?: string;
+  /** upload_file or download_file: svcd runs this transfer (transfer.ts) instead of `command`. */
+  transfer?: TransferOffer;
+}
+
+/** A file to move between this machine and svc through the tool call's daemon transfer routes. */
+export interface TransferOffer {
+  kind: "upload" | "download";
+  tool_call_id: string;
+  timeout_seconds: number;
+  max_bytes: number;
+  /** upload: the machine file, as the model gave it. */
+  source?: string;
+  /** download: the artifact, its digest and size, and the machine file to write, as the model gave it. */
+  artifact_id?: string;
+  digest?: string;
+  size_bytes?: number;
+  destination?: string;
 }
 
 /** What an action asks for; only the members of its kind are set. */

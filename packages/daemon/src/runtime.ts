@@ -52,7 +52,7 @@ export class DaemonRuntime {
     private readonly home: Home,
     private readonly log: Log,
   ) {
-    this.supervisor = new Supervisor(home, this.instanceId, { reported: (report) => this.send({ type: "report", payload: report }) });
+    this.supervisor = new Supervisor(home, this.instanceId, { reported: (report) => this.send({ type: "report", payload: report }) }, { origin: api.origin, token: api.token });
     this.actions = new ActionRunner(home, this.supervisor);
     this.skills = new SkillInstaller(home.root, api, (report) => this.send({ type: "skill_report", payload: report }));
   }

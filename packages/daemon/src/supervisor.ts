@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { reportId, type Home, type Journal } from "./home.js";
 import { readSlice } from "./output.js";
 import type { ActionClaim, ProcessClaim, ProcessFinished, ProcessOffer, Report } from "./protocol.js";
+import { transferLaunch, type TransferAccess } from "./transfer.js";
 import { WRAPPER, ptyHelper, signalGroup, signalOfStatus } from "./wrapper.js";
 
 /*
@@ -52,6 +53,8 @@ export class Supervisor {
     private readonly home: Home,
     private readonly instanceId: string,
     private readonly events: SupervisorEvents,
+    /** How upload_file and download_file reach svc (transfer.ts). */
+    private readonly transferAccess?: TransferAccess,
   ) {
     this.timer = setInterval(() => this.pollAdopted(), ADOPTED_POLL_MS);
     this.sweeper = setInterval(() => this.sweepFinished(), SWEEP_MS);
@@ -103,11 +106,14 @@ export class Supervisor {
     const err = openSync(join(dir, "stderr"), "a");
     try {
       const mode = journal.offer.io_mode === "pty" ? ptyHelper()! : "pipe";
-      const args = [shellOf(journal.offer.shell_selector), journal.offer.command, join(dir, "exit"), join(dir, "pid"), join(dir, "stdin"), mode];
+      const env = commandEnv(journal.offer.env, this.home.root);
+      // A file transfer runs svcd's transfer program in place of a command (transfer.ts).
+      const transfer = journal.offer.transfer && this.transferAccess ? transferLaunch({ ...journal.offer, transfer: journal.offer.transfer }, this.transferAccess, env, this.home.root) : undefined;
+      const args = [transfer?.shell ?? shellOf(journal.offer.shell_selector), transfer?.command ?? journal.offer.command, join(dir, "exit"), join(dir, "pid"), join(dir, "stdin"), mode];
       // In a pty the terminal merges both streams into stdout.
       const child = spawn("/bin/sh", ["-c", WRAPPER, "svcd-process", ...args], {
-        cwd: journal.offer.cwd || this.home.root,
-        env: commandEnv(journal.offer.env, this.home.root),
+        cwd: transfer?.cwd ?? (journal.offer.cwd || this.home.root),
+        env: transfer?.env ?? env,
         stdio: ["ignore", out, err],
         // Its own session and process group: a svcd killed by a signal to its group does not take the command with it.
         detached: true,

@@ -49,6 +49,8 @@ import { skillArchiveRoutes } from "./modules/daemon/skill-archive-routes.js";
 import { createSkillInstallService } from "./modules/daemon/skill-installs.js";
 import { createCapabilitySigner } from "./platform/crypto/capabilities.js";
 import { loadMasterKey } from "./platform/crypto/master-key.js";
+import { daemonTransferRoutes } from "./modules/daemon/transfer-routes.js";
+import { createTransferService } from "./modules/daemon/transfer-service.js";
 
 export interface App {
   http: HttpApp;
@@ -119,6 +121,7 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
       daemonRoutes(api, { daemon, hub: daemonHub });
       skillArchiveRoutes(api, { skillInstalls });
       await failureRoutes(api, { db });
+      await daemonTransferRoutes(api, { transfers: createTransferService({ db, artifacts }) });
       timelineRoutes(api, { timeline: createTimelineService({ db }), streams: createEventStreams({ db, signals, subscribers: services.metrics.streamSubscribers }) });
       api.get("/openapi.json", { config: { auth: "public" } }, async () => http.swagger());
     },

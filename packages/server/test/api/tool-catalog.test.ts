@@ -45,6 +45,12 @@ describe("the tool catalog", () => {
           permission_modes: MODES,
         },
         {
+          name: "download_file",
+          description: expect.stringContaining("Copy one of your artifacts (/artifacts/art_…) to a file on an attached machine"),
+          default_permission: { mode: "always_allow", parameters: {} },
+          permission_modes: MODES,
+        },
+        {
           name: "inspect_machine",
           description: expect.stringContaining("ready to run commands"),
           default_permission: { mode: "always_allow", parameters: {} },
@@ -101,6 +107,12 @@ describe("the tool catalog", () => {
         {
           name: "stop_process",
           description: expect.stringContaining("Stop a running process"),
+          default_permission: { mode: "always_allow", parameters: {} },
+          permission_modes: MODES,
+        },
+        {
+          name: "upload_file",
+          description: expect.stringContaining("Copy one regular file (at most 10 MiB, not empty) from an attached machine into svc"),
           default_permission: { mode: "always_allow", parameters: {} },
           permission_modes: MODES,
         },

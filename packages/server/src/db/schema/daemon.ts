@@ -76,9 +76,21 @@ export const agentMachineBindings = pgTable(
 );
 
 /**
- * One per run_command call. `queued` until a daemon accepts it (`starting`, bound to that runtime, with
- * `execution_granted_at`), then ended by the daemon's report. The environment is stored without secret
- * values: `secret_env` keeps references, resolved when the process is offered.
+ * What a file transfer process moves (`kind` upload or download; null for commands). Upload: the machine
+ * file `source`, and once the daemon has posted it, the `artifact_id` it became. Download: the artifact
+ * (`artifact_id`, as a row id) and the machine path `destination`.
+ */
+export interface TransferSpec {
+  source?: string;
+  destination?: string;
+  artifact_id?: string;
+}
+
+/**
+ * One per run_command, upload_file or download_file call (`kind`). `queued` until a daemon accepts it
+ * (`starting`, bound to that runtime, with `execution_granted_at`), then ended by the daemon's report. The
+ * environment is stored without secret values: `secret_env` keeps references, resolved when the process is
+ * offered. A transfer's `command` only describes it (list_processes shows it); svcd runs the transfer itself.
  */
 export const processes = pgTable(
   "processes",
@@ -96,6 +108,8 @@ export const processes = pgTable(
     bindingId: uuid("binding_id")
       .notNull()
       .references(() => agentMachineBindings.id, { onDelete: "cascade" }),
+    kind: text("kind").notNull().default("command"),
+    transfer: jsonb("transfer").$type<TransferSpec>(),
     ioMode: text("io_mode").notNull(),
     command: text("command").notNull(),
     shellSelector: text("shell_selector").notNull(),
@@ -118,6 +132,8 @@ export const processes = pgTable(
   (t) => [
     foreignKey({ columns: [t.orgId, t.machineId], foreignColumns: [machines.orgId, machines.id] }).onDelete("cascade"),
     check("processes_io_mode", sql`${t.ioMode} IN ('pipe', 'pty')`),
+    check("processes_kind", sql`${t.kind} IN ('command', 'upload', 'download')`),
+    check("processes_transfer", sql`(${t.kind} = 'command') = (${t.transfer} IS NULL)`),
     check("processes_state", sql`${t.state} IN ('queued', 'starting', 'running', 'exited', 'failed', 'killed', 'unknown')`),
     index("processes_machine_queued_idx").on(t.machineId, t.createdAt).where(sql`${t.state} = 'queued'`),
     index("processes_runtime_idx").on(t.runtimeId),

@@ -2,6 +2,7 @@ import { MAX_TOOLS, type AgentDefinition, type MachineSourceDefinition, type Mcp
 import { builtInTool } from "../../runtime/tools/catalog.js";
 import { RETRIEVAL_TOOLS } from "../../runtime/tools/catalog-files.js";
 import { PROCESS_TOOL_NAMES } from "../../runtime/tools/catalog-processes.js";
+import { TRANSFER_TOOL_NAMES } from "../../runtime/tools/catalog-transfer.js";
 import type { ToolChoice } from "./document.js";
 import type { McpServerChoice } from "./mcp-section.js";
 import type { ModelFacts } from "./model-rules.js";
@@ -56,7 +57,7 @@ function withImpliedTool(tools: readonly ToolChoice[], name: string, implied: bo
 
 /**
  * Machines bring their tools: any machine source `run_command`, the process tools (a command run_command
- * leaves running needs them), `list_machines` and `inspect_machine`; a pool source also `create_machine`
+ * leaves running needs them), `upload_file` and `download_file`, `list_machines` and `inspect_machine`; a pool source also `create_machine`
  * and `delete_machine` (the reference's recommended machine tools).
  */
 function impliedMachineTools(tools: readonly ToolChoice[], sources: readonly MachineSourceDefinition[]): readonly ToolChoice[] {
@@ -65,6 +66,7 @@ function impliedMachineTools(tools: readonly ToolChoice[], sources: readonly Mac
   const implied: Array<[string, boolean]> = [
     ["run_command", any],
     ...[...PROCESS_TOOL_NAMES].map((name): [string, boolean] => [name, any]),
+    ...[...TRANSFER_TOOL_NAMES].map((name): [string, boolean] => [name, any]),
     ["list_machines", any],
     ["inspect_machine", any],
     ["create_machine", pool],

@@ -8,7 +8,7 @@ import { orphanSweep } from "../../platform/blobs/orphans.js";
 import { globToLike } from "../../platform/http/lists.js";
 import { requireAgent } from "../agents/access.js";
 import { checkContentBlocks, type BlockType, type SubmittedBlock } from "./content.js";
-import type { MediaRefBlock, MediaType, StructuredDataBlock, TextBlock } from "./schemas.js";
+import type { MediaRefBlock, StructuredDataBlock, TextBlock } from "./schemas.js";
 import * as store from "./store.js";
 
 export type { ArtifactRow } from "./store.js";
@@ -29,7 +29,8 @@ export type StoredContentBlock = TextBlock | StructuredDataBlock | MediaRefBlock
 /** An artifact whose bytes are in the blob store and whose row is not written yet. */
 export interface PendingArtifact {
   id: string;
-  contentType: MediaType;
+  /** A media block's type, or for a file from a machine what its name and bytes say (file-types.ts). */
+  contentType: string;
   filename: string | null;
   /** `sha256:<hex>` of the bytes. */
   digest: string;
@@ -77,20 +78,7 @@ export function createArtifactsService(deps: { db: Database; blobs: BlobStore })
      */
     async prepareContentBlocks(blocks: readonly SubmittedBlock[], allowed: ReadonlySet<BlockType>): Promise<PreparedBlocks> {
       const media = checkContentBlocks(blocks, allowed);
-      const day = new Date().toISOString().slice(0, 10);
-      const uploads = media.map(({ index, block, bytes }) => {
-        const id = newUuid();
-        const artifact: PendingArtifact = {
-          id,
-          contentType: block.media_type,
-          filename: block.filename ?? null,
-          digest: `sha256:${createHash("sha256").update(bytes).digest("hex")}`,
-          sizeBytes: bytes.length,
-          // Grouped by day so the sweep and an operator can walk the store in order.
-          storageKey: `${KEY_PREFIX}/${day}/${id}`,
-        };
-        return { index, artifact, bytes };
-      });
+      const uploads = media.map(({ index, block, bytes }) => ({ index, artifact: pendingArtifact(bytes, block.media_type, block.filename ?? null), bytes }));
       const results = await Promise.allSettled(uploads.map((u) => blobs.put(u.artifact.storageKey, u.bytes, u.artifact.contentType)));
       const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
       if (failed) {
@@ -109,6 +97,21 @@ export function createArtifactsService(deps: { db: Database; blobs: BlobStore })
           };
         }),
       };
+    },
+
+    /**
+     * Stores one whole file (a machine's upload, modules/daemon/transfer-service.ts) under a fresh key, outside
+     * any transaction; record it with `recordArtifacts`, or `discardFile` it when the transaction refuses it.
+     */
+    async prepareFile(bytes: Buffer, contentType: string, filename: string | null): Promise<PendingArtifact> {
+      const artifact = pendingArtifact(bytes, contentType, filename);
+      await blobs.put(artifact.storageKey, bytes, contentType);
+      return artifact;
+    },
+
+    /** Deletes the bytes of a prepared file that will never be recorded (the sweep would, an hour later). */
+    async discardFile(artifact: PendingArtifact): Promise<void> {
+      await blobs.delete(artifact.storageKey).catch(() => undefined);
     },
 
     /** Writes the prepared artifact rows in the caller's transaction, which must have authorized the agent. */
@@ -160,3 +163,17 @@ export function createArtifactsService(deps: { db: Database; blobs: BlobStore })
 }
 
 export type ArtifactsService = ReturnType<typeof createArtifactsService>;
+
+function pendingArtifact(bytes: Buffer, contentType: string, filename: string | null): PendingArtifact {
+  const id = newUuid();
+  const day = new Date().toISOString().slice(0, 10);
+  return {
+    id,
+    contentType,
+    filename,
+    digest: `sha256:${createHash("sha256").update(bytes).digest("hex")}`,
+    sizeBytes: bytes.length,
+    // Grouped by day so the sweep and an operator can walk the store in order.
+    storageKey: `${KEY_PREFIX}/${day}/${id}`,
+  };
+}

@@ -14,6 +14,7 @@ import { completeToolCall } from "../../runtime/store/tool-calls.js";
 import { markWakeup } from "../../runtime/wakeups.js";
 import { reconcile } from "./reconcile.js";
 import { actionResult, finishedResult, startedResult } from "./results.js";
+import { transferFinished, transferOffer, transferStarted, type TransferOffer } from "./transfer-results.js";
 import type { ProcessActionEvent, ProcessClaim, ProcessFinishedEvent, ProcessStartedEvent, ReportEvent } from "./schemas.js";
 import { clearFailure } from "./failures.js";
 import type { SkillInstallService } from "./skill-installs.js";
@@ -39,6 +40,8 @@ export interface ProcessOffer {
   wait_ms: number;
   timeout_seconds: number;
   preparation_error?: string;
+  /** upload_file and download_file: svcd runs the transfer, not `command`. */
+  transfer?: TransferOffer;
 }
 
 export interface ActionOffer {
@@ -178,6 +181,7 @@ export function createDaemonService(deps: { db: Database; signals: AgentSignals;
       wait_ms: process.waitMs,
       timeout_seconds: 0,
     };
+    if (process.kind !== "command") return { ...offer, ...(await transferOffer(tx, process)) };
     for (const [name, secretId] of Object.entries(process.secretEnv)) {
       try {
         const material = await deps.credentials.openOrgSecret(tx, process.orgId, secretId);
@@ -222,7 +226,8 @@ export function createDaemonService(deps: { db: Database; signals: AgentSignals;
     // no result (nor an artifact for it) is made.
     const answers = (await waitingCall(db.read, process)) !== undefined;
     const outcome = event.state === "exited" ? ("succeeded" as const) : ("failed" as const);
-    const result = answers ? await finishedResult(deps.artifacts, process, event) : { outcome, prepared: { artifacts: [], blocks: [] } };
+    const answer = () => (process.kind === "command" ? finishedResult(deps.artifacts, process, event) : transferFinished(db.read, process, event));
+    const result = answers ? await answer() : { outcome, prepared: { artifacts: [], blocks: [] } };
     const applied = await db.tx(async (tx) => {
       const settled = await settleProcess(tx, signals, process, {
         state: event.state,
@@ -248,7 +253,7 @@ export function createDaemonService(deps: { db: Database; signals: AgentSignals;
     const process = processId ? await store.findProcess(db.read, daemon.machineId, processId) : undefined;
     if (!process || process.state === "queued") return "permanent_reject";
     if (TERMINAL_PROCESS_STATES.has(process.state)) return "cleanup_only";
-    const prepared = await startedResult(deps.artifacts, process, event);
+    const prepared = process.kind === "command" ? await startedResult(deps.artifacts, process, event) : transferStarted(process);
     return db.tx(async (tx) => {
       const agent = await lockAgent(tx, process.agentId);
       const call = agent ? await waitingCall(tx, process) : undefined;

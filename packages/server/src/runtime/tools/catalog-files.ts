@@ -6,7 +6,8 @@ import type { BuiltInTool } from "./catalog.js";
  * `read_file`, `search_files` and `write_file`. Paths name files stored in svc, never files on a machine:
  * `/artifacts/<artifact_id>` is one of the agent's artifacts. svc has no memory stores (the spec has none),
  * so `/memory/...` paths are answered with a failed result that says so, and `write_file`, which writes
- * only memory files, always fails. `upload_file` and `download_file` come with the daemon's file transfer.
+ * only memory files, always fails. `upload_file` and `download_file`, which copy files
+ * between a machine and `/artifacts`, are in catalog-transfer.ts.
  *
  * Kept apart from catalog.ts so the file tools can be read in one place; their code is in files/.
  * Only types are imported from catalog.ts: it imports this module, and a value import would be circular.

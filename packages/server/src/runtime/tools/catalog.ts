@@ -2,6 +2,7 @@ import type { PermissionMode } from "../definition.js";
 import { FILE_TOOL_NAMES, FILE_TOOLS } from "./catalog-files.js";
 import { MACHINE_TOOLS } from "./catalog-machines.js";
 import { PROCESS_TOOLS } from "./catalog-processes.js";
+import { TRANSFER_TOOLS } from "./catalog-transfer.js";
 
 /**
  * The built-in tools svc can run, and the permission modes every tool kind offers. Agent configs may only
@@ -147,7 +148,7 @@ const runCommand: BuiltInTool = {
 export const STEP_TOOLS: ReadonlySet<string> = new Set(["skill", ...FILE_TOOL_NAMES]);
 
 /** Sorted by name. */
-export const BUILT_IN_TOOLS: readonly BuiltInTool[] = [askQuestion, ...MACHINE_TOOLS, runCommand, skill, ...FILE_TOOLS, ...PROCESS_TOOLS].sort((a, b) => (a.name < b.name ? -1 : 1));
+export const BUILT_IN_TOOLS: readonly BuiltInTool[] = [askQuestion, ...MACHINE_TOOLS, runCommand, skill, ...FILE_TOOLS, ...TRANSFER_TOOLS, ...PROCESS_TOOLS].sort((a, b) => (a.name < b.name ? -1 : 1));
 
 const BY_NAME = new Map(BUILT_IN_TOOLS.map((tool) => [tool.name, tool]));
 

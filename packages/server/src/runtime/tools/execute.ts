@@ -14,6 +14,8 @@ import { dispatchRunCommand, runCommandContext, type RunCommandInput } from "./r
 import { dispatchMachineTool, MACHINE_TOOL_NAMES, type ToolPorts } from "./machine-tools.js";
 import { PROCESS_TOOL_NAMES } from "./catalog-processes.js";
 import { dispatchProcessTool } from "./process-tools.js";
+import { TRANSFER_TOOL_NAMES } from "./catalog-transfer.js";
+import { dispatchTransferTool } from "./transfer-tools.js";
 
 /*
  * The worker's transactional tool work (design brief §3.5): permission checks move `awaiting_authorization`
@@ -108,5 +110,6 @@ async function dispatch(tx: Tx, signals: AgentSignals, agent: AgentRow, call: To
   if (call.name === "run_command") return dispatchRunCommand(tx, signals, agent, call);
   if (MACHINE_TOOL_NAMES.has(call.name)) return dispatchMachineTool(tx, signals, agent, call, ports.machines);
   if (PROCESS_TOOL_NAMES.has(call.name)) return dispatchProcessTool(tx, signals, agent, call);
+  if (TRANSFER_TOOL_NAMES.has(call.name)) return dispatchTransferTool(tx, signals, agent, call);
   await completeToolCall(tx, signals, agent, call, "failed", [textBlock(`The built-in tool ${call.name} cannot run in this deployment.`)]);
 }

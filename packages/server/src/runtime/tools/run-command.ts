@@ -49,7 +49,7 @@ async function attachedMachines(tx: Tx, agent: AgentRow): Promise<Target[]> {
 }
 
 /** The machine a call names, or the only one; a message for the model when there is no single answer. */
-async function chooseTarget(tx: Tx, agent: AgentRow, input: RunCommandInput): Promise<Target | string> {
+export async function chooseTarget(tx: Tx, agent: AgentRow, input: RunCommandInput): Promise<Target | string> {
   const targets = await attachedMachines(tx, agent);
   const listed = targets.map((t) => `${encodeId("machine", t.machine.id)} (${t.machine.displayName})`).join(", ");
   if (targets.length === 0) return "No machine is attached to this agent: add one to machine_sources in its config.";
@@ -112,7 +112,7 @@ export async function dispatchRunCommand(tx: Tx, signals: AgentSignals, agent: A
 }
 
 /** `base` with `changes` over it; a null change removes the name. */
-function overlay(base: EnvMap, changes: EnvOverlay): EnvMap {
+export function overlay(base: EnvMap, changes: EnvOverlay): EnvMap {
   const merged: EnvMap = { ...base };
   for (const [name, value] of Object.entries(changes)) {
     if (value === null) delete merged[name];

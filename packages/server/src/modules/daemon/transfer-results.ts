@@ -1,0 +1,130 @@
+import { eq } from "drizzle-orm";
+import { processes } from "../../db/schema/index.js";
+import type { AppDb, Tx } from "../../platform/db/index.js";
+import { encodeId } from "../../platform/ids.js";
+import { storableText } from "../../platform/storable.js";
+import { findArtifact } from "../artifacts/store.js";
+import type { PreparedBlocks, StoredContentBlock } from "../artifacts/service.js";
+import type { ProcessRow } from "../../runtime/store/processes.js";
+import type { ToolOutcome } from "../../runtime/store/tool-calls.js";
+import { TRANSFER_LIMITS } from "../../runtime/tools/catalog-transfer.js";
+import type { ProcessFinishedEvent } from "./schemas.js";
+
+/*
+ * upload_file and download_file processes as the daemon sees them (offers) and as their calls end (results).
+ * svcd runs a transfer as a process of its own (packages/daemon/src/transfer.ts): it prints one JSON line on
+ * success and exits 0, or prints why it failed on stderr and exits 1. Unlike run_command, a transfer that
+ * did not happen is a failed call. An upload's result is built from the artifact svc stored, not from what
+ * the daemon printed: path, digest, a media_ref, size_bytes and content_type (reference docs/tools/built-in.mdx).
+ */
+
+type Db = AppDb | Tx;
+
+export interface TransferOffer {
+  kind: "upload" | "download";
+  /** The tool call whose daemon routes the transfer uses. */
+  tool_call_id: string;
+  timeout_seconds: number;
+  max_bytes: number;
+  source?: string;
+  artifact_id?: string;
+  destination?: string;
+  digest?: string;
+  size_bytes?: number;
+}
+
+/**
+ * The offer's transfer members. `command` is what an svcd that predates transfers would run: it fails with
+ * that reason instead of doing something else.
+ */
+export async function transferOffer(tx: Tx, process: ProcessRow): Promise<{ command: string; timeout_seconds: number; transfer: TransferOffer; preparation_error?: string }> {
+  const kind = process.kind as TransferOffer["kind"];
+  const timeout = kind === "upload" ? TRANSFER_LIMITS.uploadTimeoutSeconds : TRANSFER_LIMITS.downloadTimeoutSeconds;
+  const base = {
+    command: `echo "this svcd cannot run ${kind === "upload" ? "upload_file" : "download_file"}: update it" >&2; exit 2`,
+    timeout_seconds: timeout,
+  };
+  const transfer = { kind, tool_call_id: encodeId("toolCall", process.toolCallId), timeout_seconds: timeout, max_bytes: TRANSFER_LIMITS.maxFileBytes };
+  if (kind === "upload") return { ...base, transfer: { ...transfer, source: process.transfer?.source ?? "" } };
+  const artifactId = process.transfer?.artifact_id;
+  const artifact = artifactId ? await findArtifact(tx, process.agentId, artifactId) : undefined;
+  const named = { ...transfer, destination: process.transfer?.destination ?? "" };
+  if (!artifact) return { ...base, transfer: named, preparation_error: "the artifact to download no longer exists" };
+  return { ...base, transfer: { ...named, artifact_id: encodeId("artifact", artifact.id), digest: artifact.digest, size_bytes: artifact.sizeBytes } };
+}
+
+/** The call's result when the transfer ended within its initial wait. */
+export async function transferFinished(db: Db, process: ProcessRow, event: ProcessFinishedEvent): Promise<{ outcome: ToolOutcome; prepared: PreparedBlocks }> {
+  const done = (outcome: ToolOutcome, blocks: StoredContentBlock[]) => ({ outcome, prepared: { artifacts: [], blocks } });
+  const base = { process_id: encodeId("process", process.id), state: event.state, done: true, exit_code: event.exit_code };
+  const printed = event.state === "exited" && event.exit_code === 0 ? parseLine(event.result.stdout) : undefined;
+  if (!printed) {
+    const reason = failureOf(process, event);
+    return done("failed", [{ type: "structured_data", value: { ...base, reason } }, { type: "text", text: reason }]);
+  }
+  if (process.kind === "download") {
+    const value = { ...base, path: artifactPathOf(process.transfer?.artifact_id), destination: printed["destination"], digest: printed["digest"], size_bytes: printed["size_bytes"] };
+    return done("succeeded", [{ type: "structured_data", value: storableValue(value) }]);
+  }
+  // The upload route recorded the artifact on the process before svcd's transfer printed its line.
+  const [fresh] = await db.select({ transfer: processes.transfer }).from(processes).where(eq(processes.id, process.id));
+  const artifact = fresh?.transfer?.artifact_id ? await findArtifact(db, process.agentId, fresh.transfer.artifact_id) : undefined;
+  if (!artifact) {
+    const reason = "the daemon reported the upload done, but svc holds no file for this call";
+    return done("failed", [{ type: "structured_data", value: { ...base, reason } }, { type: "text", text: reason }]);
+  }
+  const artifactId = encodeId("artifact", artifact.id);
+  const value = {
+    ...base,
+    path: `/artifacts/${artifactId}`,
+    digest: artifact.digest,
+    media_ref: { type: "media_ref", artifact_id: artifactId },
+    size_bytes: artifact.sizeBytes,
+    content_type: artifact.contentType,
+    filename: artifact.filename,
+    source: printed["source"],
+  };
+  // The file appears in the conversation as the result's media_ref; its bytes stay out of the model's context.
+  return done("succeeded", [{ type: "structured_data", value: storableValue(value) }, { type: "media_ref", artifact_id: artifactId, exclude_from_model_context: true }]);
+}
+
+/** A transfer still running when its initial wait ended (a slow download): its process_id, for the process tools. */
+export function transferStarted(process: ProcessRow): PreparedBlocks {
+  const value = {
+    process_id: encodeId("process", process.id),
+    state: "running",
+    done: false,
+    exit_code: null,
+    ...(process.kind === "download"
+      ? { path: artifactPathOf(process.transfer?.artifact_id), destination: process.transfer?.destination ?? "" }
+      : { path: "/artifacts", source: process.transfer?.source ?? "" }),
+    note: "The transfer is still running. read_process with this process_id waits for its end (its output is the result line); stop_process stops it.",
+  };
+  return { artifacts: [], blocks: [{ type: "structured_data", value: storableValue(value) }] };
+}
+
+function failureOf(process: ProcessRow, event: ProcessFinishedEvent): string {
+  const what = process.kind === "upload" ? "upload_file" : "download_file";
+  if (event.state === "killed") return `${what} was stopped before it finished (stop_process, or the call was canceled).`;
+  const said = storableText(event.result.stderr).trim().slice(0, 2000);
+  if (event.state === "exited" && said) return `${what} failed: ${said}`;
+  return `${what} failed: ${storableText(event.reason).trim() || `the transfer ended ${event.state} with exit code ${event.exit_code ?? "none"}`}`;
+}
+
+/** The last non-empty stdout line as a JSON object, or undefined. */
+function parseLine(stdout: string): Record<string, unknown> | undefined {
+  const line = stdout.trim().split("\n").pop() ?? "";
+  try {
+    const value: unknown = JSON.parse(line);
+    return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const artifactPathOf = (artifactId: string | undefined) => (artifactId ? `/artifacts/${encodeId("artifact", artifactId)}` : "");
+
+/** What the daemon printed is machine text (paths): made storable before it enters the timeline. */
+function storableValue(value: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(value).map(([key, v]) => [key, typeof v === "string" ? storableText(v) : v]));
+}

@@ -1,0 +1,109 @@
+import { and, eq, isNull, sql } from "drizzle-orm";
+import { machines } from "../../db/schema/index.js";
+import type { TransferSpec } from "../../db/schema/daemon.js";
+import type { Tx } from "../../platform/db/index.js";
+import { encodeId, newUuid } from "../../platform/ids.js";
+import { findArtifact } from "../../modules/artifacts/store.js";
+import type { AgentSignals } from "../signals.js";
+import type { AgentRow } from "../store/journal.js";
+import { insertProcess, notifyDaemonWork } from "../store/processes.js";
+import { completeToolCall, setToolCallState, textBlock, type ToolCallRow } from "../store/tool-calls.js";
+import { ARTIFACTS_DIR, MEMORY_DIR, NO_MEMORY, notFound, resolveFilePath } from "./files/paths.js";
+import { TRANSFER_LIMITS } from "./catalog-transfer.js";
+import { chooseTarget, overlay } from "./run-command.js";
+
+/*
+ * upload_file and download_file, transactional phase (reference docs/tools/built-in.mdx, "Files"). What svc
+ * can judge alone is answered here: the svc-side path (/artifacts only: svc has no memory stores), the
+ * artifact of a download (the agent's own), the machine (attached, granted, online). Then a transfer process
+ * is queued for the machine's daemon and the call waits, as run_command's does. svcd reads or writes the
+ * machine file and talks to the daemon transfer routes (modules/daemon/transfer-routes.ts); its report
+ * completes the call (modules/daemon/transfer-results.ts). Machine paths are checked on the machine.
+ */
+
+interface TransferInput {
+  path: string;
+  source?: string;
+  destination?: string;
+  machine_id?: string;
+  expected_digest?: string;
+}
+
+/**
+ * An upload's initial wait outlasts its execution timeout, so its call returns the terminal result (the
+ * reference returns early only for downloads). A download returns early after run_command's default wait.
+ */
+const UPLOAD_WAIT_MS = (TRANSFER_LIMITS.uploadTimeoutSeconds + 10) * 1000;
+const DOWNLOAD_WAIT_MS = 10_000;
+
+export async function dispatchTransferTool(tx: Tx, signals: AgentSignals, agent: AgentRow, call: ToolCallRow): Promise<void> {
+  const input = call.input as unknown as TransferInput;
+  const fail = (message: string) => completeToolCall(tx, signals, agent, call, "failed", [textBlock(message)]);
+  const planned = call.name === "upload_file" ? planUpload(input) : await planDownload(tx, agent, input);
+  if (typeof planned === "string") return void (await fail(planned));
+
+  const target = await chooseTarget(tx, agent, { command: "", ...(input.machine_id !== undefined ? { machine_id: input.machine_id } : {}) });
+  if (typeof target === "string") return void (await fail(target));
+  const { machine, binding } = target;
+  const name = `${machine.displayName} (${encodeId("machine", machine.id)})`;
+  if (machine.deletedAt || machine.lifecycleState !== "active" || !target.granted) {
+    return void (await fail(`machine_unavailable: ${name} is no longer available to this project (deleted, or its grant was revoked).`));
+  }
+  // As run_command: an offline machine fails the call at once (retryable) rather than queue for a daemon that may never come.
+  const [live] = await tx
+    .select({ id: machines.id })
+    .from(machines)
+    .where(and(eq(machines.id, machine.id), isNull(machines.deletedAt), sql`${machines.leaseExpiresAt} > statement_timestamp()`));
+  if (!live) return void (await fail(`machine_unreachable: ${name} is offline (its daemon is not connected). Retry when it is online.`));
+
+  await insertProcess(tx, {
+    id: newUuid(),
+    orgId: machine.orgId,
+    agentId: agent.id,
+    toolCallId: call.id,
+    machineId: machine.id,
+    bindingId: binding.id,
+    kind: planned.kind,
+    transfer: planned.transfer,
+    ioMode: "pipe",
+    command: planned.label,
+    shellSelector: "sh",
+    cwd: binding.cwd || machine.cwd,
+    env: overlay(machine.env, binding.envOverlay),
+    secretEnv: {},
+    waitMs: planned.kind === "upload" ? UPLOAD_WAIT_MS : DOWNLOAD_WAIT_MS,
+  });
+  await setToolCallState(tx, signals, call, "waiting");
+  await notifyDaemonWork(tx, machine.id);
+}
+
+interface Plan {
+  kind: "upload" | "download";
+  transfer: TransferSpec;
+  /** What list_processes shows as the process's command. */
+  label: string;
+}
+
+function planUpload(input: TransferInput): Plan | string {
+  const segments = input.path.replace(/\/+$/, "").split("/");
+  if (segments[1] === MEMORY_DIR) return NO_MEMORY;
+  if (input.path.replace(/\/+$/, "") !== `/${ARTIFACTS_DIR}`) {
+    return `upload_file stores files in /artifacts (svc names the artifact; its id is in the result): pass path "/artifacts", not ${JSON.stringify(input.path)}.`;
+  }
+  if (input.expected_digest !== undefined) {
+    return "expected_digest is for replacing memory files; it is not supported for artifacts, which are never replaced (each upload makes a new one). Leave it out.";
+  }
+  return { kind: "upload", transfer: { source: input.source! }, label: `upload_file ${input.source} -> /artifacts` };
+}
+
+async function planDownload(tx: Tx, agent: AgentRow, input: TransferInput): Promise<Plan | string> {
+  const file = resolveFilePath("download_file", input.path);
+  if ("error" in file) return file.error;
+  // Another agent's artifact reads exactly like one that does not exist.
+  if (!(await findArtifact(tx, agent.id, file.artifactId))) return notFound(input.path);
+  return {
+    kind: "download",
+    transfer: { artifact_id: file.artifactId, destination: input.destination! },
+    label: `download_file ${input.path} -> ${input.destination}`,
+  };
+}
