@@ -92,6 +92,11 @@ export interface MachinesConfig {
   readonly provisionTimeoutSeconds: number;
   /** The length of one minute of `delete_after_idle_minutes`, in seconds: 60, or less for tests and trials. */
   readonly idleMinuteSeconds: number;
+  /**
+   * How long a pool machine of a provider that can sleep stays awake with no process work before it is put
+   * to sleep (it wakes when work arrives); 0 keeps pool machines awake.
+   */
+  readonly sleepAfterIdleSeconds: number;
 }
 
 export interface RateLimitConfig {
@@ -185,6 +190,7 @@ export function loadConfig(env: Env = process.env): Config {
       reconcileIntervalMs: intVar(env, "SVC_MACHINE_RECONCILE_INTERVAL_MS", 1000, 50, 600_000),
       provisionTimeoutSeconds: intVar(env, "SVC_MACHINE_PROVISION_TIMEOUT_SECONDS", 120, 1, 3600),
       idleMinuteSeconds: intVar(env, "SVC_MACHINE_IDLE_MINUTE_SECONDS", 60, 1, 60),
+      sleepAfterIdleSeconds: intVar(env, "SVC_MACHINE_SLEEP_AFTER_IDLE_SECONDS", 300, 0, 604_800),
     }),
     deviceLogin: Object.freeze({
       codeTtlSeconds: intVar(env, "SVC_DEVICE_CODE_TTL_SECONDS", 900, 1, 86_400),

@@ -10,7 +10,8 @@ import { EmbeddedWorkerClient, openEmbedded, openPostgres, type Database, type E
 import { adminQuery, withDatabase } from "./global-setup.js";
 import { ApiClient } from "./client.js";
 import { startMaintenance } from "../../src/maintenance.js";
-import { leaseReaper, startAgentWorker, unreachableMachines } from "../../src/runtime/index.js";
+import { leaseReaper, startAgentWorker } from "../../src/runtime/index.js";
+import { unreachableMachines } from "../../src/modules/machines/unreachable.js";
 import { startPoolMachines } from "../../src/modules/machines/lifecycle.js";
 import { SVCD } from "./daemon.js";
 
