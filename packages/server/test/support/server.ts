@@ -16,7 +16,7 @@ import { startPoolMachines } from "../../src/modules/machines/lifecycle.js";
 import { SVCD } from "./daemon.js";
 
 /** tsx by its path: a pool machine's daemon starts in its own working directory, where `tsx` would not resolve. */
-const TSX = createRequire(import.meta.url).resolve("tsx");
+export const TSX = createRequire(import.meta.url).resolve("tsx");
 
 export const TEST_ORIGIN = "http://svc.test";
 export const TEST_SECRET_KEY = "0".repeat(63) + "1";

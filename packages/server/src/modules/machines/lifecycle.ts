@@ -210,7 +210,7 @@ export function poolMachineTasks(deps: { db: Database; signals: AgentSignals; co
     const rows = await db.read
       .select(poolMachineColumns)
       .from(machines)
-      .where(and(eq(machines.sourceKind, "pool"), isNull(machines.deletedAt), eq(machines.lifecycleState, "active"), isNotNull(machines.asleepSince), hasProcessWork(machines.id)))
+      .where(and(eq(machines.sourceKind, "pool"), isNull(machines.deletedAt), eq(machines.lifecycleState, "active"), isNotNull(machines.asleepSince), hasProcessWork()))
       .orderBy(asc(machines.asleepSince))
       .limit(BATCH);
     let woken = 0;
@@ -242,8 +242,8 @@ export function poolMachineTasks(deps: { db: Database; signals: AgentSignals; co
           eq(machines.lifecycleState, "active"),
           isNull(machines.asleepSince),
           inArray(machines.provider, sleepers),
-          sql`NOT ${hasProcessWork(machines.id)}`,
-          sql`${lastActivity(machines.id)} < statement_timestamp() - make_interval(secs => ${seconds})`,
+          sql`NOT ${hasProcessWork()}`,
+          sql`${lastActivity()} < statement_timestamp() - make_interval(secs => ${seconds})`,
         ),
       )
       .limit(BATCH);
@@ -267,7 +267,7 @@ export function poolMachineTasks(deps: { db: Database; signals: AgentSignals; co
       const rows = await db.read
         .select({ id: machines.id, provider: machines.provider })
         .from(machines)
-        .where(and(inArray(machines.id, running), isNull(machines.deletedAt), isNotNull(machines.asleepSince), sql`NOT ${hasProcessWork(machines.id)}`))
+        .where(and(inArray(machines.id, running), isNull(machines.deletedAt), isNotNull(machines.asleepSince), sql`NOT ${hasProcessWork()}`))
         .limit(BATCH);
       found.push(...rows);
     }
@@ -280,8 +280,8 @@ export function poolMachineTasks(deps: { db: Database; signals: AgentSignals; co
    * which deletes their machines, once the config change has taken effect.
    */
   async function droppedSources(): Promise<number> {
-    const listed = sql`EXISTS (SELECT 1 FROM jsonb_array_elements(coalesce(${agentConfigs.compiledDefinition} -> 'machineSources', '[]'::jsonb)) AS source
-      WHERE source ->> 'kind' = 'pool' AND source ->> 'poolId' = ${machines.machinePoolId}::text)`;
+    const listed = sql`EXISTS (SELECT 1 FROM jsonb_array_elements(coalesce(${agentConfigs.compiledDefinition} -> 'machineSources', '[]'::jsonb)) AS sources(item)
+      WHERE sources.item ->> 'kind' = 'pool' AND sources.item ->> 'poolId' = ${machines.machinePoolId}::text)`;
     const rows = await db.read
       .select({ machineId: agentMachineBindings.machineId })
       .from(agentMachineBindings)
@@ -341,8 +341,8 @@ export function poolMachineTasks(deps: { db: Database; signals: AgentSignals; co
           sql`(
             NOT EXISTS (SELECT 1 FROM ${agentMachineBindings} WHERE ${agentMachineBindings.machineId} = ${machines.id} AND ${agentMachineBindings.state} = 'attached')
             OR (${machines.lifecycleState} = 'active' AND ${machines.deleteAfterIdleMinutes} IS NOT NULL
-              AND NOT ${hasProcessWork(machines.id)}
-              AND ${lastActivity(machines.id)} < statement_timestamp() - make_interval(secs => ${machines.deleteAfterIdleMinutes} * ${unit})))`,
+              AND NOT ${hasProcessWork()}
+              AND ${lastActivity()} < statement_timestamp() - make_interval(secs => ${machines.deleteAfterIdleMinutes} * ${unit})))`,
         ),
       )
       .limit(BATCH);

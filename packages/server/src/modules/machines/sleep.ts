@@ -20,12 +20,20 @@ import { revokeTokens } from "./tokens-store.js";
  */
 
 /**
- * SQL true while the machine (by its id column) has process work: a process queued for a call that still
+ * Qualified by hand: drizzle leaves a single table's columns unqualified, which the subqueries below (with
+ * their own `id` columns) would make ambiguous. Both fragments are for statements over `machines`.
+ */
+const MACHINE_ID = sql.raw(`"machines"."id"`);
+const MACHINE_UPDATED_AT = sql.raw(`"machines"."updated_at"`);
+
+/**
+ * SQL true while the machine (of the statement's `machines` row) has process work: a process queued for a call that still
  * waits, or starting or running; or a process action queued for a waiting call, or accepted. Such a
  * machine does not sleep, and an asleep one with such work is woken. (A process whose call was canceled
  * before any daemon took it is no work.)
  */
-export function hasProcessWork(machineId: SQL | typeof machines.id): SQL {
+export function hasProcessWork(): SQL {
+  const machineId = MACHINE_ID;
   return sql`(EXISTS (SELECT 1 FROM ${processes} p WHERE p.machine_id = ${machineId} AND (p.state IN ('starting', 'running')
       OR (p.state = 'queued' AND EXISTS (SELECT 1 FROM ${toolCalls} c WHERE c.id = p.tool_call_id AND c.state = 'waiting'))))
     OR EXISTS (SELECT 1 FROM ${processActions} a JOIN ${processes} p ON p.id = a.process_id WHERE p.machine_id = ${machineId}
@@ -36,8 +44,9 @@ export function hasProcessWork(machineId: SQL | typeof machines.id): SQL {
  * When the machine last had process work, or was activated: the later of its row's last change (its
  * activation) and its processes' and their actions' last changes. Sleep and idle deletion count from here.
  */
-export function lastActivity(machineId: SQL | typeof machines.id): SQL {
-  return sql`greatest(${machines.updatedAt},
+export function lastActivity(): SQL {
+  const machineId = MACHINE_ID;
+  return sql`greatest(${MACHINE_UPDATED_AT},
     (SELECT max(p.updated_at) FROM ${processes} p WHERE p.machine_id = ${machineId}),
     (SELECT max(a.updated_at) FROM ${processActions} a JOIN ${processes} p ON p.id = a.process_id WHERE p.machine_id = ${machineId}))`;
 }
@@ -51,7 +60,7 @@ export type SleepOutcome = { asleep: true; runtime: RuntimeRow | undefined } | {
  */
 export async function putToSleep(tx: Tx, machineId: string): Promise<SleepOutcome> {
   const [machine] = await tx
-    .select({ id: machines.id, sourceKind: machines.sourceKind, provider: machines.provider, lifecycleState: machines.lifecycleState, busy: hasProcessWork(machines.id) })
+    .select({ id: machines.id, sourceKind: machines.sourceKind, provider: machines.provider, lifecycleState: machines.lifecycleState, busy: hasProcessWork() })
     .from(machines)
     .where(and(eq(machines.id, machineId), isNull(machines.deletedAt)))
     .for("update");
