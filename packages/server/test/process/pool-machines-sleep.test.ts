@@ -142,7 +142,10 @@ describe("pool machines sleep and wake", () => {
 describe("work queued on a provisioning pool machine", () => {
   let gated: TestServer;
   beforeAll(async () => {
-    const script = `while [ ! -e "$5/../open" ]; do sleep 0.1; done; exec "${process.execPath}" --import "${TSX}" "${SVCD}" "$@"`;
+    // `open` lets the daemon start; `fail` makes each start fail, as a broken image would.
+    const script =
+      `while [ ! -e "$5/../open" ]; do if [ -e "$5/../fail" ]; then echo "no daemon here"; exit 1; fi; sleep 0.1; done; ` +
+      `exec "${process.execPath}" --import "${TSX}" "${SVCD}" "$@"`;
     gated = await startTestServer(
       { ...ENV, SVC_MACHINE_PROVISION_TIMEOUT_SECONDS: "600", SVC_LOCAL_DAEMON_COMMAND: JSON.stringify(["sh", "-c", script, "sh"]) },
       { worker: true, poolMachines: true },
@@ -150,10 +153,10 @@ describe("work queued on a provisioning pool machine", () => {
   });
   afterAll(() => gated?.close());
 
-  const open = (machineId: string) => {
+  const gate = (machineId: string, name: "open" | "fail") => {
     const dir = join(gated.config.dataDir, "machines", decodeId("machine", machineId)!);
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, "open"), "");
+    writeFileSync(join(dir, name), "");
   };
 
   /** Launches with a run_command turn and waits until the model asked for it; the call stays waiting. */
@@ -172,12 +175,24 @@ describe("work queued on a provisioning pool machine", () => {
     const { agentId, machineId } = await queuedRun(project);
     // The call is waiting on the queued process, not failed: no result yet, and the machine is not up.
     expect(toolResults(await events(gated.api, project, agentId))).toEqual([]);
-    open(machineId);
+    gate(machineId, "open");
     const list = await eventually(() => events(gated.api, project, agentId), (e) => finalOutputs(e).length === 1, 600);
     const [result] = toolResults(list);
     expect(result.outcome, JSON.stringify(result.content_blocks)).toBe("succeeded");
     expect(value(result)).toMatchObject({ state: "exited", output: "ran\n" });
     await untilMachine(gated, project, machineId, (m) => m.lifecycle_state === "active");
+  }, LONG);
+
+  it("a machine that fails to provision fails the run_command queued on it with the daemon's output", async () => {
+    const project = await agentProject(gated.api, provider.baseUrl);
+    const { agentId, machineId } = await queuedRun(project);
+    gate(machineId, "fail");
+    const list = await eventually(() => events(gated.api, project, agentId), (e) => finalOutputs(e).length === 1, 600);
+    const [result] = toolResults(list);
+    expect(result.outcome).toBe("failed");
+    expect(JSON.stringify(result.content_blocks)).toContain("provision_failed");
+    expect(JSON.stringify(result.content_blocks)).toContain("no daemon here");
+    await untilMachine(gated, project, machineId, (m) => m.lifecycle_state === "provision_failed");
   }, LONG);
 
   it("deleting the pool grant deletes the machines made through it and fails the calls waiting on them", async () => {
