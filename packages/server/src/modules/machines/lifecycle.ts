@@ -226,13 +226,27 @@ export function poolMachineTasks(deps: { db: Database; signals: AgentSignals; co
   /**
    * Machines with no process work for the sleep period are put to sleep, then their daemon is stopped.
    * An asleep machine whose daemon still runs here (it asked to sleep itself, or was woken for work that
-   * went away) is put back to sleep the same way.
+   * went away) is put back to sleep the same way, even with sleeping turned off.
    */
   async function sleep(): Promise<number> {
+    const awake = await asleepButRunning();
+    let slept = 0;
+    for (const row of [...(await idleAwake()), ...awake]) {
+      const driver = drivers[row.provider];
+      const outcome = await db.tx((tx) => putToSleep(tx, row.id));
+      if (!outcome.asleep) continue;
+      await driver?.sleep(row.id);
+      slept++;
+    }
+    return slept;
+  }
+
+  /** Awake machines of providers that sleep, with no process work for the sleep period (none when it is 0). */
+  async function idleAwake(): Promise<Array<{ id: string; provider: string }>> {
     const seconds = machinesConfig.sleepAfterIdleSeconds;
-    if (seconds === 0) return 0;
     const sleepers = PROVIDER_NAMES.filter((name) => providerRules(name)?.sleeps);
-    const idleRows = await db.read
+    if (seconds === 0 || sleepers.length === 0) return [];
+    return db.read
       .select({ id: machines.id, provider: machines.provider })
       .from(machines)
       .where(
@@ -247,16 +261,6 @@ export function poolMachineTasks(deps: { db: Database; signals: AgentSignals; co
         ),
       )
       .limit(BATCH);
-    const awake = await asleepButRunning();
-    let slept = 0;
-    for (const row of [...idleRows, ...awake]) {
-      const driver = drivers[row.provider];
-      const outcome = await db.tx((tx) => putToSleep(tx, row.id));
-      if (!outcome.asleep) continue;
-      await driver?.sleep(row.id);
-      slept++;
-    }
-    return slept;
   }
 
   async function asleepButRunning(): Promise<Array<{ id: string; provider: string }>> {
