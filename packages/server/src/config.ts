@@ -96,6 +96,11 @@ export interface MachinesConfig {
   readonly skillInstallTimeoutSeconds: number;
   /** How long a skill archive download token stays valid after svc offers it to a daemon. */
   readonly skillDownloadTokenSeconds: number;
+  /**
+   * How long a pool machine of a provider that can sleep stays awake with no process work before it is put
+   * to sleep (it wakes when work arrives); 0 keeps pool machines awake.
+   */
+  readonly sleepAfterIdleSeconds: number;
 }
 
 export interface RateLimitConfig {
@@ -191,6 +196,7 @@ export function loadConfig(env: Env = process.env): Config {
       idleMinuteSeconds: intVar(env, "SVC_MACHINE_IDLE_MINUTE_SECONDS", 60, 1, 60),
       skillInstallTimeoutSeconds: intVar(env, "SVC_SKILL_INSTALL_TIMEOUT_SECONDS", 30, 1, 600),
       skillDownloadTokenSeconds: intVar(env, "SVC_SKILL_DOWNLOAD_TOKEN_SECONDS", 300, 1, 3600),
+      sleepAfterIdleSeconds: intVar(env, "SVC_MACHINE_SLEEP_AFTER_IDLE_SECONDS", 300, 0, 604_800),
     }),
     deviceLogin: Object.freeze({
       codeTtlSeconds: intVar(env, "SVC_DEVICE_CODE_TTL_SECONDS", 900, 1, 86_400),

@@ -10,7 +10,6 @@ import { tracedModelClient } from "./models/traced-client.js";
 import type { ModelClient } from "./models/types.js";
 import { createStepCaches } from "./caches.js";
 import { reapExpiredLeases } from "./reaper.js";
-import { abandonUnreachableProcesses } from "./unreachable.js";
 import { sweepSkillInstalls } from "./tools/skill.js";
 import { startWorker, type WorkerLog } from "./worker.js";
 
@@ -53,14 +52,6 @@ export function leaseReaper(db: Database, services: Pick<Services, "signals" | "
       services.metrics.leasesReaped.inc(reaped);
       return reaped;
     },
-  };
-}
-
-/** The maintenance task that fails run_command calls whose machine stayed offline past the grace period. */
-export function unreachableMachines(db: Database, services: Pick<Services, "signals">, config: Config) {
-  return {
-    name: "unreachable-machine-processes",
-    run: () => abandonUnreachableProcesses(db, services.signals, config.runtime.machineGraceSeconds),
   };
 }
 

@@ -10,12 +10,13 @@ import { EmbeddedWorkerClient, openEmbedded, openPostgres, type Database, type E
 import { adminQuery, withDatabase } from "./global-setup.js";
 import { ApiClient } from "./client.js";
 import { startMaintenance } from "../../src/maintenance.js";
-import { leaseReaper, skillInstallDeadlines, startAgentWorker, unreachableMachines } from "../../src/runtime/index.js";
+import { leaseReaper, skillInstallDeadlines, startAgentWorker } from "../../src/runtime/index.js";
+import { unreachableMachines } from "../../src/modules/machines/unreachable.js";
 import { startPoolMachines } from "../../src/modules/machines/lifecycle.js";
 import { SVCD } from "./daemon.js";
 
 /** tsx by its path: a pool machine's daemon starts in its own working directory, where `tsx` would not resolve. */
-const TSX = createRequire(import.meta.url).resolve("tsx");
+export const TSX = createRequire(import.meta.url).resolve("tsx");
 
 export const TEST_ORIGIN = "http://svc.test";
 export const TEST_SECRET_KEY = "0".repeat(63) + "1";

@@ -81,13 +81,14 @@ export function daemonRoutes(app: HttpApp, deps: { daemon: DaemonService; hub: D
         tags: [s.TAG],
         operationId: "sleepMachineDaemonRuntime",
         description:
-          "Ends the runtime and marks the machine asleep, for machines svc can wake. 409 pending_work while processes are " +
-          "queued or running; 409 not_wake_capable for connected (BYO) machines, which svc cannot wake.",
+          "Ends the runtime and marks the machine asleep, for pool machines svc can wake (their token is revoked; waking " +
+          "starts the daemon again with a new one). 409 pending_work while process work is queued or running; 409 " +
+          "not_wake_capable for connected (BYO) machines, which svc cannot wake.",
         params: s.RuntimeParams,
         response: { 200: s.DaemonRuntime, ...errorResponses(409, 410) },
       },
     },
-    async (request) => daemon.sleep(caller(request), pathId("daemonRuntime", request.params.runtimeID)),
+    async (request) => runtimeView(await daemon.sleep(caller(request), pathId("daemonRuntime", request.params.runtimeID))),
   );
 
   app.get(

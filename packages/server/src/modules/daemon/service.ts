@@ -4,6 +4,7 @@ import type { Database, Tx } from "../../platform/db/index.js";
 import { AppError, notFound } from "../../platform/errors.js";
 import type { DaemonPrincipal } from "../../platform/http/auth.js";
 import { decodeId, encodeId, newUuid } from "../../platform/ids.js";
+import { putToSleep } from "../machines/sleep.js";
 import { notifyDaemon } from "../machines/store.js";
 import type { OrgCredentials } from "../secrets/org-credentials.js";
 import type { ArtifactsService } from "../artifacts/service.js";
@@ -121,11 +122,17 @@ export function createDaemonService(deps: { db: Database; signals: AgentSignals;
     });
   }
 
-  /** BYO machines cannot be woken by svc (no sandbox to wake), so they never sleep; pool machines will. */
-  async function sleep(daemon: DaemonPrincipal, runtimeId: string): Promise<never> {
+  /**
+   * Ends the runtime for sleep and marks the machine asleep (modules/machines/sleep.ts): only a pool machine
+   * whose provider can wake it, with no process work. BYO machines cannot be woken by svc, so they never sleep.
+   */
+  async function sleep(daemon: DaemonPrincipal, runtimeId: string): Promise<store.RuntimeRow> {
     await activeRuntime(daemon, runtimeId);
-    if (await store.hasPendingWork(db.read, daemon.machineId)) throw new AppError("pending_work", "the machine has queued or running processes");
-    throw new AppError("not_wake_capable", "this machine cannot be woken by svc (a connected machine has no sandbox to wake), so it may not sleep");
+    return db.tx(async (tx) => {
+      const outcome = await putToSleep(tx, daemon.machineId);
+      if (!outcome.asleep) throw outcome.code === "gone" ? notFound("machine") : new AppError(outcome.code, outcome.message);
+      return outcome.runtime ?? (await store.findRuntime(tx, daemon.machineId, runtimeId))!;
+    });
   }
 
   /** Renews the lease; the end code when the runtime may not go on. */

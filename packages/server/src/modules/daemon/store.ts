@@ -183,16 +183,6 @@ export async function findProcess(db: Db, machineId: string, processId: string):
   return row;
 }
 
-/** Queued or running work of the machine: a machine with some may not sleep. */
-export async function hasPendingWork(db: Db, machineId: string): Promise<boolean> {
-  const [row] = await db
-    .select({ id: processes.id })
-    .from(processes)
-    .where(and(eq(processes.machineId, machineId), inArray(processes.state, ["queued", "starting", "running"])))
-    .limit(1);
-  return row !== undefined;
-}
-
 /**
  * Running processes of the machine whose run_command call was canceled: the daemon stops them. (A call that
  * returned early, `state: running`, completed too, but its process is meant to go on.)

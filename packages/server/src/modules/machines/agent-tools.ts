@@ -3,16 +3,17 @@ import { agentConfigs, agentMachineBindings, machinePools, machines, projectMach
 import type { Tx } from "../../platform/db/index.js";
 import { decodeId, encodeId } from "../../platform/ids.js";
 import type { AgentDefinition, PoolMachineSourceDefinition } from "../../runtime/definition.js";
-import type { AgentMachines, MachineToolAnswer } from "../../runtime/tools/machine-tools.js";
+import type { AgentMachines, CommandTarget, MachineToolAnswer } from "../../runtime/tools/machine-tools.js";
 import { releaseBindings } from "./bindings.js";
-import { createPoolMachine } from "./pool-machines.js";
+import { createPoolMachine, merged } from "./pool-machines.js";
 import { machineColumns, type MachineRow } from "./store.js";
 import type { BindingRow } from "./binding-rows.js";
 
 /*
  * The machine tools' rules (reference tools/built-in.mdx, "Machines"), behind the engine's `AgentMachines`
  * port. A machine is `executable` when its binding is attached, the project still holds its grant, its
- * lifecycle is `active` and its daemon is online (machines/overview.mdx, "Machine state").
+ * lifecycle is `active` and its daemon is online or it is asleep (a command wakes it; machines/overview.mdx,
+ * "Machine state"). run_command's choice and checks live here too (`commandTarget`).
  */
 
 const DEFAULT_PAGE = 20;
@@ -28,8 +29,10 @@ interface Held {
 function notExecutable({ machine, granted }: Held): string | null {
   if (machine.deletedAt) return "it was deleted";
   if (!granted) return "its grant to this project was revoked";
-  if (machine.lifecycleState === "provisioning") return "it is still being provisioned; inspect it again shortly";
+  if (machine.lifecycleState === "provisioning") return "it is still being provisioned; a run_command now waits for it, or inspect it again shortly";
   if (machine.lifecycleState !== "active") return `its lifecycle state is ${machine.lifecycleState}${machine.lifecycleReasonMessage ? ` (${machine.lifecycleReasonMessage})` : ""}`;
+  // Asleep is executable (reference machines/overview.mdx): a command wakes it.
+  if (machine.connectionState === "offline" && machine.sourceKind === "pool") return "its daemon is not connected; svc is starting it again, and a run_command waits for it";
   if (machine.connectionState === "offline") return "it is offline: its daemon is not connected";
   return null;
 }
@@ -74,6 +77,39 @@ async function held(tx: Tx, agentId: string, projectId: string, options: { after
 
 const failed = (message: string): MachineToolAnswer => ({ ok: false, message });
 
+const labelOf = (machine: MachineRow) => `${machine.displayName} (${encodeId("machine", machine.id)})`;
+
+/** The process environment a binding gives: its overlay over the machine's (null removes a name). */
+function commandTarget({ binding, machine }: Held): CommandTarget {
+  return {
+    machineId: machine.id,
+    orgId: machine.orgId,
+    bindingId: binding.id,
+    label: labelOf(machine),
+    cwd: binding.cwd || machine.cwd,
+    env: merged(machine.env, binding.envOverlay),
+    secretEnv: merged(machine.secretEnv, binding.secretEnvOverlay),
+  };
+}
+
+/**
+ * Why a command cannot be queued on the machine now, or null. A pool machine svc is bringing up
+ * (provisioning, asleep, or its daemon restarting) takes the process queued: maintenance starts or wakes
+ * it, and the call waits, bounded by the grace period. A connected machine that is offline fails at once,
+ * retryably, as the reference does: svc cannot bring it back.
+ */
+function commandProblem({ machine, granted }: Held): string | null {
+  const label = labelOf(machine);
+  if (machine.deletedAt || ["deleting", "deleted", "delete_failed"].includes(machine.lifecycleState)) return `machine_unavailable: ${label} was deleted.`;
+  if (!granted) return `machine_unavailable: ${label} is no longer granted to this project.`;
+  if (machine.lifecycleState === "provision_failed") {
+    return `machine_unavailable: ${label} could not be provisioned (${machine.lifecycleReasonMessage || "its daemon never came online"}). Delete it with delete_machine and create another.`;
+  }
+  if (machine.sourceKind === "pool") return null;
+  if (machine.connectionState !== "online") return `machine_unreachable: ${label} is offline (its daemon is not connected). Retry when it is online.`;
+  return null;
+}
+
 /** The pool sources of the agent's current config: create_machine makes machines from them. */
 async function poolSources(tx: Tx, configId: string): Promise<PoolMachineSourceDefinition[]> {
   const [config] = await tx.select({ definition: agentConfigs.compiledDefinition }).from(agentConfigs).where(eq(agentConfigs.id, configId));
@@ -83,6 +119,24 @@ async function poolSources(tx: Tx, configId: string): Promise<PoolMachineSourceD
 
 export function createAgentMachines(): AgentMachines {
   return {
+    async commandTarget(tx, agent, input) {
+      const all = await held(tx, agent.id, agent.projectId);
+      if (all.length === 0) return { ok: false, message: "No machine is attached to this agent: add one to machine_sources in its config." };
+      const listed = all.map((h) => labelOf(h.machine)).join(", ");
+      let one: Held | undefined;
+      if (input.machine_id === undefined) {
+        if (all.length > 1) return { ok: false, message: `Several machines are attached; pass machine_id with one of: ${listed}.` };
+        one = all[0];
+      } else {
+        const machineId = decodeId("machine", input.machine_id);
+        one = all.find((h) => h.machine.id === machineId);
+      }
+      if (!one) return { ok: false, message: `No attached machine has id ${input.machine_id}; attached: ${listed}.` };
+      const target = commandTarget(one);
+      const problem = commandProblem(one);
+      return problem ? { ok: false, message: problem, target } : { ok: true, target };
+    },
+
     async list(tx, agent, input) {
       const limit = input.limit ?? DEFAULT_PAGE;
       const after = input.cursor === undefined ? undefined : decodeId("machineBinding", input.cursor);

@@ -126,6 +126,12 @@ export async function releaseBindings(tx: Tx, signals: AgentSignals, of: { agent
   await scheduleDeletion(tx, signals, released.filter((b) => b.kind === "pool").map((b) => b.machineId), reason);
 }
 
+/** Abandons the machine's live processes (queued, starting, running): a call still waiting for one fails with `reason`. */
+export async function abandonMachineProcesses(tx: Tx, signals: AgentSignals, machineId: string, reason: string): Promise<void> {
+  const live = await tx.select().from(processes).where(and(eq(processes.machineId, machineId), inArray(processes.state, ["queued", "starting", "running"])));
+  for (const process of live) await abandonProcess(tx, signals, process, reason);
+}
+
 /**
  * Schedules pool machines for deletion: `deleting` now, deleted by the provider on the next maintenance
  * tick (lifecycle.ts). Their bindings are released, and a create_machine call still waiting on one fails.

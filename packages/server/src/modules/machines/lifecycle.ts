@@ -1,7 +1,7 @@
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { and, asc, eq, getTableColumns, inArray, isNull, notInArray, sql } from "drizzle-orm";
-import { agentMachineBindings, machineDaemonTokens, machines, processes } from "../../db/schema/index.js";
+import { and, asc, eq, getTableColumns, inArray, isNotNull, isNull, notInArray, sql, type SQL } from "drizzle-orm";
+import { agentConfigs, agentMachineBindings, agents, machineDaemonTokens, machines } from "../../db/schema/index.js";
 import { dbNow, dbSecondsFromNow } from "../../db/schema/columns.js";
 import type { Config } from "../../config.js";
 import type { Database } from "../../platform/db/index.js";
@@ -9,10 +9,11 @@ import { mintToken, sha256Hex } from "../../platform/crypto/tokens.js";
 import { encodeId, newUuid } from "../../platform/ids.js";
 import type { AgentSignals } from "../../runtime/signals.js";
 import { startMaintenance, type MaintenanceTask } from "../../maintenance.js";
-import { releaseBindings, scheduleDeletion } from "./bindings.js";
+import { abandonMachineProcesses, releaseBindings, scheduleDeletion } from "./bindings.js";
 import { completeCreateCall, failCreateCall } from "./create-calls.js";
 import { deleteGrantsOfMachine } from "./grants-store.js";
-import { createDrivers, type MachineDriver } from "./providers/index.js";
+import { createDrivers, providerRules, PROVIDER_NAMES, type MachineDriver } from "./providers/index.js";
+import { hasProcessWork, lastActivity, putToSleep } from "./sleep.js";
 import { dropLeaseOfToken, markMachineDeleted } from "./store.js";
 import { revokeTokens } from "./tokens-store.js";
 
@@ -22,6 +23,9 @@ import { revokeTokens } from "./tokens-store.js";
  *
  *   provisioning ──daemon started, then online──▶ active ──released / idle / pool deleted──▶ deleting ──▶ deleted
  *        └── 3 failed starts ──▶ provision_failed                          (3 failed deletions ──▶ delete_failed)
+ *
+ * An active machine of a provider that can sleep, with no process work for `SVC_MACHINE_SLEEP_AFTER_IDLE_SECONDS`,
+ * is put to sleep (sleep.ts, then the provider stops its daemon) and woken when work is queued for it.
  *
  * Each start mints a fresh daemon token for the machine (earlier ones are revoked). An active machine
  * whose daemon is not running in this process (svc restarted, or it crashed) is started again with the
@@ -84,16 +88,20 @@ export function poolMachineTasks(deps: { db: Database; signals: AgentSignals; co
   const { db, signals, drivers } = deps;
   const machinesConfig = deps.config.machines;
 
-  const inState = (state: string) =>
+  const inState = (state: string, also?: SQL) =>
     db.read
       .select(poolMachineColumns)
       .from(machines)
-      .where(and(eq(machines.sourceKind, "pool"), isNull(machines.deletedAt), eq(machines.lifecycleState, state)))
+      .where(and(eq(machines.sourceKind, "pool"), isNull(machines.deletedAt), eq(machines.lifecycleState, state), also))
       .orderBy(asc(machines.createdAt))
       .limit(BATCH);
 
-  /** Mints a token (revoking earlier ones) and starts the daemon; false when the driver could not. */
-  async function startDaemon(machine: PoolMachine, driver: MachineDriver, countAttempt: boolean): Promise<boolean> {
+  /**
+   * Mints a token (revoking earlier ones) and starts the daemon: a provisioning attempt (counted), a restart
+   * of an active machine, or the wake of a sleeping one. False when the driver could not.
+   */
+  async function startDaemon(machine: PoolMachine, driver: MachineDriver, how: "provision" | "restart" | "wake"): Promise<boolean> {
+    const countAttempt = how === "provision";
     const token = mintToken("daemon");
     await db.tx(async (tx) => {
       const revoked = await revokeTokens(tx, machine.id, "revoked");
@@ -106,7 +114,8 @@ export function poolMachineTasks(deps: { db: Database; signals: AgentSignals; co
         .where(eq(machines.id, machine.id));
     });
     try {
-      const { cwd } = await driver.start({ machineId: machine.id, orgId: machine.orgId, daemonToken: token, url: deps.url, cwd: machine.cwd, cpu: machine.cpu, memoryMb: machine.memoryMb });
+      const start = { machineId: machine.id, orgId: machine.orgId, daemonToken: token, url: deps.url, cwd: machine.cwd, cpu: machine.cpu, memoryMb: machine.memoryMb };
+      const { cwd } = how === "wake" ? await driver.wake(start) : await driver.start(start);
       // Commands run in the provider's working directory unless the pool, grant or config chose one.
       if (!machine.cwd) await db.write.update(machines).set({ cwd }).where(eq(machines.id, machine.id));
       return true;
@@ -134,7 +143,7 @@ export function poolMachineTasks(deps: { db: Database; signals: AgentSignals; co
         await driver.delete(machine.id);
       }
       if (machine.provisionAttempts >= MAX_ATTEMPTS) await provisionFailed(machine, driver.lastFailure(machine.id));
-      else await startDaemon(machine, driver, true);
+      else await startDaemon(machine, driver, "provision");
     }
     return rows.length;
   }
@@ -170,22 +179,125 @@ export function poolMachineTasks(deps: { db: Database; signals: AgentSignals; co
         .set({ lifecycleState: "provision_failed", lifecycleReasonCode: "provision_failed", lifecycleReasonMessage: message.slice(0, 4000), failureReport: { message }, nextReconcileAfter: null, updatedAt: dbNow })
         .where(and(eq(machines.id, machine.id), eq(machines.lifecycleState, "provisioning")))
         .returning({ createToolCallId: machines.createToolCallId });
-      if (failed) await failCreateCall(tx, signals, failed.createToolCallId, `provision_failed: the machine ${machine.displayName} could not be started. ${message}`);
+      if (!failed) return;
+      const reason = `provision_failed: the machine ${machine.displayName} could not be started. ${message}`;
+      await failCreateCall(tx, signals, failed.createToolCallId, reason);
+      // Commands queued for it while it was provisioning will never run.
+      await abandonMachineProcesses(tx, signals, machine.id, reason);
     });
     await drivers[machine.provider]?.delete(machine.id);
   }
 
-  /** Active machines whose daemon is not running here: svc restarted, or the daemon stopped. */
+  /** Active, awake machines whose daemon is not running here: svc restarted, or the daemon stopped. */
   async function keepRunning(): Promise<number> {
-    const rows = await inState("active");
+    const rows = await inState("active", isNull(machines.asleepSince));
     let started = 0;
     for (const machine of rows) {
       const driver = drivers[machine.provider];
       if (!driver || driver.running(machine.id) || !machine.due) continue;
-      await startDaemon(machine, driver, false);
+      await startDaemon(machine, driver, "restart");
       started++;
     }
     return started;
+  }
+
+  /**
+   * Sleeping machines with process work queued (a run_command, a process action) are woken: their daemon
+   * starts again with a fresh token on the same state. A wake whose daemon exits is tried again after a
+   * backoff; the work waiting on it fails once it waited for longer than the grace period (unreachable.ts).
+   */
+  async function wake(): Promise<number> {
+    const rows = await db.read
+      .select(poolMachineColumns)
+      .from(machines)
+      .where(and(eq(machines.sourceKind, "pool"), isNull(machines.deletedAt), eq(machines.lifecycleState, "active"), isNotNull(machines.asleepSince), hasProcessWork()))
+      .orderBy(asc(machines.asleepSince))
+      .limit(BATCH);
+    let woken = 0;
+    for (const machine of rows) {
+      const driver = drivers[machine.provider];
+      if (!driver || driver.running(machine.id) || !machine.due) continue;
+      await startDaemon(machine, driver, "wake");
+      woken++;
+    }
+    return woken;
+  }
+
+  /**
+   * Machines with no process work for the sleep period are put to sleep, then their daemon is stopped.
+   * An asleep machine whose daemon still runs here (it asked to sleep itself, or was woken for work that
+   * went away) is put back to sleep the same way, even with sleeping turned off.
+   */
+  async function sleep(): Promise<number> {
+    const awake = await asleepButRunning();
+    let slept = 0;
+    for (const row of [...(await idleAwake()), ...awake]) {
+      const driver = drivers[row.provider];
+      const outcome = await db.tx((tx) => putToSleep(tx, row.id));
+      if (!outcome.asleep) continue;
+      await driver?.sleep(row.id);
+      slept++;
+    }
+    return slept;
+  }
+
+  /** Awake machines of providers that sleep, with no process work for the sleep period (none when it is 0). */
+  async function idleAwake(): Promise<Array<{ id: string; provider: string }>> {
+    const seconds = machinesConfig.sleepAfterIdleSeconds;
+    const sleepers = PROVIDER_NAMES.filter((name) => providerRules(name)?.sleeps);
+    if (seconds === 0 || sleepers.length === 0) return [];
+    return db.read
+      .select({ id: machines.id, provider: machines.provider })
+      .from(machines)
+      .where(
+        and(
+          eq(machines.sourceKind, "pool"),
+          isNull(machines.deletedAt),
+          eq(machines.lifecycleState, "active"),
+          isNull(machines.asleepSince),
+          inArray(machines.provider, sleepers),
+          sql`NOT ${hasProcessWork()}`,
+          sql`${lastActivity()} < statement_timestamp() - make_interval(secs => ${seconds})`,
+        ),
+      )
+      .limit(BATCH);
+  }
+
+  async function asleepButRunning(): Promise<Array<{ id: string; provider: string }>> {
+    const found: Array<{ id: string; provider: string }> = [];
+    for (const driver of Object.values(drivers)) {
+      const running = driver.held().filter((id) => driver.running(id)).slice(0, 100);
+      if (running.length === 0) continue;
+      const rows = await db.read
+        .select({ id: machines.id, provider: machines.provider })
+        .from(machines)
+        .where(and(inArray(machines.id, running), isNull(machines.deletedAt), isNotNull(machines.asleepSince), sql`NOT ${hasProcessWork()}`))
+        .limit(BATCH);
+      found.push(...rows);
+    }
+    return found;
+  }
+
+  /**
+   * Pool bindings whose agent's current config no longer lists their pool (reference machines/pools.mdx:
+   * a machine is deleted when "the agent's config no longer includes that pool source") are released,
+   * which deletes their machines, once the config change has taken effect.
+   */
+  async function droppedSources(): Promise<number> {
+    const listed = sql`EXISTS (SELECT 1 FROM jsonb_array_elements(coalesce(${agentConfigs.compiledDefinition} -> 'machineSources', '[]'::jsonb)) AS sources(item)
+      WHERE sources.item ->> 'kind' = 'pool' AND sources.item ->> 'poolId' = ${machines.machinePoolId}::text)`;
+    const rows = await db.read
+      .select({ machineId: agentMachineBindings.machineId })
+      .from(agentMachineBindings)
+      .innerJoin(agents, eq(agents.id, agentMachineBindings.agentId))
+      .innerJoin(agentConfigs, eq(agentConfigs.id, agents.currentConfigId))
+      .innerJoin(machines, eq(machines.id, agentMachineBindings.machineId))
+      .where(and(eq(agentMachineBindings.state, "attached"), eq(agentMachineBindings.bindingKind, "pool"), sql`NOT ${listed}`))
+      .limit(BATCH);
+    for (const row of rows) {
+      await db.tx((tx) => releaseBindings(tx, signals, { machineId: row.machineId }, "released: the agent's config no longer lists the machine's pool."));
+    }
+    return rows.length;
   }
 
   async function remove(): Promise<number> {
@@ -222,7 +334,6 @@ export function poolMachineTasks(deps: { db: Database; signals: AgentSignals; co
    */
   async function idle(): Promise<number> {
     const unit = machinesConfig.idleMinuteSeconds;
-    const lastActivity = sql`greatest(${machines.updatedAt}, (SELECT max(${processes.updatedAt}) FROM ${processes} WHERE ${processes.machineId} = ${machines.id}))`;
     const rows = await db.read
       .select({ id: machines.id, unbound: sql<boolean>`NOT EXISTS (SELECT 1 FROM ${agentMachineBindings} WHERE ${agentMachineBindings.machineId} = ${machines.id} AND ${agentMachineBindings.state} = 'attached')` })
       .from(machines)
@@ -234,8 +345,8 @@ export function poolMachineTasks(deps: { db: Database; signals: AgentSignals; co
           sql`(
             NOT EXISTS (SELECT 1 FROM ${agentMachineBindings} WHERE ${agentMachineBindings.machineId} = ${machines.id} AND ${agentMachineBindings.state} = 'attached')
             OR (${machines.lifecycleState} = 'active' AND ${machines.deleteAfterIdleMinutes} IS NOT NULL
-              AND NOT EXISTS (SELECT 1 FROM ${processes} WHERE ${processes.machineId} = ${machines.id} AND ${processes.state} IN ('queued', 'starting', 'running'))
-              AND ${lastActivity} < statement_timestamp() - make_interval(secs => ${machines.deleteAfterIdleMinutes} * ${unit})))`,
+              AND NOT ${hasProcessWork()}
+              AND ${lastActivity()} < statement_timestamp() - make_interval(secs => ${machines.deleteAfterIdleMinutes} * ${unit})))`,
         ),
       )
       .limit(BATCH);
@@ -268,7 +379,10 @@ export function poolMachineTasks(deps: { db: Database; signals: AgentSignals; co
   return [
     { name: "pool-machines-provision", run: provision },
     { name: "pool-machines-keep-running", run: keepRunning },
+    { name: "pool-machines-wake", run: wake },
+    { name: "pool-machines-dropped-sources", run: droppedSources },
     { name: "pool-machines-idle", run: idle },
+    { name: "pool-machines-sleep", run: sleep },
     { name: "pool-machines-delete", run: remove },
     { name: "pool-machines-orphans", run: orphans },
   ];

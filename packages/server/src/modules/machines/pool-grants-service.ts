@@ -4,7 +4,9 @@ import { conflict, notFound, type Issue } from "../../platform/errors.js";
 import type { Principal } from "../../platform/http/auth.js";
 import type { PageRequest } from "../../platform/http/lists.js";
 import { newUuid } from "../../platform/ids.js";
+import type { AgentSignals } from "../../runtime/signals.js";
 import { requireProject } from "../orgs/access.js";
+import { scheduleDeletion } from "./bindings.js";
 import { checkSecretRefs, nameIssues, throwIssues, type SecretDirectory } from "./environment.js";
 import * as grants from "./pool-grants-store.js";
 import { capacityIssues, capacityOf, effectiveCapacity, narrowingIssues } from "./pools-rules.js";
@@ -61,7 +63,7 @@ function applied(current: Overrides, input: PoolGrantOverrides): Overrides {
  * narrow the pool's, with its own defaults and environment overlays. Managing them needs
  * project.access_manage on the project. Secret overlays must name generic secrets the project can use.
  */
-export function createPoolGrantService(deps: { db: Database; secrets: SecretDirectory }) {
+export function createPoolGrantService(deps: { db: Database; secrets: SecretDirectory; signals: AgentSignals }) {
   const { db, secrets } = deps;
 
   async function checked(tx: Tx, orgId: string, projectId: string, pool: pools.PoolRow, overrides: Overrides, input: PoolGrantOverrides) {
@@ -128,12 +130,18 @@ export function createPoolGrantService(deps: { db: Database; secrets: SecretDire
       });
     },
 
-    /** Removes the project's access to the pool and the machine grants it generated; the pool stays. */
+    /**
+     * Removes the project's access to the pool; the pool stays. The machines made through the grant are
+     * deleted (reference: a pool machine belongs to one project), their agents' bindings released and the
+     * calls waiting on them failed with the reason.
+     */
     async deletePoolGrant(principal: Principal, orgId: string, projectId: string, grantId: string): Promise<void> {
       await db.tx(async (tx) => {
         await requireProject(tx, principal, orgId, projectId, "project.access_manage");
         const grant = await grants.findPoolGrant(tx, orgId, projectId, grantId);
         if (!grant) throw notFound("machine pool grant");
+        const made = await grants.machinesMadeThrough(tx, grantId);
+        await scheduleDeletion(tx, deps.signals, made, "machine_deleted: the pool grant the machine was made through was deleted.");
         await grants.deletePoolGrant(tx, grantId);
       });
     },

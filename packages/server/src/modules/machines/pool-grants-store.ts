@@ -1,6 +1,6 @@
-import { and, eq } from "drizzle-orm";
+import { and, eq, isNull } from "drizzle-orm";
 import type { PgInsertValue, PgUpdateSetSource } from "drizzle-orm/pg-core";
-import { machinePools, projectMachinePoolGrants } from "../../db/schema/index.js";
+import { machinePools, machines, projectMachineGrants, projectMachinePoolGrants } from "../../db/schema/index.js";
 import { dbNow } from "../../db/schema/columns.js";
 import type { AppDb, Tx } from "../../platform/db/index.js";
 import { allOf, keyset, nameMatches, type PageRequest } from "../../platform/http/lists.js";
@@ -38,6 +38,16 @@ export async function updatePoolGrant(tx: Db, grantId: string, changes: PoolGran
     .where(eq(projectMachinePoolGrants.id, grantId))
     .returning();
   return grant!;
+}
+
+/** The live machines made through the grant (their project grant names it). */
+export async function machinesMadeThrough(tx: Db, grantId: string): Promise<string[]> {
+  const rows = await tx
+    .select({ id: machines.id })
+    .from(machines)
+    .innerJoin(projectMachineGrants, eq(projectMachineGrants.machineId, machines.id))
+    .where(and(eq(projectMachineGrants.projectMachinePoolGrantId, grantId), isNull(machines.deletedAt)));
+  return rows.map((r) => r.id);
 }
 
 /** The machine grants it generated go with it (foreign key cascade). */

@@ -41,7 +41,7 @@ export async function listTokens(tx: Db, machineId: string, page: PageRequest): 
 }
 
 /** Revokes the machine's active tokens (one, or all when `tokenId` is absent); returns those revoked now. */
-export async function revokeTokens(tx: Db, machineId: string, reason: "revoked" | "machine_deleted", tokenId?: string): Promise<TokenRow[]> {
+export async function revokeTokens(tx: Db, machineId: string, reason: "revoked" | "machine_deleted" | "sleep", tokenId?: string): Promise<TokenRow[]> {
   return tx
     .update(machineDaemonTokens)
     .set({ revokedAt: dbNow, revokeReason: reason })

@@ -69,13 +69,13 @@ export function definitionsOfCalls(db: AppDb | Tx): (call: ToolCallRow) => Promi
 export async function runToolWork(tx: Tx, signals: AgentSignals, agent: AgentRow, calls: ToolCallRow[], ports: ToolPorts = {}): Promise<void> {
   const definitionFor = definitionsOfCalls(tx);
   for (const call of calls) {
-    if (call.state === "awaiting_authorization") await authorize(tx, signals, agent, call, await definitionFor(call));
+    if (call.state === "awaiting_authorization") await authorize(tx, signals, agent, call, await definitionFor(call), ports);
     // Tools that run in a tool step (the `skill` tool) are left ready for it.
     if (call.state === "ready" && call.type === "built_in" && !STEP_TOOLS.has(call.name)) await dispatch(tx, signals, agent, call, ports);
   }
 }
 
-async function authorize(tx: Tx, signals: AgentSignals, agent: AgentRow, call: ToolCallRow, definition: AgentDefinition): Promise<void> {
+async function authorize(tx: Tx, signals: AgentSignals, agent: AgentRow, call: ToolCallRow, definition: AgentDefinition, ports: ToolPorts): Promise<void> {
   const tool = call.type === "mcp" ? await mcpToolOf(tx, agent.id, definition, call.name) : definition.tools.find((t) => t.name === call.name && t.type === call.type);
   if (!tool) {
     await completeToolCall(tx, signals, agent, call, "failed", [textBlock(`Unsupported tool: ${call.name} is not configured for this agent.`)]);
@@ -93,7 +93,7 @@ async function authorize(tx: Tx, signals: AgentSignals, agent: AgentRow, call: T
   }
   if (tool.permission === "always_ask") {
     // run_command's approver sees where and how the command would run, not only its input.
-    const details = call.type === "built_in" && call.name === "run_command" ? await runCommandContext(tx, agent, call.input as unknown as RunCommandInput) : [];
+    const details = call.type === "built_in" && call.name === "run_command" ? await runCommandContext(tx, agent, call.input as unknown as RunCommandInput, ports.machines) : [];
     await insertInteraction(tx, { agentId: agent.id, turnId: call.turnId, toolCallId: call.id, kind: "permission", request: permissionForm(call.name, call.input, details) });
     await setToolCallState(tx, signals, call, "awaiting_permission");
     return;
@@ -107,9 +107,9 @@ async function dispatch(tx: Tx, signals: AgentSignals, agent: AgentRow, call: To
     await setToolCallState(tx, signals, call, "waiting");
     return;
   }
-  if (call.name === "run_command") return dispatchRunCommand(tx, signals, agent, call);
+  if (call.name === "run_command") return dispatchRunCommand(tx, signals, agent, call, ports.machines);
   if (MACHINE_TOOL_NAMES.has(call.name)) return dispatchMachineTool(tx, signals, agent, call, ports.machines);
   if (PROCESS_TOOL_NAMES.has(call.name)) return dispatchProcessTool(tx, signals, agent, call);
-  if (TRANSFER_TOOL_NAMES.has(call.name)) return dispatchTransferTool(tx, signals, agent, call);
+  if (TRANSFER_TOOL_NAMES.has(call.name)) return dispatchTransferTool(tx, signals, agent, call, ports.machines);
   await completeToolCall(tx, signals, agent, call, "failed", [textBlock(`The built-in tool ${call.name} cannot run in this deployment.`)]);
 }

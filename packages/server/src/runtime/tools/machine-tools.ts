@@ -13,8 +13,34 @@ import { completeToolCall, setToolCallState, textBlock, type ToolCallRow } from 
 /** What a machine tool answers: a result for the model, a message for a failed call, or "wait". */
 export type MachineToolAnswer = { ok: true; value: Record<string, unknown> } | { ok: false; message: string } | { waiting: true };
 
+/**
+ * Where a run_command call runs, as the machines module chose it: the machine and the binding, with the
+ * binding's working directory and environment merged over the machine's.
+ */
+export interface CommandTarget {
+  machineId: string;
+  orgId: string;
+  bindingId: string;
+  /** `name (mch_…)`, for messages and the approver. */
+  label: string;
+  /** The binding's working directory, else the machine's; empty when neither set one. */
+  cwd: string;
+  env: Record<string, string>;
+  /** Variable → secret UUID, read when the process is offered to the daemon. */
+  secretEnv: Record<string, string>;
+}
+
+/**
+ * The machine a run_command call may queue a process on now (online, or one svc brings up by itself: a pool
+ * machine provisioning, asleep or restarting), or a message for the model. `target` is set whenever a
+ * machine was chosen, so an approver sees it even when it cannot run the command now.
+ */
+export type CommandTargetAnswer = { ok: true; target: CommandTarget } | { ok: false; message: string; target?: CommandTarget };
+
 /** The machines module as the engine sees it; every call runs in the claim's transaction, the agent locked. */
 export interface AgentMachines {
+  /** The attached machine a run_command names (`machine_id`), or the only one, checked for use now. */
+  commandTarget(tx: Tx, agent: AgentRow, input: { machine_id?: string }): Promise<CommandTargetAnswer>;
   list(tx: Tx, agent: AgentRow, input: { cursor?: string; limit?: number }): Promise<MachineToolAnswer>;
   inspect(tx: Tx, agent: AgentRow, input: { machine_id?: string }): Promise<MachineToolAnswer>;
   create(tx: Tx, signals: AgentSignals, agent: AgentRow, call: ToolCallRow, input: { machine_pool_name?: string }): Promise<MachineToolAnswer>;

@@ -1,8 +1,6 @@
-import { and, eq, isNull, sql } from "drizzle-orm";
-import { machines } from "../../db/schema/index.js";
 import type { TransferSpec } from "../../db/schema/daemon.js";
 import type { Tx } from "../../platform/db/index.js";
-import { encodeId, newUuid } from "../../platform/ids.js";
+import { newUuid } from "../../platform/ids.js";
 import { findArtifact } from "../../modules/artifacts/store.js";
 import type { AgentSignals } from "../signals.js";
 import type { AgentRow } from "../store/journal.js";
@@ -10,7 +8,7 @@ import { insertProcess, notifyDaemonWork } from "../store/processes.js";
 import { completeToolCall, setToolCallState, textBlock, type ToolCallRow } from "../store/tool-calls.js";
 import { ARTIFACTS_DIR, MEMORY_DIR, NO_MEMORY, notFound, resolveFilePath } from "./files/paths.js";
 import { TRANSFER_LIMITS } from "./catalog-transfer.js";
-import { chooseTarget, overlay } from "./run-command.js";
+import type { AgentMachines } from "./machine-tools.js";
 
 /*
  * upload_file and download_file, transactional phase (reference docs/tools/built-in.mdx, "Files"). What svc
@@ -36,45 +34,37 @@ interface TransferInput {
 const UPLOAD_WAIT_MS = (TRANSFER_LIMITS.uploadTimeoutSeconds + 10) * 1000;
 const DOWNLOAD_WAIT_MS = 10_000;
 
-export async function dispatchTransferTool(tx: Tx, signals: AgentSignals, agent: AgentRow, call: ToolCallRow): Promise<void> {
+export async function dispatchTransferTool(tx: Tx, signals: AgentSignals, agent: AgentRow, call: ToolCallRow, machines: AgentMachines | undefined): Promise<void> {
   const input = call.input as unknown as TransferInput;
   const fail = (message: string) => completeToolCall(tx, signals, agent, call, "failed", [textBlock(message)]);
   const planned = call.name === "upload_file" ? planUpload(input) : await planDownload(tx, agent, input);
   if (typeof planned === "string") return void (await fail(planned));
 
-  const target = await chooseTarget(tx, agent, { command: "", ...(input.machine_id !== undefined ? { machine_id: input.machine_id } : {}) });
-  if (typeof target === "string") return void (await fail(target));
-  const { machine, binding } = target;
-  const name = `${machine.displayName} (${encodeId("machine", machine.id)})`;
-  if (machine.deletedAt || machine.lifecycleState !== "active" || !target.granted) {
-    return void (await fail(`machine_unavailable: ${name} is no longer available to this project (deleted, or its grant was revoked).`));
-  }
-  // As run_command: an offline machine fails the call at once (retryable) rather than queue for a daemon that may never come.
-  const [live] = await tx
-    .select({ id: machines.id })
-    .from(machines)
-    .where(and(eq(machines.id, machine.id), isNull(machines.deletedAt), sql`${machines.leaseExpiresAt} > statement_timestamp()`));
-  if (!live) return void (await fail(`machine_unreachable: ${name} is offline (its daemon is not connected). Retry when it is online.`));
+  if (!machines) return void (await fail(`The built-in tool ${call.name} cannot run in this deployment (no machines module).`));
+  // As run_command: the machines module picks and checks the machine (an offline connected machine fails at once).
+  const answer = await machines.commandTarget(tx, agent, input.machine_id !== undefined ? { machine_id: input.machine_id } : {});
+  if (!answer.ok) return void (await fail(answer.message));
+  const { target } = answer;
 
   await insertProcess(tx, {
     id: newUuid(),
-    orgId: machine.orgId,
+    orgId: target.orgId,
     agentId: agent.id,
     toolCallId: call.id,
-    machineId: machine.id,
-    bindingId: binding.id,
+    machineId: target.machineId,
+    bindingId: target.bindingId,
     kind: planned.kind,
     transfer: planned.transfer,
     ioMode: "pipe",
     command: planned.label,
     shellSelector: "sh",
-    cwd: binding.cwd || machine.cwd,
-    env: overlay(machine.env, binding.envOverlay),
+    cwd: target.cwd,
+    env: target.env,
     secretEnv: {},
     waitMs: planned.kind === "upload" ? UPLOAD_WAIT_MS : DOWNLOAD_WAIT_MS,
   });
   await setToolCallState(tx, signals, call, "waiting");
-  await notifyDaemonWork(tx, machine.id);
+  await notifyDaemonWork(tx, target.machineId);
 }
 
 interface Plan {

@@ -16,6 +16,12 @@ import { localProviderRules } from "./local/rules.js";
  */
 
 export interface ProviderRules {
+  /**
+   * Whether its machines may sleep: the driver can stop a machine's daemon keeping its state (`sleep`) and
+   * start it again on the same state (`wake`). svc never puts a machine of a provider without it to sleep,
+   * and the daemon's sleep route answers 409 not_wake_capable for it.
+   */
+  sleeps: boolean;
   /** Problems with a pool's (or a grant's) provider settings, as issues at the given paths. */
   check(settings: { providerConfig?: Record<string, unknown>; options?: Record<string, unknown>; authSecret?: string }, paths: ProviderPaths): Issue[];
 }
@@ -50,6 +56,18 @@ export interface MachineDriver {
   running(machineId: string): boolean;
   /** Why the machine's daemon is not running, for failure reports (its last output, its exit). */
   lastFailure(machineId: string): string;
+  /**
+   * Puts the machine to sleep: stops its daemon but keeps what it holds (the daemon's home, the working
+   * directory, installed tools), so `wake` resumes the same machine. Idempotent. svc calls it after it
+   * ended the machine's runtime and revoked its token, only when no process work is queued or running.
+   * A container provider stops (or pauses) the container; a cloud provider suspends the sandbox.
+   */
+  sleep(machineId: string): Promise<void>;
+  /**
+   * Wakes a sleeping machine: starts its daemon again on the state `sleep` kept, with the fresh token in
+   * `machine`. Like `start`, it resolves once the daemon was started; svc sees it online when it registers.
+   */
+  wake(machine: MachineStart): Promise<{ cwd: string }>;
   /** Stops the machine's daemon and removes everything the provider made for it; idempotent. */
   delete(machineId: string): Promise<void>;
   /** The machines this driver holds something for, so maintenance can delete those svc no longer knows. */

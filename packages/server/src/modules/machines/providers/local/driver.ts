@@ -56,38 +56,44 @@ export async function createLocalDriver(settings: DriverSettings): Promise<Machi
     clearTimeout(timer);
   }
 
+  async function start(machine: MachineStart): Promise<{ cwd: string }> {
+    await stop(machine.machineId);
+    const dir = dirOf(machine.machineId);
+    const work = join(dir, "work");
+    for (const sub of ["home", "work"]) mkdirSync(join(dir, sub), { recursive: true, mode: 0o700 });
+    const cwd = machine.cwd || work;
+    const log = openSync(join(dir, "svcd.log"), "w", 0o600);
+    const [command, ...args] = argv(machine, dir);
+    let process: ChildProcess;
+    try {
+      // Its own process group, so stopping it reaches bubblewrap and the daemon together.
+      process = spawn(command!, args, {
+        cwd: existsSync(cwd) ? cwd : work,
+        env: { PATH: globalThis.process.env["PATH"] ?? "/usr/bin:/bin", HOME: work, LANG: "C.UTF-8", SVC_DAEMON_TOKEN: machine.daemonToken },
+        stdio: ["ignore", log, log],
+        detached: true,
+      });
+    } finally {
+      closeSync(log);
+    }
+    const exited = new Promise<void>((resolve) => {
+      process.once("exit", () => resolve());
+      process.once("error", () => resolve());
+    });
+    const child = { process, exited };
+    children.set(machine.machineId, child);
+    void exited.then(() => {
+      if (children.get(machine.machineId) === child) children.delete(machine.machineId);
+    });
+    return { cwd };
+  }
+
   return {
-    async start(machine) {
-      await stop(machine.machineId);
-      const dir = dirOf(machine.machineId);
-      const work = join(dir, "work");
-      for (const sub of ["home", "work"]) mkdirSync(join(dir, sub), { recursive: true, mode: 0o700 });
-      const cwd = machine.cwd || work;
-      const log = openSync(join(dir, "svcd.log"), "w", 0o600);
-      const [command, ...args] = argv(machine, dir);
-      let process: ChildProcess;
-      try {
-        // Its own process group, so stopping it reaches bubblewrap and the daemon together.
-        process = spawn(command!, args, {
-          cwd: existsSync(cwd) ? cwd : work,
-          env: { PATH: globalThis.process.env["PATH"] ?? "/usr/bin:/bin", HOME: work, LANG: "C.UTF-8", SVC_DAEMON_TOKEN: machine.daemonToken },
-          stdio: ["ignore", log, log],
-          detached: true,
-        });
-      } finally {
-        closeSync(log);
-      }
-      const exited = new Promise<void>((resolve) => {
-        process.once("exit", () => resolve());
-        process.once("error", () => resolve());
-      });
-      const child = { process, exited };
-      children.set(machine.machineId, child);
-      void exited.then(() => {
-        if (children.get(machine.machineId) === child) children.delete(machine.machineId);
-      });
-      return { cwd };
-    },
+    start,
+
+    // The child is stopped and its directory kept: waking is starting it again on the same home and work dir.
+    sleep: (machineId) => stop(machineId),
+    wake: (machine) => start(machine),
 
     running: (machineId) => children.has(machineId),
 

@@ -6,6 +6,8 @@ const mustBeEmpty = (value: Record<string, unknown> | undefined, path: string, w
 
 /** Machines are svcd child processes on the svc host itself: nothing to configure and no credential. */
 export const localProviderRules: ProviderRules = {
+  // Sleeping stops the svcd child; its directory stays, so waking starts it again on the same home.
+  sleeps: true,
   check(settings, paths) {
     return [
       ...mustBeEmpty(settings.providerConfig, paths.providerConfig, "provider_config"),
