@@ -1,9 +1,9 @@
-import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { agentProject, yamlConfig, type AgentProject } from "../support/agents.js";
 import { createConfig, eventually, events, finalOutputs, send } from "../support/agent-loop.js";
-import { connectMachine, startDaemon, tempDir, untilConnection, type Daemon } from "../support/daemon.js";
+import { connectMachine, untilConnection, useDaemons, type Daemon } from "../support/daemon.js";
 import { useFakeProvider } from "../support/fake-provider.js";
 import { useTestServer } from "../support/server.js";
 
@@ -17,27 +17,7 @@ import { useTestServer } from "../support/server.js";
 const server = useTestServer({ SVC_MACHINE_GRACE_SECONDS: "1", SVC_MAINTENANCE_INTERVAL_MS: "200" }, { worker: true });
 const provider = useFakeProvider();
 
-const daemons: Daemon[] = [];
-const dirs: string[] = [];
-afterAll(async () => {
-  for (const daemon of daemons) {
-    if (daemon.child.exitCode === null && daemon.child.signalCode === null) daemon.child.kill("SIGKILL");
-    await daemon.exited;
-  }
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
-
-function dir(prefix: string): string {
-  const path = tempDir(prefix);
-  dirs.push(path);
-  return path;
-}
-
-function daemon(token: string, home: string): Daemon {
-  const started = startDaemon(server.url, token, home);
-  daemons.push(started);
-  return started;
-}
+const { dir, daemon } = useDaemons(server);
 
 interface Session {
   project: AgentProject;

@@ -1,9 +1,9 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { agentProject, yamlConfig, type AgentProject } from "../support/agents.js";
 import { createConfig, eventually, finalOutputs, launch, send, untilEvents } from "../support/agent-loop.js";
-import { connectMachine, startDaemon, tempDir, untilConnection, type Daemon } from "../support/daemon.js";
+import { connectMachine, untilConnection, useDaemons } from "../support/daemon.js";
 import { useFakeProvider } from "../support/fake-provider.js";
 import { useTestServer } from "../support/server.js";
 import { sendForm, skillFiles, skillMd, skillZip, tarGz, uploadSkill, zip } from "../api/skills-fixtures.js";
@@ -18,27 +18,7 @@ import { sendForm, skillFiles, skillMd, skillZip, tarGz, uploadSkill, zip } from
 const server = useTestServer({ SVC_MAINTENANCE_INTERVAL_MS: "200" }, { worker: true });
 const provider = useFakeProvider();
 
-const daemons: Daemon[] = [];
-const dirs: string[] = [];
-afterAll(async () => {
-  for (const daemon of daemons) {
-    if (daemon.child.exitCode === null && daemon.child.signalCode === null) daemon.child.kill("SIGKILL");
-    await daemon.exited;
-  }
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
-
-function dir(prefix: string): string {
-  const path = tempDir(prefix);
-  dirs.push(path);
-  return path;
-}
-
-function daemon(token: string, home: string): Daemon {
-  const started = startDaemon(server.url, token, home);
-  daemons.push(started);
-  return started;
-}
+const { dir, daemon } = useDaemons(server);
 
 /** A machine granted to the project with a daemon connected (unless `offline`); its name and home. */
 async function machine(project: AgentProject, name: string, offline = false) {

@@ -1,10 +1,10 @@
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { agentProject, yamlConfig, type AgentProject } from "../support/agents.js";
 import { createConfig, eventually, events, finalOutputs, send } from "../support/agent-loop.js";
-import { connectMachine, startDaemon, tempDir, untilConnection, type Daemon } from "../support/daemon.js";
+import { connectMachine, untilConnection, useDaemons, type Daemon } from "../support/daemon.js";
 import { useFakeProvider } from "../support/fake-provider.js";
 import { useTestServer } from "../support/server.js";
 
@@ -18,21 +18,7 @@ import { useTestServer } from "../support/server.js";
 const server = useTestServer({}, { worker: true });
 const provider = useFakeProvider();
 
-const daemons: Daemon[] = [];
-const dirs: string[] = [];
-afterAll(async () => {
-  for (const daemon of daemons) {
-    if (daemon.child.exitCode === null && daemon.child.signalCode === null) daemon.child.kill("SIGKILL");
-    await daemon.exited;
-  }
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
-
-function dir(prefix: string): string {
-  const path = tempDir(prefix);
-  dirs.push(path);
-  return path;
-}
+const { dir, daemon: svcd } = useDaemons(server);
 
 interface Session {
   project: AgentProject;
@@ -53,8 +39,7 @@ async function start(name: string, first: Call): Promise<{ session: Session; res
   const project = await agentProject(server.api, provider.baseUrl);
   const machine = await connectMachine(server.api, project.token, project.orgId, project.projectId, name);
   const work = dir("svcd-work-");
-  const daemon = startDaemon(server.url, machine.daemonToken, dir("svcd-home-"));
-  daemons.push(daemon);
+  const daemon = svcd(machine.daemonToken, dir("svcd-home-"));
   await untilConnection(server.api, project.token, project.orgId, machine.machineId, "online");
   const configId = await createConfig(server.api, project, yamlConfig(project, `machine_sources:\n  - machine_name: ${name}\n    cwd: ${work}\n`));
   provider.script({ toolCalls: [first] }, { text: "ok" });

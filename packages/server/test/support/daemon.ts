@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { expect } from "vitest";
+import { afterAll, expect } from "vitest";
 import type { ApiClient } from "./client.js";
 import { eventually } from "./agent-loop.js";
 
@@ -28,6 +28,34 @@ export function startDaemon(url: string, token: string, home: string): Daemon {
 }
 
 export const tempDir = (prefix: string) => mkdtempSync(join(tmpdir(), prefix));
+
+/**
+ * The daemons and temporary directories a test file starts: after its tests every daemon still running is
+ * killed and every directory removed. `daemon` starts svcd against `server` (read when called).
+ */
+export function useDaemons(server: { readonly url: string }) {
+  const daemons: Daemon[] = [];
+  const dirs: string[] = [];
+  afterAll(async () => {
+    for (const started of daemons) {
+      if (started.child.exitCode === null && started.child.signalCode === null) started.child.kill("SIGKILL");
+      await started.exited;
+    }
+    for (const path of dirs) rmSync(path, { recursive: true, force: true });
+  });
+  return {
+    dir(prefix: string): string {
+      const path = tempDir(prefix);
+      dirs.push(path);
+      return path;
+    },
+    daemon(token: string, home: string): Daemon {
+      const started = startDaemon(server.url, token, home);
+      daemons.push(started);
+      return started;
+    },
+  };
+}
 
 /** Connects a BYO machine granted to the project; its token and ids. */
 export async function connectMachine(api: ApiClient, token: string, orgId: string, projectId: string, displayName: string) {

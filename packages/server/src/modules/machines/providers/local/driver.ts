@@ -37,11 +37,13 @@ export async function createLocalDriver(settings: DriverSettings): Promise<Machi
   function argv(machine: MachineStart, dir: string): string[] {
     const daemon = [...settings.daemonCommand, "run", "--url", machine.url, "--home", join(dir, "home")];
     if (!bwrap) return daemon;
-    // Later mounts cover earlier ones: the host read-only, then svc's data dir hidden, then this machine's dir.
+    // Later mounts cover earlier ones: the host read-only, an empty /tmp (but svcd's own files, should they be
+    // installed under /tmp, read-only), then svc's data dir hidden, then this machine's dir.
     return [
       bwrap,
       ...["--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts"],
       ...["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"],
+      ...daemonDirsUnderTmp(settings.daemonCommand).flatMap((path) => ["--ro-bind", path, path]),
       ...["--tmpfs", settings.dataDir, "--bind", dir, dir, "--chdir", join(dir, "work"), "--"],
       ...daemon,
     ];
@@ -120,6 +122,12 @@ export async function createLocalDriver(settings: DriverSettings): Promise<Machi
       await Promise.all([...children.keys()].map((id) => stop(id)));
     },
   };
+}
+
+/** The top-level directories under /tmp holding files of the daemon command (a checkout or install there). */
+function daemonDirsUnderTmp(command: readonly string[]): string[] {
+  const tops = command.filter((arg) => arg.startsWith("/tmp/")).map((arg) => `/tmp/${arg.split("/")[2]}`);
+  return [...new Set(tops)].filter((path) => existsSync(path));
 }
 
 function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
