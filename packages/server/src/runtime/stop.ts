@@ -11,6 +11,7 @@ import * as inputs from "./store/inputs.js";
 import * as interactions from "./store/interactions.js";
 import { appendEvent, latestSequence, type AgentRow, type EventRow } from "./store/journal.js";
 import { completeToolCall, textBlock } from "./store/tool-calls.js";
+import { endQueuedWorkOf } from "./store/processes.js";
 
 export interface StopResult {
   event: EventRow | null;
@@ -57,9 +58,13 @@ export async function stopCurrentWork(tx: Tx, signals: AgentSignals, agent: Agen
   const open = await interactions.openInteractionsOfTurn(tx, state.turn.id);
   await interactions.cancelMany(tx, open.map((i) => i.id), control.id);
   // Results first, then the boundary: nothing after a cancel may ask the model for another call.
-  for (const call of state.toolCalls.filter((c) => c.state !== "completed")) {
+  const unfinished = state.toolCalls.filter((c) => c.state !== "completed");
+  // Only a waiting call can have process work queued for a daemon.
+  const waiting = unfinished.filter((call) => call.state === "waiting").map((call) => call.id);
+  for (const call of unfinished) {
     await completeToolCall(tx, signals, agent, call, "canceled", [textBlock("The tool call was canceled because the user stopped the agent.")]);
   }
+  await endQueuedWorkOf(tx, waiting);
   const event = await appendEvent(tx, agent, { turnId: state.turn.id, kind: "agent_input", agentInputId: control.id, semantic: false, marks: "stop" });
   await inputs.markResolved(tx, control.id, event.id);
   await markWakeup(tx, agent.id, "canceled");

@@ -183,6 +183,22 @@ describe("work queued on a provisioning pool machine", () => {
     await untilMachine(gated, project, machineId, (m) => m.lifecycle_state === "active");
   }, LONG);
 
+  it("canceling the agent ends the process queued on a provisioning machine: list_processes no longer shows it", async () => {
+    const project = await agentProject(gated.api, provider.baseUrl);
+    const { agentId } = await queuedRun(project);
+    const canceled = await gated.api.post(`${project.base}/agents/${agentId}/cancel`, undefined, { token: project.token });
+    expect(canceled.status, canceled.text).toBe(200);
+    // The canceled turn never asked for its scripted "done": the next turn lists the agent's processes instead.
+    provider.reset();
+    provider.script({ toolCalls: [{ name: "list_processes", input: {} }] }, { text: "listed" });
+    await send(gated.api, project, agentId, "what runs?");
+    // The canceled run_command's result, then list_processes'.
+    const list = await eventually(() => events(gated.api, project, agentId), (e) => toolResults(e).length === 2, 600);
+    const listed = toolResults(list).at(-1);
+    expect(listed.outcome, JSON.stringify(listed.content_blocks)).toBe("succeeded");
+    expect(value(listed)).toMatchObject({ processes: [] });
+  }, LONG);
+
   it("a machine that fails to provision fails the run_command queued on it with the daemon's output", async () => {
     const project = await agentProject(gated.api, provider.baseUrl);
     const { agentId, machineId } = await queuedRun(project);

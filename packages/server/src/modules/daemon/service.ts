@@ -286,7 +286,6 @@ export function createDaemonService(deps: { db: Database; signals: AgentSignals;
 
   /** Up to 16 actions the machine's daemon may take now (one per process, in order), skipping those offered on this connection. */
   async function actionOffers(daemon: DaemonPrincipal, skip: readonly string[]): Promise<ActionOffer[]> {
-    await store.dropCanceledActions(db.write, daemon.machineId);
     const skipped = skip.map((id) => decodeId("processAction", id)).filter((id): id is string => id !== null);
     const rows = await store.queuedActions(db.read, daemon.machineId, skipped, ACTION_OFFERS_PER_DRAIN);
     return rows.map(({ action, process }) => ({

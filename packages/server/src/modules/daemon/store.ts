@@ -223,20 +223,6 @@ export async function queuedActions(db: Db, machineId: string, skip: readonly st
     .limit(limit);
 }
 
-/** Queued actions of the machine whose call was canceled will never be offered: they end `failed`. */
-export async function dropCanceledActions(db: Db, machineId: string): Promise<void> {
-  await db
-    .update(processActions)
-    .set({ state: "failed", reason: "its tool call was canceled before the daemon took it", updatedAt: dbNow })
-    .where(
-      and(
-        eq(processActions.state, "queued"),
-        sql`EXISTS (SELECT 1 FROM ${toolCalls} WHERE ${toolCalls.id} = ${processActions.toolCallId} AND ${toolCalls.state} = 'completed')`,
-        sql`EXISTS (SELECT 1 FROM ${processes} WHERE ${processes.id} = ${processActions.processId} AND ${processes.machineId} = ${machineId})`,
-      ),
-    );
-}
-
 /**
  * Grants a queued action to the runtime while its call waits and no other action of its process is
  * accepted; an action already granted to this runtime is granted again (an accept repeated after a lost ack).

@@ -94,6 +94,24 @@ export async function lockAgentProcess(tx: Tx, agentId: string, processId: strin
   return row;
 }
 
+/**
+ * Work queued for calls that were just canceled is never offered (offers go only to waiting calls), so it
+ * ends here, in the cancel's transaction: queued processes end `killed` (list_processes no longer shows
+ * them) and queued process actions `failed`. Work a daemon already took is stopped through the daemon.
+ */
+export async function endQueuedWorkOf(tx: Tx, toolCallIds: readonly string[]): Promise<void> {
+  if (toolCallIds.length === 0) return;
+  const ids = [...toolCallIds];
+  await tx
+    .update(processes)
+    .set({ state: "killed", reason: "its tool call was canceled before any daemon started it", updatedAt: dbNow })
+    .where(and(inArray(processes.toolCallId, ids), eq(processes.state, "queued")));
+  await tx
+    .update(processActions)
+    .set({ state: "failed", reason: "its tool call was canceled before the daemon took it", updatedAt: dbNow })
+    .where(and(inArray(processActions.toolCallId, ids), eq(processActions.state, "queued")));
+}
+
 /** Queues an action for the process (locked by the caller) with the next seq, and hints its machine's daemon. */
 export async function insertAction(tx: Tx, process: ProcessRow, toolCallId: string, id: string, kind: ActionKind, payload: Record<string, unknown>): Promise<ProcessActionRow> {
   const [created] = await tx
