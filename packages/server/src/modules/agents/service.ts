@@ -1,13 +1,13 @@
 import type { Static } from "typebox";
 import { AppError, conflict, invalidRequest, notFound } from "../../platform/errors.js";
-import { isUniqueViolation, type Database, type Tx } from "../../platform/db/index.js";
+import { isUniqueViolation, settledValue, type Database, type Tx } from "../../platform/db/index.js";
 import type { Principal } from "../../platform/http/auth.js";
 import type { PageRequest } from "../../platform/http/lists.js";
 import { newUuid } from "../../platform/ids.js";
 import { jsonDigest } from "../../platform/json.js";
 import { dropMcpConnectionsOutsideSql } from "../../runtime/mcp/connections.js";
 import { turnIsSettled } from "../../runtime/claim.js";
-import { readTurnSummary } from "../../runtime/store/claim.js";
+import { readTurnSummary, type TurnSummary } from "../../runtime/store/claim.js";
 import type { AgentSignals } from "../../runtime/signals.js";
 import { clearWakeup } from "../../runtime/wakeups.js";
 import { resolveInputActor } from "../actors/service.js";
@@ -65,7 +65,7 @@ export function createAgentsService(deps: AgentsDeps) {
           idempotencyKey: key ?? null,
         });
         // The launch config is event 1, the opening event of turn 1 (design brief §3.2).
-        await appendConfigChange(tx, agent, config, `launch:${agent.id}`, "launch", true);
+        await appendConfigChange(tx, agent, config, `launch:${agent.id}`, "launch");
         const bindings = await bindMachines(tx, agent, config.compiledDefinition, (problems) => {
           throw launchIssues(config, problems);
         });
@@ -87,15 +87,12 @@ export function createAgentsService(deps: AgentsDeps) {
   }
 
   /**
-   * Appends a config change to the current turn while it is still running, or opens a new turn with it.
-   * The new config applies from the next model call on.
+   * Appends a config change to the current turn while it is still running (`summary` says, read under the
+   * agent lock), or opens a new turn with it (no summary: the launch), in one statement with its input
+   * (resolved as written), the agent's current config and the removal of MCP connections the new config
+   * no longer names. The new config applies from the next model call on.
    */
-  /**
-   * Appends a config change to the current turn while it is still running, or opens a new turn with it,
-   * in one statement with its input (resolved as written), the agent's current config and the removal of
-   * MCP connections the new config no longer names. The new config applies from the next model call on.
-   */
-  async function appendConfigChange(tx: Tx, agent: AgentRow, config: AgentConfigRow, key: string | null, digest: string, opening = false) {
+  async function appendConfigChange(tx: Tx, agent: AgentRow, config: AgentConfigRow, key: string | null, digest: string, summary?: TurnSummary) {
     const eventId = newUuid();
     const input: inputs.InputRow = {
       id: newUuid(),
@@ -118,7 +115,6 @@ export function createAgentsService(deps: AgentsDeps) {
       resolvedAt: null,
       canceledAt: null,
     };
-    const summary = opening ? undefined : await readTurnSummary(tx, agent.id);
     const joinTurn = summary?.turnId && !turnIsSettled(summary) ? summary.turnId : null;
     const event = await appendEvent(
       tx,
@@ -153,19 +149,29 @@ export function createAgentsService(deps: AgentsDeps) {
     const digestOf = (configId: string) => jsonDigest({ config: configId, expected: body.expectedCurrentConfigId ?? null });
     try {
       return await db.tx(async (tx) => {
-        const agent = await lockAgent(tx, agentId);
+        // The lock, the compile's reads, the replay lookup and the turn read do not depend on each other's
+        // answers, so they are sent together: the connection runs them in this order, each statement
+        // after the one before it (the turn read therefore sees everything committed under the lock),
+        // and the transaction waits for the database once instead of four times. Their answers are then
+        // judged in the order the checks always had: an unknown agent is a 404 before a bad source is a
+        // 400, and a source compiled for an unknown agent is rolled back with the transaction.
+        const [locked, compiled, replay, summary] = await Promise.allSettled([
+          lockAgent(tx, agentId),
+          compileConfig(tx, orgId, projectId, body),
+          key ? inputs.findByKey(tx, agentId, CONFIG_SCOPE, key) : undefined,
+          readTurnSummary(tx, agentId),
+        ]);
+        const agent = settledValue(locked);
         if (!agent || agent.orgId !== orgId || agent.projectId !== projectId) throw notFound("agent");
-        const { row: config } = await compileConfig(tx, orgId, projectId, body);
+        const { row: config } = settledValue(compiled);
         const digest = digestOf(config.id);
-        if (key) {
-          const existing = await inputs.findByKey(tx, agentId, CONFIG_SCOPE, key);
-          if (existing) return replayConfigChange(existing, digest, config);
-        }
+        const existing = settledValue(replay);
+        if (existing) return replayConfigChange(existing, digest, config);
         assertActive(agent);
         if (body.expectedCurrentConfigId && body.expectedCurrentConfigId !== agent.currentConfigId) {
           throw conflict("the agent's current config is not expected_current_config_id; read the agent and try again");
         }
-        const { input, event } = await appendConfigChange(tx, agent, config, key ?? null, digest);
+        const { input, event } = await appendConfigChange(tx, agent, config, key ?? null, digest, settledValue(summary));
         return { config, input, eventId: event.id };
       });
     } catch (err) {

@@ -20,3 +20,13 @@ export async function runTransaction<T>(db: AppDb, work: (tx: Tx) => Promise<T>)
   }
   return result;
 }
+
+/**
+ * The value of one of several statements sent together with `Promise.allSettled` (a transaction's
+ * connection runs them in the order sent, without waiting on svc between them), or its error. The
+ * caller judges the answers in its own order, so the error it reports is the one its checks put first.
+ */
+export function settledValue<T>(result: PromiseSettledResult<T>): T {
+  if (result.status === "rejected") throw result.reason;
+  return result.value;
+}
