@@ -78,6 +78,8 @@ type Entry =
 export class ConversationLog {
   private entries: Entry[] = [];
   private readonly results = new Map<string, ResultRow>();
+  /** The rendered items of the first `entries` entries, which can no longer change, for replay `scope`. */
+  private settled: { scope: string; entries: number; items: TimelineItem[] } = { scope: "", entries: 0, items: [] };
 
   private constructor(
     readonly agentId: string,
@@ -130,24 +132,49 @@ export class ConversationLog {
     this.through = sequence;
   }
 
-  /** The conversation a call made with `model` sees. */
+  /**
+   * The conversation a call made with `model` sees. Entries that can no longer change (inputs, outputs
+   * whose calls all have results) are rendered once per replay scope and kept as a settled prefix, so a
+   * step renders only what follows it: the work does not grow with the conversation.
+   */
   conversation(model: ModelBinding): Conversation {
     const scope = replayScope(model);
-    const items: TimelineItem[] = [];
-    for (const entry of this.entries) {
-      if (entry.kind === "input") {
-        if (entry.item) items.push(entry.item);
-        continue;
+    if (this.settled.scope !== scope) this.settled = { scope, entries: 0, items: [] };
+    const settled = this.settled;
+    const unsettled: TimelineItem[] = [];
+    for (let index = settled.entries; index < this.entries.length; index++) {
+      const entry = this.entries[index]!;
+      const rendered = this.render(entry, scope);
+      if (unsettled.length === 0 && settled.entries === index && this.isFinal(entry)) {
+        if (rendered) settled.items.push(rendered);
+        settled.entries = index + 1;
+      } else if (rendered) {
+        unsettled.push(rendered);
       }
-      const replay = entry.output.replayScope === scope;
-      const key = `${replay}:${entry.calls.filter((c) => this.results.has(c.id)).length}`;
-      if (entry.rendered?.key !== key) {
-        const messages = outputMessages(entry.output, entry.calls, this.results, replay);
-        entry.rendered = { key, item: item(entry.sequence, entry.sequence, messages) };
-      }
-      items.push(entry.rendered.item);
     }
-    return { checkpoint: this.checkpoint ? { ...this.checkpoint } : null, items };
+    return { checkpoint: this.checkpoint ? { ...this.checkpoint } : null, items: [...settled.items, ...unsettled] };
+  }
+
+  private render(entry: Entry, scope: string): TimelineItem | null {
+    if (entry.kind === "input") return entry.item;
+    const replay = entry.output.replayScope === scope;
+    const key = `${replay}:${this.resultCount(entry.calls)}`;
+    if (entry.rendered?.key !== key) {
+      const messages = outputMessages(entry.output, entry.calls, this.results, replay);
+      entry.rendered = { key, item: item(entry.sequence, entry.sequence, messages) };
+    }
+    return entry.rendered.item;
+  }
+
+  /** An input never changes; an output changes only until every one of its calls has a result. */
+  private isFinal(entry: Entry): boolean {
+    return entry.kind === "input" || this.resultCount(entry.calls) === entry.calls.length;
+  }
+
+  private resultCount(calls: CallFacts[]): number {
+    let count = 0;
+    for (const call of calls) if (this.results.has(call.id)) count++;
+    return count;
   }
 
   private async apply(facts: TimelineFacts, watermark: number, media: MediaLoader): Promise<void> {

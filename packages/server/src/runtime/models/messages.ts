@@ -5,7 +5,7 @@ import type {
   SharedV3ProviderMetadata,
   SharedV3ProviderOptions,
 } from "@ai-sdk/provider";
-import type { AssistantContentPart, MediaSource, ModelApiFormat, ModelRequest, ProviderReplay, ToolResultPart, ToolSpec, UserContentPart } from "./types.js";
+import type { AssistantContentPart, MediaSource, ModelApiFormat, ModelMessage, ModelRequest, ProviderReplay, ToolResultPart, ToolSpec, UserContentPart } from "./types.js";
 
 /*
  * svc messages → the provider packages' own prompt (the AI SDK's LanguageModelV3 interface), handed to
@@ -23,29 +23,49 @@ type ToolPart = Extract<LanguageModelV3Message, { role: "tool" }>["content"][num
 export function toProviderPrompt(request: Pick<ModelRequest, "system" | "messages" | "apiFormat">): LanguageModelV3Prompt {
   const prompt: LanguageModelV3Prompt = request.system === undefined ? [] : [{ role: "system", content: request.system }];
   for (const message of request.messages) {
-    switch (message.role) {
-      case "user":
-        prompt.push({
-          role: "user",
-          content: typeof message.content === "string" ? [{ type: "text", text: message.content }] : message.content.map(toUserPart).filter(notEmptyText),
-        });
-        break;
-      case "assistant":
-        prompt.push({
-          role: "assistant",
-          content: message.content.filter((part) => part.type !== "text" || part.text !== "" || part.providerReplay !== undefined).map((part) => toAssistantPart(part, request.apiFormat)),
-        });
-        break;
-      case "tool": {
-        const parts = message.content.map(toToolResultPart);
-        const last = prompt.at(-1);
-        if (last?.role === "tool") last.content.push(...parts);
-        else prompt.push({ role: "tool", content: parts });
-        break;
-      }
-    }
+    const converted = convertedMessage(message, request.apiFormat);
+    const last = prompt.at(-1);
+    // Consecutive tool messages merge into a new message: the converted ones are shared between calls.
+    if (converted.role === "tool" && last?.role === "tool") prompt[prompt.length - 1] = { role: "tool", content: [...last.content, ...converted.content] };
+    else prompt.push(converted);
   }
   return prompt;
+}
+
+/**
+ * A conversation's messages are the same objects from one call to the next (the worker's conversation
+ * cache renders each once), so each is converted once per wire format: a long conversation costs a
+ * lookup per message, not a rebuild. The converted message is frozen, since later calls share it.
+ */
+const converted = new Map<ModelApiFormat, WeakMap<ModelMessage, LanguageModelV3Message>>();
+
+function convertedMessage(message: ModelMessage, format: ModelApiFormat): LanguageModelV3Message {
+  let byMessage = converted.get(format);
+  if (!byMessage) converted.set(format, (byMessage = new WeakMap()));
+  let result = byMessage.get(message);
+  if (!result) {
+    result = Object.freeze(convertMessage(message, format));
+    Object.freeze(result.content);
+    byMessage.set(message, result);
+  }
+  return result;
+}
+
+function convertMessage(message: ModelMessage, format: ModelApiFormat): LanguageModelV3Message {
+  switch (message.role) {
+    case "user":
+      return {
+        role: "user",
+        content: typeof message.content === "string" ? [{ type: "text", text: message.content }] : message.content.map(toUserPart).filter(notEmptyText),
+      };
+    case "assistant":
+      return {
+        role: "assistant",
+        content: message.content.filter((part) => part.type !== "text" || part.text !== "" || part.providerReplay !== undefined).map((part) => toAssistantPart(part, format)),
+      };
+    case "tool":
+      return { role: "tool", content: message.content.map(toToolResultPart) };
+  }
 }
 
 /** Tools without anything to run: the model's calls are reported, never executed by the SDK. */
