@@ -118,13 +118,20 @@ interface EventPage {
   full: boolean;
 }
 
+/** A follower waiting for a page: it writes the page out as soon as the page is loaded. */
+interface PageReceiver {
+  receive(page: EventPage): void;
+}
+
 /**
  * Single-flight reads of saved events. `clock` counts hints; a read remembers the count when it
- * started, and a follower may join it only if no hint reached that follower after that moment.
+ * started, and a follower may join it only if no hint reached that follower after that moment. The
+ * page is handed to every follower that joined in one synchronous pass, as a broadcast loop would
+ * write it: a thousand followers resuming one by one took three times as long to write it out.
  */
 class SharedReads {
   private clock = 0;
-  private readonly inflight = new Map<string, { startedAt: number; page: Promise<EventPage> }>();
+  private readonly inflight = new Map<string, { startedAt: number; receivers: PageReceiver[]; done: Promise<void> }>();
 
   constructor(private readonly db: Database) {}
 
@@ -133,17 +140,35 @@ class SharedReads {
     return ++this.clock;
   }
 
-  read(agent: AgentScope, after: number, notBefore: number): Promise<EventPage> {
+  /** Resolves once `receiver` has been given the page of events after `after` (it rejects when the read failed). */
+  read(receiver: PageReceiver, agent: AgentScope, after: number, notBefore: number): Promise<void> {
     const key = `${agent.id}:${after}`;
     const running = this.inflight.get(key);
-    if (running && running.startedAt >= notBefore) return running.page;
-    const entry = { startedAt: this.clock, page: this.load(agent, after) };
-    this.inflight.set(key, entry);
+    if (running && running.startedAt >= notBefore) {
+      running.receivers.push(receiver);
+      return running.done;
+    }
+    const receivers = [receiver];
     const forget = () => {
       if (this.inflight.get(key) === entry) this.inflight.delete(key);
     };
-    entry.page.then(forget, forget);
-    return entry.page;
+    const entry = {
+      startedAt: this.clock,
+      receivers,
+      done: this.load(agent, after).then(
+        (page) => {
+          // Forgotten first: a follower asking after this moment needs a read of its own.
+          forget();
+          for (const each of receivers) each.receive(page);
+        },
+        (err: unknown) => {
+          forget();
+          throw err;
+        },
+      ),
+    };
+    this.inflight.set(key, entry);
+    return entry.done;
   }
 
   private async load(agent: AgentScope, after: number): Promise<EventPage> {
@@ -160,7 +185,7 @@ class SharedReads {
 }
 
 /** One connection: its cursor, its pending work and the loop that writes it out. */
-class Follower {
+class Follower implements PageReceiver {
   readonly stop = new AbortController();
   private eventsPending = true;
   private readonly toolCalls: ToolCallSignal[] = [];
@@ -171,6 +196,12 @@ class Follower {
   private lastWriteAt = 0;
   /** When the latest hint for this follower arrived, on the shared reads' clock. */
   private lastHint = 0;
+  /** The last sequence written out. */
+  private cursor = 0;
+  /** The last page read was full: more events follow it at once. */
+  private pageWasFull = false;
+  /** The write of the page `receive` was given, when the socket did not take it at once. */
+  private pageWrite: Promise<void> | undefined;
 
   constructor(
     private readonly res: ServerResponse,
@@ -224,41 +255,41 @@ class Follower {
       "x-accel-buffering": "no",
     });
     await this.write(": ok\n\n");
-    let cursor = after;
-    let pageWasFull = false;
+    this.cursor = after;
     while (!this.stop.signal.aborted) {
-      let out = "";
       // Previews that arrived before this read go out before the events it finds: a model call's last
       // previews are committed with its output, and their hint comes first. Later ones wait a round,
       // when an output already sent makes them stale.
-      for (const delta of this.deltas.splice(0)) {
-        if (!this.isStale(delta)) out += sseFrame("model_output_delta", JSON.stringify(delta));
+      if (this.deltas.length > 0) {
+        let previews = "";
+        for (const delta of this.deltas.splice(0)) {
+          if (!this.isStale(delta)) previews += sseFrame("model_output_delta", JSON.stringify(delta));
+        }
+        if (previews) await this.write(previews);
       }
-      if (this.eventsPending || pageWasFull) {
+      if (this.eventsPending || this.pageWasFull) {
         // Cleared before reading: a hint arriving during the read asks for another one.
         this.eventsPending = false;
-        let page: EventPage;
         try {
-          page = await this.reads.read(this.agent, cursor, this.lastHint);
+          await this.reads.read(this, this.agent, this.cursor, this.lastHint);
         } catch (err) {
           this.log.warn({ err }, "event stream: reading the timeline failed");
           await this.write(sseFrame("error", JSON.stringify({ error: "the event stream is temporarily unavailable", code: "service_unavailable" })));
           break;
         }
-        for (const event of page.events) {
-          out += event.frame;
-          if (event.finishesContext !== undefined) this.rememberFinished(event.finishesContext);
-          cursor = event.sequence;
+        const writing = this.pageWrite;
+        this.pageWrite = undefined;
+        if (writing) await writing;
+      }
+      if (this.toolCalls.length > 0) {
+        let updates = "";
+        for (const signal of this.toolCalls.splice(0)) {
+          updates += sseFrame("tool_call_update", JSON.stringify({ tool_call_id: signal.toolCallId, state: signal.state }));
         }
-        pageWasFull = page.full;
+        await this.write(updates);
       }
-      for (const signal of this.toolCalls.splice(0)) {
-        out += sseFrame("tool_call_update", JSON.stringify({ tool_call_id: signal.toolCallId, state: signal.state }));
-      }
-      const writing = out ? this.write(out) : undefined;
-      if (writing) await writing;
       // Nothing may await between this check and the wait, or a wake-up could be missed.
-      if (this.stop.signal.aborted || this.eventsPending || pageWasFull || this.toolCalls.length > 0 || this.deltas.length > 0) continue;
+      if (this.stop.signal.aborted || this.eventsPending || this.pageWasFull || this.toolCalls.length > 0 || this.deltas.length > 0) continue;
       if (Date.now() - this.lastWriteAt >= this.heartbeatMs) await this.write(": heartbeat\n\n");
       else await this.sleep();
     }
@@ -267,6 +298,25 @@ class Follower {
     this.stop.signal.removeEventListener("abort", onAbort);
     if (this.dropped > 0) this.log.debug({ dropped: this.dropped }, "event stream: live frames dropped on a full queue");
     if (!res.destroyed && !res.writableEnded) res.end();
+  }
+
+  /** Writes a page as soon as it is loaded, in the shared read's pass over every follower that joined it. */
+  receive(page: EventPage): void {
+    let out = "";
+    for (const event of page.events) {
+      out += event.frame;
+      if (event.finishesContext !== undefined) this.rememberFinished(event.finishesContext);
+      this.cursor = event.sequence;
+    }
+    this.pageWasFull = page.full;
+    if (!out) return;
+    try {
+      this.pageWrite = this.write(out);
+    } catch (err) {
+      // One broken connection must not keep the page from the followers after it in the pass.
+      this.log.info({ err }, "event stream: writing failed; disconnecting");
+      this.stop.abort();
+    }
   }
 
   private rememberFinished(contextId: string): void {
