@@ -1,10 +1,20 @@
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { agents } from "../../db/schema/index.js";
 import type { AppDb, Tx } from "../../platform/db/index.js";
+import { builtOnce } from "../../platform/db/prepared.js";
 import { notFound } from "../../platform/errors.js";
 import type { Principal } from "../../platform/http/auth.js";
 import { requireProject, type ProjectAccess } from "../orgs/access.js";
 import type { AgentRow } from "../../runtime/store/journal.js";
+
+// Every request under /agents/{agentID} runs it: built once (platform/db/prepared.ts).
+const agentInProject = builtOnce((db) =>
+  db
+    .select()
+    .from(agents)
+    .where(and(eq(agents.orgId, sql.placeholder("orgId")), eq(agents.projectId, sql.placeholder("projectId")), eq(agents.id, sql.placeholder("agentId"))))
+    .prepare("svc_agent_in_project"),
+);
 
 export interface AgentAccess extends ProjectAccess {
   agent: AgentRow;
@@ -24,10 +34,7 @@ export async function requireAgent(
   action: "agent.read" | "agent.operate" = "agent.read",
 ): Promise<AgentAccess> {
   const access = await requireProject(tx, principal, orgId, projectId, action);
-  const [agent] = await tx
-    .select()
-    .from(agents)
-    .where(and(eq(agents.orgId, orgId), eq(agents.projectId, projectId), eq(agents.id, agentId)));
+  const [agent] = await agentInProject(tx).execute({ orgId, projectId, agentId });
   if (!agent) throw notFound("agent");
   return { ...access, agent };
 }

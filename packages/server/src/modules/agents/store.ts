@@ -2,6 +2,7 @@ import { and, eq, sql } from "drizzle-orm";
 import { agentConfigs, agents } from "../../db/schema/index.js";
 import { dbNow } from "../../db/schema/columns.js";
 import type { AppDb, Tx } from "../../platform/db/index.js";
+import { builtOnce } from "../../platform/db/prepared.js";
 import { allOf, keyset, nameMatches, type PageRequest } from "../../platform/http/lists.js";
 import type { AgentRow } from "../../runtime/store/journal.js";
 
@@ -29,8 +30,11 @@ export async function findByIdempotencyKey(tx: Db, projectId: string, key: strin
   return agent;
 }
 
+// Every agent the API shows reads it: built once (platform/db/prepared.ts).
+const configModel = builtOnce((db) => db.select(modelColumns).from(agentConfigs).where(eq(agentConfigs.id, sql.placeholder("configId"))).prepare("svc_agent_config_model"));
+
 export async function withModel(tx: Db, agent: AgentRow): Promise<AgentWithModel> {
-  const [row] = await tx.select(modelColumns).from(agentConfigs).where(eq(agentConfigs.id, agent.currentConfigId));
+  const [row] = await configModel(tx).execute({ configId: agent.currentConfigId });
   return { agent, providerConfig: row?.providerConfig ?? "", modelName: row?.modelName ?? "" };
 }
 

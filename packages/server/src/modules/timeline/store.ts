@@ -1,6 +1,7 @@
 import { and, asc, desc, eq, gt, inArray, lt, or, sql, type Placeholder, type SQL } from "drizzle-orm";
 import { agentEvents, agentInputs, agentTurns, contextCheckpoints, modelOutputs, toolCallResults, toolCalls } from "../../db/schema/index.js";
 import type { AppDb, Tx } from "../../platform/db/index.js";
+import { builtOnce } from "../../platform/db/prepared.js";
 import { allOf, keyset } from "../../platform/http/lists.js";
 import type { TurnRow } from "../../runtime/store/journal.js";
 
@@ -83,39 +84,37 @@ function selectEvents(db: Db, where: SQL | undefined, direction: Direction, limi
 }
 
 /**
- * The forward page, the timeline's most read statement (every list page, every stream catch-up), is
- * built once per database handle and kept as drizzle's prepared query: only its parameters change, so
- * its SQL text is not rebuilt on every call. (Its name is the one PostgreSQL prepares it under; other
- * frequent statements are named by `platform/db/prepared-statements.ts`.)
+ * The forward page (every list page, every stream catch-up) and the backward pages without a turn (the
+ * newest page, older pages) are the timeline's most read statements: each is built once per database
+ * handle and kept as drizzle's prepared query (platform/db/prepared.ts). (Their names are the ones
+ * PostgreSQL prepares them under; other frequent statements are named by `platform/db/prepared-statements.ts`.)
  */
-const forwardPages = new WeakMap<Db, ReturnType<typeof prepareForwardPage>>();
-
-function prepareForwardPage(db: Db) {
+const forwardPage = builtOnce((db) => {
   const where = and(eq(agentEvents.agentId, sql.placeholder("agentId")), gt(agentEvents.sequence, sql.placeholder("after")));
   return selectEvents(db, where, "oldest_first", sql.placeholder("limit")).prepare("svc_timeline_events_after");
-}
+});
+const newestPage = builtOnce((db) => selectEvents(db, eq(agentEvents.agentId, sql.placeholder("agentId")), "newest_first", sql.placeholder("limit")).prepare("svc_timeline_events_newest"));
+const olderPage = builtOnce((db) => {
+  const where = and(eq(agentEvents.agentId, sql.placeholder("agentId")), lt(agentEvents.sequence, sql.placeholder("before")));
+  return selectEvents(db, where, "newest_first", sql.placeholder("limit")).prepare("svc_timeline_events_before");
+});
 
 /** The forward page's SQL text (parameters: agent id, after, limit), for the benchmark's raw baseline. */
 export function forwardPageSql(db: Db): string {
-  return prepareForwardPage(db).getQuery().sql;
+  return forwardPage(db).getQuery().sql;
 }
 
 /** Events after `after` (exclusive), oldest first. */
 export async function eventsAfter(db: Db, agentId: string, after: number, limit: number) {
-  let page = forwardPages.get(db);
-  if (!page) forwardPages.set(db, (page = prepareForwardPage(db)));
-  return page.execute({ agentId, after, limit });
+  return forwardPage(db).execute({ agentId, after, limit });
 }
 
 export type EventRecord = Awaited<ReturnType<typeof eventsAfter>>[number];
 
 /** Events before `before` (exclusive; null: the newest), newest first, optionally of one turn. */
 export async function eventsBefore(db: Db, agentId: string, before: number | null, limit: number, turnId?: string): Promise<EventRecord[]> {
-  const where = allOf(
-    eq(agentEvents.agentId, agentId),
-    before === null ? undefined : lt(agentEvents.sequence, before),
-    turnId === undefined ? undefined : eq(agentEvents.turnId, turnId),
-  );
+  if (turnId === undefined) return before === null ? newestPage(db).execute({ agentId, limit }) : olderPage(db).execute({ agentId, before, limit });
+  const where = allOf(eq(agentEvents.agentId, agentId), before === null ? undefined : lt(agentEvents.sequence, before), eq(agentEvents.turnId, turnId));
   return selectEvents(db, where, "newest_first", limit);
 }
 
