@@ -232,6 +232,8 @@ export async function conversationLength(server: BenchServer, provider: FakeProv
       String(m.size),
       `${(warm.p50 - bare.p50).toFixed(2)} ms`,
       `${client.p50.toFixed(2)} ms`,
+      `${(warm.p50 - client.p50).toFixed(2)} ms`,
+      `${(client.p50 - bare.p50).toFixed(2)} ms`,
       perStep(m.warm.count, WARM_STEPS),
       `${(cold.p50 - bare.p50).toFixed(2)} ms`,
       perStep(m.coldCount, 1),
@@ -240,6 +242,9 @@ export async function conversationLength(server: BenchServer, provider: FakeProv
   const first = measured[0]!;
   const last = measured.at(-1)!;
   const overhead = (m: SizeResult) => summary(m.warm.times).p50 - summary(m.bare).p50;
+  const clientP50 = (m: SizeResult) => summary(m.warmCalls.map((c) => c.end - c.start)).p50;
+  const outside = (m: SizeResult) => summary(m.warm.times).p50 - clientP50(m);
+  const ownShare = (m: SizeResult) => clientP50(m) - summary(m.bare).p50;
   return {
     id: "conversation",
     title: "Model step cost against conversation length (zero-latency fake provider)",
@@ -265,12 +270,25 @@ export async function conversationLength(server: BenchServer, provider: FakeProv
       maxWarmTransactionsPerStep: Math.max(...measured.map((m) => m.warm.count.transactions / WARM_STEPS)),
     },
     table: {
-      columns: ["events before", "warm step overhead p50", "warm: model client p50", "warm: statements / transactions / rows per step", "first step overhead p50", "first step: statements / transactions / rows"],
+      columns: [
+        "events before",
+        "warm step overhead p50",
+        "warm: model client p50",
+        "warm: step outside the model call (step − client)",
+        "warm: the client's own share (client − bare call)",
+        "warm: statements / transactions / rows per step",
+        "first step overhead p50",
+        "first step: statements / transactions / rows",
+      ],
       rows: table,
     },
     notes: [
       `warm step overhead (p50 step − p50 bare call): ${overhead(first).toFixed(2)} ms at ${first.size} events, ${overhead(last).toFixed(2)} ms at ${last.size} events; ` +
         `rows read per warm step ${(first.warm.count.rows / WARM_STEPS).toFixed(1)} → ${(last.warm.count.rows / WARM_STEPS).toFixed(1)}`,
+      `svc's own work per warm step, outside the model call (p50 step − p50 client call): ${outside(first).toFixed(2)} ms at ${first.size} events, ` +
+        `${outside(last).toFixed(2)} ms at ${last.size} events; the model client's share beyond the bare call (the AI SDK provider package ` +
+        `converting the prompt and serializing the request body, both of which grow with the conversation): ${ownShare(first).toFixed(2)} ms → ` +
+        `${ownShare(last).toFixed(2)} ms, which is at most what a thinner client writing the body itself would save`,
       "the first step of a fresh worker reads the conversation once (its rows grow with the timeline); a context checkpoint or a worker taking the agent over does the same once",
     ],
   };
