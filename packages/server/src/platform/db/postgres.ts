@@ -19,6 +19,10 @@ export function openPostgres(options: PostgresOptions): Database {
     // A lost connection surfaces as a query error on the next use; an idle client error must not crash.
     idleTimeoutMillis: 30_000,
     Client: PreparingClient,
+    // Statements of one transaction that do not depend on each other are sent together (see
+    // docs/architecture.md, Storage); pipeline mode puts them on the wire at once, each with its own
+    // Sync, so an error still fails only its own statement and the ones after it in the transaction.
+    pipeline: true,
   });
   pool.on("error", () => {});
   const db = drizzle({ client: pool, schema }) as unknown as AppDb;
