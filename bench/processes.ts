@@ -33,11 +33,11 @@ export interface Child {
 }
 
 let built = false;
-/** Builds the server once per benchmark run, as `npm start` does, so dist/ matches the sources measured. */
+/** Builds the server and the protocol package it imports once per benchmark run, so dist/ matches the sources measured. */
 export function buildServer(): void {
   if (built) return;
-  progress("load: building packages/server (npm run build -w @svc/server)");
-  execFileSync("npm", ["run", "build", "-w", "@svc/server"], { cwd: root, stdio: ["ignore", "ignore", "inherit"], timeout: 180_000 });
+  progress("load: building packages/protocol and packages/server (npm run build -w @svc/protocol -w @svc/server)");
+  execFileSync("npm", ["run", "build", "-w", "@svc/protocol", "-w", "@svc/server"], { cwd: root, stdio: ["ignore", "ignore", "inherit"], timeout: 180_000 });
   built = true;
 }
 

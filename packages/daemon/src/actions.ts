@@ -1,9 +1,9 @@
 import { constants, existsSync, openSync, readFileSync } from "node:fs";
 import { Socket } from "node:net";
 import { join } from "node:path";
+import type { ActionOffer, ProcessActionEvent, ProcessActionResult } from "@svc/protocol";
 import { reportId, type ActionRecord, type Home } from "./home.js";
 import { readSlice, streamSize } from "./output.js";
-import type { ActionOffer, ActionResult, ProcessActionReport } from "./protocol.js";
 import type { Supervisor } from "./supervisor.js";
 
 /*
@@ -36,7 +36,7 @@ export class ActionRunner {
     if (!held || held.phase === "prepared") {
       return this.report(offer, "process_action_failed", { process_state: "unknown", exit_code: null }, "svcd holds no output or process for it any more (it finished long ago, or the daemon's home was replaced)");
     }
-    let outcome: { type: ProcessActionReport["type"]; result: ActionResult; reason?: string };
+    let outcome: { type: ProcessActionEvent["type"]; result: ProcessActionResult; reason?: string };
     try {
       outcome = await this.run(offer);
     } catch (err) {
@@ -58,7 +58,7 @@ export class ActionRunner {
     this.home.updateJournal(processId, (j) => ({ ...j, actions: (j.actions ?? []).filter((a) => a.process_action_id !== actionId) }));
   }
 
-  private report(offer: ActionOffer, type: ProcessActionReport["type"], result: ActionResult, reason?: string): void {
+  private report(offer: ActionOffer, type: ProcessActionEvent["type"], result: ProcessActionResult, reason?: string): void {
     const report = { report_id: reportId(), event: { type, process_id: offer.process_id, process_action_id: offer.process_action_id, ...(reason ? { reason } : {}), result } };
     this.supervisor.emit(report);
     this.home.updateJournal(offer.process_id, (j) => ({
@@ -67,12 +67,12 @@ export class ActionRunner {
     }));
   }
 
-  private standing(processId: string): ActionResult {
+  private standing(processId: string): ProcessActionResult {
     const { state, exit_code } = this.supervisor.standing(processId);
     return { process_state: state, exit_code };
   }
 
-  private async run(offer: ActionOffer): Promise<{ type: ProcessActionReport["type"]; result: ActionResult; reason?: string }> {
+  private async run(offer: ActionOffer): Promise<{ type: ProcessActionEvent["type"]; result: ProcessActionResult; reason?: string }> {
     const id = offer.process_id;
     const ended = () => this.supervisor.standing(id).state !== "running";
     switch (offer.action_kind) {
@@ -98,7 +98,7 @@ export class ActionRunner {
   }
 
   /** Output from the cursors; with wait_ms, waits (bounded) for output past them or the process's end. */
-  private async read(offer: ActionOffer): Promise<ActionResult> {
+  private async read(offer: ActionOffer): Promise<ProcessActionResult> {
     const dir = this.home.processDir(offer.process_id);
     const cursor = offer.payload.cursor ?? 0;
     const stderrCursor = offer.payload.stderr_cursor ?? 0;

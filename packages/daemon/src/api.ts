@@ -1,4 +1,4 @@
-import type { BootstrapResponse, ProcessClaim, RegisterResponse } from "./protocol.js";
+import type { BootstrapDaemonResponse, RegisterDaemonRuntimeRequest, RegisterDaemonRuntimeResponse } from "@svc/protocol";
 
 /** svc's daemon routes over HTTP: bootstrap, runtime registration and its end. Every request is bounded. */
 
@@ -20,12 +20,12 @@ export class DaemonApi {
     readonly token: string,
   ) {}
 
-  bootstrap(): Promise<BootstrapResponse> {
-    return this.call<BootstrapResponse>("POST", "/api/v1/daemon/bootstrap");
+  bootstrap(): Promise<BootstrapDaemonResponse> {
+    return this.call<BootstrapDaemonResponse>("POST", "/api/v1/daemon/bootstrap");
   }
 
-  register(body: { daemon_instance_id: string; daemon_version: string; observed_platform: Record<string, string>; processes: ProcessClaim[] }): Promise<RegisterResponse> {
-    return this.call<RegisterResponse>("POST", "/api/v1/daemon/runtimes", body);
+  register(body: RegisterDaemonRuntimeRequest): Promise<RegisterDaemonRuntimeResponse> {
+    return this.call<RegisterDaemonRuntimeResponse>("POST", "/api/v1/daemon/runtimes", body);
   }
 
   end(runtimeId: string): Promise<unknown> {

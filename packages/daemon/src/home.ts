@@ -1,7 +1,7 @@
 import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
-import type { ActionKind, ActionPayload, ProcessOffer, Report } from "./protocol.js";
+import type { ActionKind, ActionPayload, ProcessOffer, Report } from "@svc/protocol";
 
 /*
  * svcd's durable state under `--home`. Every file is written whole to a temporary name, synced, then renamed

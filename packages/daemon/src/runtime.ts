@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { arch, hostname, platform } from "node:os";
+import type { ActionOffer, DaemonFrame, ProcessDirective, ProcessOffer, Report, ServerFrame } from "@svc/protocol";
 import WebSocket from "ws";
 import { DaemonApi, Rejected, Superseded, TokenRefused, Unavailable } from "./api.js";
 import { reportFailure } from "./failures.js";
@@ -7,7 +8,7 @@ import { SkillInstaller } from "./skills.js";
 import type { Home } from "./home.js";
 import { ActionRunner } from "./actions.js";
 import { Supervisor } from "./supervisor.js";
-import { FATAL_END_CODES, parseServerFrame, type ActionOffer, type DaemonFrame, type ProcessDirective, type ProcessOffer, type Report, type ServerFrame } from "./protocol.js";
+import { FATAL_END_CODES, parseServerFrame } from "./protocol.js";
 
 /*
  * One svcd run: register a runtime over HTTP (with claims for every process it holds), open the runtime's

@@ -1,9 +1,9 @@
 import { createHash, randomUUID } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import type { SkillOffer, SkillReport } from "@svc/protocol";
 import type { DaemonApi } from "./api.js";
 import { writeAtomically } from "./home.js";
-import type { SkillOffer, SkillReport } from "./protocol.js";
 import { unpackSkill } from "./unpack.js";
 
 /*

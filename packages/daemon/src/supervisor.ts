@@ -1,9 +1,9 @@
 import { spawn } from "node:child_process";
 import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
+import type { ProcessActionClaim, ProcessClaim, ProcessFinishedEvent, ProcessOffer, Report } from "@svc/protocol";
 import { reportId, type Home, type Journal } from "./home.js";
 import { readSlice } from "./output.js";
-import type { ActionClaim, ProcessClaim, ProcessFinished, ProcessOffer, Report } from "./protocol.js";
 import { transferLaunch, type TransferAccess } from "./transfer.js";
 import { WRAPPER, ptyHelper, signalGroup, signalOfStatus } from "./wrapper.js";
 
@@ -37,7 +37,7 @@ export interface SupervisorEvents {
 
 /** How a process stands by what svcd can see on this machine. */
 export interface Standing {
-  state: ProcessFinished["state"] | "running";
+  state: ProcessFinishedEvent["state"] | "running";
   exit_code: number | null;
 }
 
@@ -77,7 +77,7 @@ export class Supervisor {
       execution_committed: journal.phase !== "prepared",
       action_admission_closed: false,
       resolved_action_seq: journal.resolved_action_seq ?? 0,
-      actions: (journal.actions ?? []).flatMap((a): ActionClaim[] =>
+      actions: (journal.actions ?? []).flatMap((a): ProcessActionClaim[] =>
         a.action_kind === "read" ? [] : [{ process_action_id: a.process_action_id, seq: a.seq, action_kind: a.action_kind, position: a.position }],
       ),
     }));
@@ -280,7 +280,7 @@ export class Supervisor {
     }
   }
 
-  private finish(journal: Journal, end: { state: ProcessFinished["state"]; exit_code: number | null; reason: string; exit_signal?: string }): void {
+  private finish(journal: Journal, end: { state: ProcessFinishedEvent["state"]; exit_code: number | null; reason: string; exit_signal?: string }): void {
     const current = this.journal(journal.process_id);
     if (!current || current.phase === "terminal") return;
     const dir = this.home.processDir(journal.process_id);
@@ -309,7 +309,7 @@ export class Supervisor {
  * A stop svc asked for that ended the process by a signal makes it `killed` (a terminate whatever its
  * status: a pty's `script` exits 0 after killing its session); anything else is an exit with its status.
  */
-function endOf(journal: Journal, status: number): Standing & { state: ProcessFinished["state"]; exit_signal: string | null } {
+function endOf(journal: Journal, status: number): Standing & { state: ProcessFinishedEvent["state"]; exit_signal: string | null } {
   const signal = signalOfStatus(status);
   if (journal.terminate_requested) return { state: "killed", exit_code: status, exit_signal: signal ?? "SIGTERM" };
   if (journal.interrupt_requested && signal) return { state: "killed", exit_code: status, exit_signal: signal };

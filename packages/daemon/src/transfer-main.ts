@@ -2,7 +2,7 @@ import { createHash, randomUUID } from "node:crypto";
 import { closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync, readSync, renameSync, rmSync, statSync, writeSync, type Stats } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
-import type { TransferOffer } from "./protocol.js";
+import type { TransferOffer } from "@svc/protocol";
 
 /*
  * svcd's transfer program (see transfer.ts): one upload_file or download_file, run by the wrapper as the

@@ -1,6 +1,6 @@
 import { dirname, extname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { ProcessOffer } from "./protocol.js";
+import type { ProcessOffer } from "@svc/protocol";
 
 /*
  * upload_file and download_file as svcd runs them: a process like any command, so the journal, the outbox,

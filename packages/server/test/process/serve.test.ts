@@ -4,14 +4,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ApiClient } from "../support/client.js";
-import { exited, freePort, MAIN, ready } from "../support/process.js";
+import { exited, freePort, ready, SVC_FROM_SOURCE } from "../support/process.js";
 
 const dataDir = mkdtempSync(join(tmpdir(), "svc-process-"));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 /** The real `svc` entry point in a child process, on the embedded database in `dataDir`. */
 function svc(args: string[], port: number): ChildProcess {
-  return spawn(process.execPath, ["--import", "tsx", MAIN, ...args], {
+  return spawn(process.execPath, [...SVC_FROM_SOURCE, ...args], {
     env: { ...process.env, DATABASE_URL: "", PORT: String(port), HOST: "127.0.0.1", SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: "warn" },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -70,7 +70,7 @@ describe("the svc process on the embedded database", () => {
 
   it("refuses an unknown command and a bad setting with exit code 2", async () => {
     expect(await exited(svc(["fly"], 0))).toBe(2);
-    const badPort = spawn(process.execPath, ["--import", "tsx", MAIN, "serve"], { env: { ...process.env, PORT: "http" }, stdio: "ignore" });
+    const badPort = spawn(process.execPath, [...SVC_FROM_SOURCE, "serve"], { env: { ...process.env, PORT: "http" }, stdio: "ignore" });
     expect(await exited(badPort)).toBe(2);
   });
 

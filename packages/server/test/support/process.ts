@@ -5,7 +5,13 @@ import { fileURLToPath } from "node:url";
 
 /** Helpers for tests that run the real `svc` entry point in child processes. */
 
-export const MAIN = join(dirname(fileURLToPath(import.meta.url)), "../../src/main.ts");
+const MAIN = join(dirname(fileURLToPath(import.meta.url)), "../../src/main.ts");
+
+/**
+ * Node's arguments that run `svc` from its TypeScript sources (tsx), @svc/protocol included: the
+ * `@svc/source` export condition picks its sources, as vitest does, rather than a dist/ that may be stale.
+ */
+export const SVC_FROM_SOURCE = ["--conditions=@svc/source", "--import", "tsx", MAIN];
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

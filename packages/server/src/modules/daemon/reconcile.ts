@@ -1,10 +1,10 @@
+import type { Disposition, ProcessActionDirective, ProcessClaim, ProcessDirective } from "@svc/protocol";
 import type { Tx } from "../../platform/db/index.js";
 import { decodeId } from "../../platform/ids.js";
 import type { AgentSignals } from "../../runtime/signals.js";
 import { encodeId } from "../../platform/ids.js";
 import { TERMINAL_PROCESS_STATES, abandonProcess, settleAction, type ProcessActionRow, type ProcessRow } from "../../runtime/store/processes.js";
 import { textBlock } from "../../runtime/store/tool-calls.js";
-import type { Disposition, ProcessActionDirective, ProcessClaim, ProcessDirective } from "./schemas.js";
 import * as store from "./store.js";
 
 /*

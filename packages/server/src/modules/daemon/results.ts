@@ -1,3 +1,4 @@
+import type { ProcessActionEvent, ProcessFinishedEvent, ProcessStartedEvent } from "@svc/protocol";
 import type { ArtifactsService, PreparedBlocks } from "../artifacts/service.js";
 import { encodeId } from "../../platform/ids.js";
 import { storableText } from "../../platform/storable.js";
@@ -5,7 +6,6 @@ import type { ProcessRow } from "../../runtime/store/processes.js";
 import type { ToolOutcome } from "../../runtime/store/tool-calls.js";
 import { OVERFLOW_BYTES, previewOf, saveAsArtifact } from "../../runtime/tools/overflow.js";
 import type { ProcessActionRow } from "../../runtime/store/processes.js";
-import type { ProcessActionEvent, ProcessFinishedEvent, ProcessStartedEvent } from "./schemas.js";
 
 /*
  * A finished process as its run_command call's result (the reference's shape: process_id, state, command,

@@ -1,10 +1,11 @@
 import "@fastify/websocket";
+import { BootstrapDaemonResponse, DaemonRuntime, RegisterDaemonRuntimeRequest, RegisterDaemonRuntimeResponse } from "@svc/protocol";
 import type { HttpApp } from "../../platform/http/app.js";
 import type { DaemonPrincipal } from "../../platform/http/auth.js";
 import { pathId } from "../../platform/http/params.js";
 import { errorResponses, iso, isoOrNull } from "../../platform/http/schemas.js";
 import { encodeId } from "../../platform/ids.js";
-import * as s from "./schemas.js";
+import { RuntimeParams, TAG } from "./schemas.js";
 import { HEARTBEAT_MS, type DaemonService } from "./service.js";
 import { DaemonSession, type DaemonHub } from "./socket.js";
 import type { RuntimeRow } from "./store.js";
@@ -23,10 +24,10 @@ export function daemonRoutes(app: HttpApp, deps: { daemon: DaemonService; hub: D
     {
       config,
       schema: {
-        tags: [s.TAG],
+        tags: [TAG],
         operationId: "bootstrapDaemon",
         description: "Who the daemon token is: its machine, and an installation id (one per token). svcd calls it first; a refused token stops it.",
-        response: { 200: s.BootstrapDaemonResponse, ...errorResponses() },
+        response: { 200: BootstrapDaemonResponse, ...errorResponses() },
       },
     },
     async (request) => {
@@ -40,13 +41,13 @@ export function daemonRoutes(app: HttpApp, deps: { daemon: DaemonService; hub: D
     {
       config,
       schema: {
-        tags: [s.TAG],
+        tags: [TAG],
         operationId: "registerMachineDaemonRuntime",
         description:
           "Registers a daemon runtime with a two-minute lease and answers each process claim with a directive. A new " +
           "daemon_instance_id ends the machine's previous runtime (replaced); a replaced instance registering again is 410 gone.",
-        body: s.RegisterDaemonRuntimeRequest,
-        response: { 201: s.RegisterDaemonRuntimeResponse, ...errorResponses(409, 410) },
+        body: RegisterDaemonRuntimeRequest,
+        response: { 201: RegisterDaemonRuntimeResponse, ...errorResponses(409, 410) },
       },
     },
     async (request, reply) => {
@@ -60,11 +61,11 @@ export function daemonRoutes(app: HttpApp, deps: { daemon: DaemonService; hub: D
     {
       config,
       schema: {
-        tags: [s.TAG],
+        tags: [TAG],
         operationId: "endMachineDaemonRuntime",
         description: "Ends the runtime (svcd on SIGTERM); the machine is offline at once. Ending an ended runtime returns it.",
-        params: s.RuntimeParams,
-        response: { 200: s.DaemonRuntime, ...errorResponses(409, 410) },
+        params: RuntimeParams,
+        response: { 200: DaemonRuntime, ...errorResponses(409, 410) },
       },
     },
     async (request) => {
@@ -78,14 +79,14 @@ export function daemonRoutes(app: HttpApp, deps: { daemon: DaemonService; hub: D
     {
       config,
       schema: {
-        tags: [s.TAG],
+        tags: [TAG],
         operationId: "sleepMachineDaemonRuntime",
         description:
           "Ends the runtime and marks the machine asleep, for pool machines svc can wake (their token is revoked; waking " +
           "starts the daemon again with a new one). 409 pending_work while process work is queued or running; 409 " +
           "not_wake_capable for connected (BYO) machines, which svc cannot wake.",
-        params: s.RuntimeParams,
-        response: { 200: s.DaemonRuntime, ...errorResponses(409, 410) },
+        params: RuntimeParams,
+        response: { 200: DaemonRuntime, ...errorResponses(409, 410) },
       },
     },
     async (request) => runtimeView(await daemon.sleep(caller(request), pathId("daemonRuntime", request.params.runtimeID))),
@@ -97,12 +98,12 @@ export function daemonRoutes(app: HttpApp, deps: { daemon: DaemonService; hub: D
       config,
       websocket: true,
       schema: {
-        tags: [s.TAG],
+        tags: [TAG],
         operationId: "socketMachineDaemonRuntime",
         description:
           "The runtime's WebSocket (101 on upgrade): JSON {type, payload} frames of at most 1 MiB. See docs/architecture.md, " +
           "The daemon protocol. An ended runtime is 410 gone before the upgrade.",
-        params: s.RuntimeParams,
+        params: RuntimeParams,
         response: errorResponses(409, 410),
       },
       // Checked before the upgrade, so a refusal is an HTTP answer in the error envelope.

@@ -1,4 +1,5 @@
 import { and, eq } from "drizzle-orm";
+import type { AckStatus, ActionOffer, ProcessActionEvent, ProcessFinishedEvent, ProcessOffer, ProcessStartedEvent, RegisterDaemonRuntimeRequest, ReportEvent, RuntimeEndCode } from "@svc/protocol";
 import { agents, toolCalls } from "../../db/schema/index.js";
 import type { Database, Tx } from "../../platform/db/index.js";
 import { AppError, notFound } from "../../platform/errors.js";
@@ -15,8 +16,7 @@ import { completeToolCall } from "../../runtime/store/tool-calls.js";
 import { markWakeup } from "../../runtime/wakeups.js";
 import { reconcile } from "./reconcile.js";
 import { actionResult, finishedResult, startedResult } from "./results.js";
-import { transferFinished, transferOffer, transferStarted, type TransferOffer } from "./transfer-results.js";
-import type { ProcessActionEvent, ProcessClaim, ProcessFinishedEvent, ProcessStartedEvent, ReportEvent } from "./schemas.js";
+import { transferFinished, transferOffer, transferStarted } from "./transfer-results.js";
 import { clearFailure } from "./failures.js";
 import type { SkillInstallService } from "./skill-installs.js";
 import * as store from "./store.js";
@@ -28,33 +28,6 @@ const OFFERS_PER_DRAIN = 4;
 const TERMINATIONS_PER_DRAIN = 16;
 /** Action offers per drain (the reference's 16). */
 const ACTION_OFFERS_PER_DRAIN = 16;
-
-export type AckStatus = "committed" | "cleanup_only" | "permanent_reject" | "transient_error";
-
-export interface ProcessOffer {
-  process_id: string;
-  io_mode: string;
-  command: string;
-  shell_selector: string;
-  cwd: string;
-  env: Record<string, string>;
-  wait_ms: number;
-  timeout_seconds: number;
-  preparation_error?: string;
-  /** upload_file and download_file: svcd runs the transfer, not `command`. */
-  transfer?: TransferOffer;
-}
-
-export interface ActionOffer {
-  process_id: string;
-  process_action_id: string;
-  action_kind: string;
-  seq: number;
-  payload: Record<string, unknown>;
-}
-
-/** Why a runtime may not go on, as `runtime_ended`'s error code; svcd stops for the first three. */
-export type EndCode = "token_revoked" | "machine_deleted" | "superseded" | "ended";
 
 /**
  * The machine daemon's side of svc (docs/architecture.md, "The daemon protocol"): who a daemon token is,
@@ -78,7 +51,7 @@ export function createDaemonService(deps: { db: Database; signals: AgentSignals;
     return runtime;
   }
 
-  async function register(daemon: DaemonPrincipal, body: { daemon_instance_id: string; daemon_version: string; capacity?: Record<string, unknown>; observed_platform?: Record<string, unknown>; processes: ProcessClaim[] }) {
+  async function register(daemon: DaemonPrincipal, body: RegisterDaemonRuntimeRequest) {
     return db.tx(async (tx) => {
       // Registrations of one machine serialize here, so at most one runtime is ever active.
       const machine = await store.lockLiveMachine(tx, daemon.machineId);
@@ -136,7 +109,7 @@ export function createDaemonService(deps: { db: Database; signals: AgentSignals;
   }
 
   /** Renews the lease; the end code when the runtime may not go on. */
-  async function heartbeat(daemon: DaemonPrincipal, runtimeId: string): Promise<EndCode | null> {
+  async function heartbeat(daemon: DaemonPrincipal, runtimeId: string): Promise<RuntimeEndCode | null> {
     const renewed = await db.tx((tx) => store.renewLease(tx, runtimeId));
     return renewed ? null : endCode(daemon, runtimeId);
   }
@@ -145,8 +118,8 @@ export function createDaemonService(deps: { db: Database; signals: AgentSignals;
    * Whether the runtime may go on: its token active, its machine live, itself current. A runtime whose
    * credential or machine is gone is ended here, so the machine reads offline at once.
    */
-  async function endCode(daemon: DaemonPrincipal, runtimeId: string): Promise<EndCode | null> {
-    const code: EndCode | null = (await store.machineDeleted(db.read, daemon.machineId))
+  async function endCode(daemon: DaemonPrincipal, runtimeId: string): Promise<RuntimeEndCode | null> {
+    const code: RuntimeEndCode | null = (await store.machineDeleted(db.read, daemon.machineId))
       ? "machine_deleted"
       : (await store.tokenRevoked(db.read, daemon.tokenId))
         ? "token_revoked"
@@ -180,7 +153,8 @@ export function createDaemonService(deps: { db: Database; signals: AgentSignals;
   async function offerOf(tx: Tx, process: Awaited<ReturnType<typeof store.queuedProcesses>>[number]): Promise<ProcessOffer> {
     const offer: ProcessOffer = {
       process_id: encodeId("process", process.id),
-      io_mode: process.ioMode,
+      // The CHECK constraint processes_io_mode admits only the protocol's modes.
+      io_mode: process.ioMode as ProcessOffer["io_mode"],
       command: process.command,
       shell_selector: process.shellSelector,
       cwd: process.cwd,
@@ -291,7 +265,8 @@ export function createDaemonService(deps: { db: Database; signals: AgentSignals;
     return rows.map(({ action, process }) => ({
       process_id: encodeId("process", process.id),
       process_action_id: encodeId("processAction", action.id),
-      action_kind: action.kind,
+      // The CHECK constraint process_actions_kind admits only the protocol's kinds.
+      action_kind: action.kind as ActionOffer["action_kind"],
       seq: action.seq,
       payload: action.payload,
     }));

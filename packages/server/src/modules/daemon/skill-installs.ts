@@ -1,4 +1,5 @@
 import { sql } from "drizzle-orm";
+import type { SkillOffer, SkillReport } from "@svc/protocol";
 import type { Database } from "../../platform/db/index.js";
 import { rawRows } from "../../platform/db/raw.js";
 import type { CapabilitySigner } from "../../platform/crypto/capabilities.js";
@@ -10,7 +11,6 @@ import { offerableInstalls, reportInstall } from "../../runtime/store/skill-inst
 import { completeSkillCall } from "../../runtime/tools/skill.js";
 import type { ArtifactsService } from "../artifacts/service.js";
 import type { SkillsService } from "../skills/service.js";
-import type { SkillReport } from "./schemas.js";
 
 /*
  * The daemon's side of the `skill` tool (design brief §7): `skill_offer`s for a machine's pending installs,
@@ -21,19 +21,6 @@ import type { SkillReport } from "./schemas.js";
 
 /** Offers sent per drain of a socket. */
 const OFFERS_PER_DRAIN = 8;
-
-export interface SkillOffer {
-  request_id: string;
-  skill_id: string;
-  revision_id: string;
-  /** svc's addition: the skill's name, which names the folder the files go to. */
-  skill_name: string;
-  download_token: string;
-  /** Unix seconds; the `expires_at` the archive route takes. */
-  download_expires_at: number;
-  /** `sha256:<hex>` of the archive's bytes. */
-  digest: string;
-}
 
 export interface ArchiveQuery {
   revision_id: string;

@@ -1,3 +1,4 @@
+import { DaemonFrame, type RuntimeEndCode, type ServerFrame } from "@svc/protocol";
 import type { FastifyBaseLogger } from "fastify";
 import type { WebSocket } from "ws";
 import type { Bus } from "../../platform/bus.js";
@@ -5,8 +6,7 @@ import type { DaemonPrincipal } from "../../platform/http/auth.js";
 import { validatorCompiler } from "../../platform/http/validation.js";
 import { DAEMON_WORK_CHANNEL } from "../../runtime/store/processes.js";
 import { DAEMON_CHANNEL } from "../machines/store.js";
-import { DaemonFrame } from "./schemas.js";
-import { HEARTBEAT_MS, type DaemonService, type EndCode } from "./service.js";
+import { HEARTBEAT_MS, type DaemonService } from "./service.js";
 
 /*
  * The server's end of a runtime's WebSocket (design brief §7). Frames are JSON `{type, payload}`, at most
@@ -114,20 +114,20 @@ export class DaemonSession {
     this.enqueue(async () => {
       for (const offer of await this.service.offers(this.daemon, [...this.offered])) {
         this.offered.add(offer.process_id);
-        this.send("process_offer", offer);
+        this.send({ type: "process_offer", payload: offer });
       }
       for (const offer of await this.service.actionOffers(this.daemon, [...this.offeredActions])) {
         this.offeredActions.add(offer.process_action_id);
-        this.send("action_offer", offer);
+        this.send({ type: "action_offer", payload: offer });
       }
       for (const processId of await this.service.terminations(this.daemon)) {
         if (this.terminated.has(processId)) continue;
         this.terminated.add(processId);
-        this.send("process_terminate", { process_id: processId });
+        this.send({ type: "process_terminate", payload: { process_id: processId } });
       }
       for (const offer of await this.service.skillOffers(this.daemon, [...this.offeredSkills])) {
         this.offeredSkills.add(offer.request_id);
-        this.send("skill_offer", offer);
+        this.send({ type: "skill_offer", payload: offer });
       }
     });
   }
@@ -149,36 +149,36 @@ export class DaemonSession {
     } catch {
       frame = undefined;
     }
-    if (!checkFrame(frame)) return this.send("error", { error_code: "invalid_request", error: "not a daemon frame: {type, payload} of heartbeat, process_accept, action_accept, report or skill_report" });
+    if (!checkFrame(frame)) return this.send({ type: "error", payload: { error_code: "invalid_request", error: "not a daemon frame: {type, payload} of heartbeat, process_accept, action_accept, report or skill_report" } });
     const parsed = frame as DaemonFrame;
     if (parsed.type === "skill_report") return this.service.skillReport(this.daemon, parsed.payload);
     if (parsed.type === "action_accept") {
       const answer = await this.service.acceptAction(this.daemon, this.runtimeId, parsed.payload.process_action_id);
       // Refused: it may be offered again on this connection once it is its turn.
       if (!answer.accepted) this.offeredActions.delete(parsed.payload.process_action_id);
-      return this.send("action_accept_ack", { ...parsed.payload, ...answer });
+      return this.send({ type: "action_accept_ack", payload: { ...parsed.payload, ...answer } });
     }
     const { type, payload } = parsed;
     if (type === "heartbeat") {
       const code = await this.service.heartbeat(this.daemon, this.runtimeId);
       if (code) return this.endIf(code);
-      this.send("heartbeat_ack", { next_heartbeat_after_ms: HEARTBEAT_MS });
+      this.send({ type: "heartbeat_ack", payload: { next_heartbeat_after_ms: HEARTBEAT_MS } });
       // A lost work hint is made up here.
       return this.drain();
     }
     if (type === "process_accept") {
       const answer = await this.service.accept(this.daemon, this.runtimeId, payload.process_id);
-      return this.send("process_accept_ack", { process_id: payload.process_id, ...answer });
+      return this.send({ type: "process_accept_ack", payload: { process_id: payload.process_id, ...answer } });
     }
     if (type === "report") {
       const ackStatus = await this.service.report(this.daemon, payload.event);
-      this.send("report_ack", { report_id: payload.report_id, ack_status: ackStatus });
+      this.send({ type: "report_ack", payload: { report_id: payload.report_id, ack_status: ackStatus } });
     }
   }
 
-  private endIf(code: EndCode | null): void {
+  private endIf(code: RuntimeEndCode | null): void {
     if (!code) return;
-    this.send("runtime_ended", { error_code: code });
+    this.send({ type: "runtime_ended", payload: { error_code: code } });
     this.close(CLOSE_ENDED, code);
   }
 
@@ -190,7 +190,7 @@ export class DaemonSession {
         await work();
       } catch (err) {
         this.log.warn({ err, runtimeId: this.runtimeId }, "daemon frame failed");
-        this.send("error", { error_code: "service_unavailable", error: "svc could not handle the frame; it will be retried" });
+        this.send({ type: "error", payload: { error_code: "service_unavailable", error: "svc could not handle the frame; it will be retried" } });
       }
     });
   }
@@ -200,8 +200,8 @@ export class DaemonSession {
     this.silence = setTimeout(() => this.close(CLOSE_PROTOCOL, "no frame or pong for 70 s"), READ_TIMEOUT_MS);
   }
 
-  private send(type: string, payload: object): void {
-    if (!this.closed && this.socket.readyState === this.socket.OPEN) this.socket.send(JSON.stringify({ type, payload }));
+  private send(frame: ServerFrame): void {
+    if (!this.closed && this.socket.readyState === this.socket.OPEN) this.socket.send(JSON.stringify(frame));
   }
 
   private dispose(): void {

@@ -1,4 +1,5 @@
 import { eq } from "drizzle-orm";
+import type { ProcessFinishedEvent, TransferOffer } from "@svc/protocol";
 import { processes } from "../../db/schema/index.js";
 import type { AppDb, Tx } from "../../platform/db/index.js";
 import { encodeId } from "../../platform/ids.js";
@@ -8,7 +9,6 @@ import type { PreparedBlocks, StoredContentBlock } from "../artifacts/service.js
 import type { ProcessRow } from "../../runtime/store/processes.js";
 import type { ToolOutcome } from "../../runtime/store/tool-calls.js";
 import { TRANSFER_LIMITS } from "../../runtime/tools/catalog-transfer.js";
-import type { ProcessFinishedEvent } from "./schemas.js";
 
 /*
  * upload_file and download_file processes as the daemon sees them (offers) and as their calls end (results).
@@ -19,19 +19,6 @@ import type { ProcessFinishedEvent } from "./schemas.js";
  */
 
 type Db = AppDb | Tx;
-
-export interface TransferOffer {
-  kind: "upload" | "download";
-  /** The tool call whose daemon routes the transfer uses. */
-  tool_call_id: string;
-  timeout_seconds: number;
-  max_bytes: number;
-  source?: string;
-  artifact_id?: string;
-  destination?: string;
-  digest?: string;
-  size_bytes?: number;
-}
 
 /**
  * The offer's transfer members. `command` is what an svcd that predates transfers would run: it fails with
