@@ -308,6 +308,39 @@ describe("the stream's lifetime", () => {
     expect(stream.drain()).toEqual([]);
   });
 
+  it("sends an error frame and ends when a read a hint started while the stream was idle fails", async () => {
+    // The same database, whose reads start failing on demand (as in an outage after the stream began).
+    let failing = false;
+    const broken = new Proxy(server.db.read, {
+      get: (target, key) =>
+        key === "select"
+          ? () => {
+              throw new Error("the database went away");
+            }
+          : Reflect.get(target, key),
+    });
+    const flaky = Object.create(server.db, { read: { get: () => (failing ? broken : server.db.read) } });
+    const { agent: own, write } = await agentWith(1);
+    const streams = createEventStreams({ db: flaky, signals: server.app.services.signals, heartbeatMs: 60_000 });
+    const app = Fastify();
+    app.addHook("preClose", () => streams.closeAll());
+    app.get("/stream", async (_request, reply) => streams.follow(reply, { id: own.id, orgId: own.orgId, projectId: own.projectId }, { after: 0, deltas: false }));
+    const url = await app.listen({ host: "127.0.0.1", port: 0 });
+    try {
+      const stream = await SseStream.open(`${url}/stream`);
+      expect(await stream.next()).toEqual({ kind: "comment", text: "ok" });
+      expect(ids(await stream.frames(1))).toEqual([1]);
+      failing = true;
+      await write.input({ blocks: [text("not readable")] });
+      const [frame] = await stream.frames(1);
+      expect(frame).toMatchObject({ event: "error", json: { code: "service_unavailable" } });
+      await stream.done;
+      expect(stream.drain()).toEqual([]);
+    } finally {
+      await app.close();
+    }
+  });
+
   it("ends open streams when the server shuts down, so closing does not hang", async () => {
     const own = await startTestServer();
     const owner = await own.api.userWithOrg();

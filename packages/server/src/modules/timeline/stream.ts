@@ -65,6 +65,17 @@ export function createEventStreams(options: EventStreamsOptions): EventStreams {
   const running = new Map<Follower, Promise<void>>();
   let closing = false;
 
+  // Followers asleep when a hint comes read without waking their loops. Their reads start together, once
+  // every follower the hint reached has its hint (the bus hands one hint to all of them in one pass), so
+  // followers at the same cursor share one read.
+  const hinted: Follower[] = [];
+  const readHinted = () => {
+    for (const follower of hinted.splice(0)) follower.readWhileAsleep();
+  };
+  const readSoon = (follower: Follower) => {
+    if (hinted.push(follower) === 1) queueMicrotask(readHinted);
+  };
+
   // Hints may have been lost while the listening connection was down: every stream re-reads.
   signals.onReconnect(() => {
     for (const follower of running.keys()) follower.eventsCommitted();
@@ -81,7 +92,7 @@ export function createEventStreams(options: EventStreamsOptions): EventStreams {
   return {
     async follow(reply, agent, followOptions) {
       if (closing) throw new AppError("service_unavailable", "the server is shutting down");
-      const follower = new Follower(reply.raw, reply.log, heartbeatMs, reads, agent);
+      const follower = new Follower(reply.raw, reply.log, heartbeatMs, reads, agent, readSoon);
       const unsubscribe: Array<() => void> = [];
       try {
         unsubscribe.push(await signals.onEvents(agent.id, () => follower.eventsCommitted()));
@@ -121,6 +132,8 @@ interface EventPage {
 /** A follower waiting for a page: it writes the page out as soon as the page is loaded. */
 interface PageReceiver {
   receive(page: EventPage): void;
+  /** The read failed: the follower sends an error frame and ends. */
+  fail(err: unknown): void;
 }
 
 /**
@@ -140,7 +153,7 @@ class SharedReads {
     return ++this.clock;
   }
 
-  /** Resolves once `receiver` has been given the page of events after `after` (it rejects when the read failed). */
+  /** Resolves once `receiver` was given the page of events after `after`, or told that the read failed; never rejects. */
   read(receiver: PageReceiver, agent: AgentScope, after: number, notBefore: number): Promise<void> {
     const key = `${agent.id}:${after}`;
     const running = this.inflight.get(key);
@@ -163,7 +176,7 @@ class SharedReads {
         },
         (err: unknown) => {
           forget();
-          throw err;
+          for (const each of receivers) each.fail(err);
         },
       ),
     };
@@ -202,6 +215,10 @@ class Follower implements PageReceiver {
   private pageWasFull = false;
   /** The write of the page `receive` was given, when the socket did not take it at once. */
   private pageWrite: Promise<void> | undefined;
+  /** A read started while the loop was asleep (`readWhileAsleep`); the loop waits for it before its own. */
+  private reading: Promise<void> | undefined;
+  /** Why the last read failed; the loop then sends an error frame and ends the stream. */
+  private readFailure: { err: unknown } | undefined;
 
   constructor(
     private readonly res: ServerResponse,
@@ -209,6 +226,7 @@ class Follower implements PageReceiver {
     private readonly heartbeatMs: number,
     private readonly reads: SharedReads,
     private readonly agent: AgentScope,
+    private readonly readSoon: (follower: Follower) => void,
   ) {}
 
   /** Wakes the loop to send a heartbeat when nothing was written for `heartbeatMs`. */
@@ -219,7 +237,23 @@ class Follower implements PageReceiver {
   eventsCommitted(): void {
     this.lastHint = this.reads.tick();
     this.eventsPending = true;
-    this.wakeUp?.();
+    if (this.wakeUp !== null && this.reading === undefined) this.readSoon(this);
+    else this.wakeUp?.();
+  }
+
+  /**
+   * The common case of a hint: the loop is asleep with nothing else to send, so the page is read and
+   * written (`receive`, in the shared read's pass) without resuming the loop; a thousand followers of an
+   * agent then cost one pass over their sockets, not a thousand resumptions. Anything more (a full page,
+   * a slow socket, another hint, live frames, a failure) wakes the loop.
+   */
+  readWhileAsleep(): void {
+    if (this.wakeUp === null || this.reading !== undefined || !this.eventsPending || this.stop.signal.aborted) {
+      this.wakeUp?.();
+      return;
+    }
+    this.eventsPending = false;
+    this.reading = this.reads.read(this, this.agent, this.cursor, this.lastHint);
   }
 
   toolCallChanged(signal: ToolCallSignal): void {
@@ -257,6 +291,13 @@ class Follower implements PageReceiver {
     await this.write(": ok\n\n");
     this.cursor = after;
     while (!this.stop.signal.aborted) {
+      if (this.reading) await this.reading;
+      if (this.readFailure) {
+        this.log.warn({ err: this.readFailure.err }, "event stream: reading the timeline failed");
+        await this.write(sseFrame("error", JSON.stringify({ error: "the event stream is temporarily unavailable", code: "service_unavailable" })));
+        break;
+      }
+      await this.pageWritten();
       // Previews that arrived before this read go out before the events it finds: a model call's last
       // previews are committed with its output, and their hint comes first. Later ones wait a round,
       // when an output already sent makes them stale.
@@ -270,16 +311,9 @@ class Follower implements PageReceiver {
       if (this.eventsPending || this.pageWasFull) {
         // Cleared before reading: a hint arriving during the read asks for another one.
         this.eventsPending = false;
-        try {
-          await this.reads.read(this, this.agent, this.cursor, this.lastHint);
-        } catch (err) {
-          this.log.warn({ err }, "event stream: reading the timeline failed");
-          await this.write(sseFrame("error", JSON.stringify({ error: "the event stream is temporarily unavailable", code: "service_unavailable" })));
-          break;
-        }
-        const writing = this.pageWrite;
-        this.pageWrite = undefined;
-        if (writing) await writing;
+        await this.reads.read(this, this.agent, this.cursor, this.lastHint);
+        if (this.readFailure) continue;
+        await this.pageWritten();
       }
       if (this.toolCalls.length > 0) {
         let updates = "";
@@ -300,6 +334,26 @@ class Follower implements PageReceiver {
     if (!res.destroyed && !res.writableEnded) res.end();
   }
 
+  /** A page `receive` wrote that the socket did not take at once. */
+  private async pageWritten(): Promise<void> {
+    const writing = this.pageWrite;
+    this.pageWrite = undefined;
+    if (writing) await writing;
+  }
+
+  fail(err: unknown): void {
+    this.readFailure = { err };
+    this.readDone();
+  }
+
+  /** After a read started while asleep: the loop wakes only when there is more to do than that page. */
+  private readDone(): void {
+    if (this.reading === undefined) return;
+    this.reading = undefined;
+    const more = this.readFailure || this.pageWrite || this.pageWasFull || this.eventsPending || this.toolCalls.length > 0 || this.deltas.length > 0;
+    if (more) this.wakeUp?.();
+  }
+
   /** Writes a page as soon as it is loaded, in the shared read's pass over every follower that joined it. */
   receive(page: EventPage): void {
     let out = "";
@@ -309,14 +363,16 @@ class Follower implements PageReceiver {
       this.cursor = event.sequence;
     }
     this.pageWasFull = page.full;
-    if (!out) return;
-    try {
-      this.pageWrite = this.write(out);
-    } catch (err) {
-      // One broken connection must not keep the page from the followers after it in the pass.
-      this.log.info({ err }, "event stream: writing failed; disconnecting");
-      this.stop.abort();
+    if (out) {
+      try {
+        this.pageWrite = this.write(out);
+      } catch (err) {
+        // One broken connection must not keep the page from the followers after it in the pass.
+        this.log.info({ err }, "event stream: writing failed; disconnecting");
+        this.stop.abort();
+      }
     }
+    this.readDone();
   }
 
   private rememberFinished(contextId: string): void {
