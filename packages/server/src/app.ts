@@ -77,6 +77,7 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
     skills: services.skills,
     signer: createCapabilitySigner(loadMasterKey(config), "skill-archive-download"),
     tokenSeconds: config.machines.skillDownloadTokenSeconds,
+    machines: services.agentMachines,
   });
   const daemon = createDaemonService({ db, signals, credentials: createOrgCredentials({ cipher: services.cipher }), artifacts, skillInstalls });
 

@@ -136,9 +136,12 @@ export function createArtifactsService(deps: { db: Database; blobs: BlobStore })
       return row ? { row, bytes: await loadBytes(row) } : null;
     },
 
-    /** For the agent runtime's file tools: an artifact row of `agentId`, without its bytes, or null. */
-    async findAgentArtifact(agentId: string, artifactId: string): Promise<store.ArtifactRow | null> {
-      return (await store.findArtifact(db.read, agentId, artifactId)) ?? null;
+    /**
+     * For the agent runtime's file tools: an artifact row of `agentId`, without its bytes, or null. Read in
+     * `tx` when the caller holds one (on PGlite a read outside it would wait for it to end).
+     */
+    async findAgentArtifact(agentId: string, artifactId: string, tx?: Tx): Promise<store.ArtifactRow | null> {
+      return (await store.findArtifact(tx ?? db.read, agentId, artifactId)) ?? null;
     },
 
     /** The bytes of an artifact row found through this service. */

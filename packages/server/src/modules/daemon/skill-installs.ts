@@ -9,6 +9,7 @@ import { decodeId, encodeId } from "../../platform/ids.js";
 import type { AgentSignals } from "../../runtime/signals.js";
 import { offerableInstalls, reportInstall } from "../../runtime/store/skill-installs.js";
 import { completeSkillCall } from "../../runtime/tools/skill.js";
+import type { AgentMachines } from "../../runtime/tools/machine-tools.js";
 import type { ArtifactsService } from "../artifacts/service.js";
 import type { SkillsService } from "../skills/service.js";
 
@@ -36,6 +37,8 @@ export interface SkillInstallDeps {
   signer: CapabilitySigner;
   /** How long an offered download token stays valid. */
   tokenSeconds: number;
+  /** Names the machines in a completed call's result. */
+  machines: Pick<AgentMachines, "names">;
 }
 
 export function createSkillInstallService(deps: SkillInstallDeps) {

@@ -1,4 +1,4 @@
-import { and, asc, eq, gt } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, sql } from "drizzle-orm";
 import { agentConfigs, agentMachineBindings, machinePools, machines, projectMachineGrants } from "../../db/schema/index.js";
 import type { Tx } from "../../platform/db/index.js";
 import { decodeId, encodeId } from "../../platform/ids.js";
@@ -119,6 +119,29 @@ async function poolSources(tx: Tx, configId: string): Promise<PoolMachineSourceD
 
 export function createAgentMachines(): AgentMachines {
   return {
+    async attached(tx, agent) {
+      return tx
+        .select({
+          id: machines.id,
+          orgId: machines.orgId,
+          name: machines.displayName,
+          lifecycleState: machines.lifecycleState,
+          usable: sql<boolean>`(${machines.deletedAt} IS NULL AND ${machines.lifecycleState} = 'active' AND ${projectMachineGrants.id} IS NOT NULL)`,
+          online: sql<boolean>`coalesce(${machines.leaseExpiresAt} > statement_timestamp(), false)`,
+        })
+        .from(agentMachineBindings)
+        .innerJoin(machines, eq(machines.id, agentMachineBindings.machineId))
+        .leftJoin(projectMachineGrants, and(eq(projectMachineGrants.machineId, machines.id), eq(projectMachineGrants.projectId, agent.projectId)))
+        .where(and(eq(agentMachineBindings.agentId, agent.id), eq(agentMachineBindings.state, "attached")))
+        .orderBy(asc(agentMachineBindings.createdAt));
+    },
+
+    async names(db, machineIds) {
+      if (machineIds.length === 0) return new Map();
+      const rows = await db.select({ id: machines.id, name: machines.displayName }).from(machines).where(inArray(machines.id, [...machineIds]));
+      return new Map(rows.map((row) => [row.id, row.name]));
+    },
+
     async commandTarget(tx, agent, input) {
       const all = await held(tx, agent.id, agent.projectId);
       if (all.length === 0) return { ok: false, message: "No machine is attached to this agent: add one to machine_sources in its config." };

@@ -1,5 +1,5 @@
 import { and, asc, eq, inArray, notInArray, sql } from "drizzle-orm";
-import { agentMachineBindings, machines, projectMachineGrants, skillInstalls, toolCalls } from "../../db/schema/index.js";
+import { skillInstalls, toolCalls } from "../../db/schema/index.js";
 import { dbNow, dbSecondsFromNow } from "../../db/schema/columns.js";
 import type { AppDb, Tx } from "../../platform/db/index.js";
 import { encodeId, newUuid } from "../../platform/ids.js";
@@ -7,6 +7,7 @@ import type { AgentSignals } from "../signals.js";
 import type { AgentRow } from "./journal.js";
 import { notifyDaemonWork } from "./processes.js";
 import type { ToolCallRow } from "./tool-calls.js";
+import type { AttachedMachine } from "../tools/machine-tools.js";
 
 /*
  * The `skill` tool's installs on machines (table skill_installs): one row per attached machine and call.
@@ -26,32 +27,21 @@ export interface PinnedSkill {
   digest: string;
 }
 
-/** The machines of the agent's attached bindings; `online` by the database clock, `usable` while svc may still run work there. */
-async function attachedMachines(tx: Tx, agent: AgentRow) {
-  return tx
-    .select({
-      id: machines.id,
-      orgId: machines.orgId,
-      name: machines.displayName,
-      lifecycleState: machines.lifecycleState,
-      usable: sql<boolean>`(${machines.deletedAt} IS NULL AND ${machines.lifecycleState} = 'active' AND ${projectMachineGrants.id} IS NOT NULL)`,
-      online: sql<boolean>`coalesce(${machines.leaseExpiresAt} > statement_timestamp(), false)`,
-    })
-    .from(agentMachineBindings)
-    .innerJoin(machines, eq(machines.id, agentMachineBindings.machineId))
-    .leftJoin(projectMachineGrants, and(eq(projectMachineGrants.machineId, machines.id), eq(projectMachineGrants.projectId, agent.projectId)))
-    .where(and(eq(agentMachineBindings.agentId, agent.id), eq(agentMachineBindings.state, "attached")))
-    .orderBy(asc(agentMachineBindings.createdAt));
-}
-
 /**
  * Asks every attached machine to install `skill`, in the caller's transaction (agent locked, `call`
  * running under the step's lock). An offline or unusable machine is `unreachable` at once. When any
  * install is pending the call becomes `waiting` (a waiting call has no runtime lock, so a worker restart
  * never reruns it) and each machine's daemon is hinted; the rows are returned either way.
  */
-export async function startInstalls(tx: Tx, signals: AgentSignals, agent: AgentRow, call: ToolCallRow, skill: PinnedSkill, timeoutSeconds: number): Promise<InstallWithMachine[]> {
-  const targets = await attachedMachines(tx, agent);
+export async function startInstalls(
+  tx: Tx,
+  signals: AgentSignals,
+  agent: AgentRow,
+  call: ToolCallRow,
+  skill: PinnedSkill,
+  timeoutSeconds: number,
+  targets: AttachedMachine[],
+): Promise<InstallWithMachine[]> {
   if (targets.length === 0) return [];
   const rows = await tx
     .insert(skillInstalls)
@@ -86,19 +76,18 @@ export async function startInstalls(tx: Tx, signals: AgentSignals, agent: AgentR
     await signals.toolCallChanged(tx, agent.id, { toolCallId: encodeId("toolCall", call.id), state: "waiting" });
     for (const machineId of new Set(pending.map((row) => row.machineId))) await notifyDaemonWork(tx, machineId);
   }
-  const names = new Map(targets.map((t) => [t.id, t.name]));
-  return rows.map((row) => ({ ...row, machineName: names.get(row.machineId) ?? "" })).sort((a, b) => (a.machineName < b.machineName ? -1 : a.machineName > b.machineName ? 1 : 0));
+  return withMachineNames(rows, new Map(targets.map((t) => [t.id, t.name])));
 }
 
-/** A call's installs with their machines' names, by machine name (one call's rows are made in one statement). */
-export async function installsOfCall(db: Db, toolCallId: string): Promise<InstallWithMachine[]> {
-  const rows = await db
-    .select({ install: skillInstalls, machineName: machines.displayName })
-    .from(skillInstalls)
-    .innerJoin(machines, eq(machines.id, skillInstalls.machineId))
-    .where(eq(skillInstalls.toolCallId, toolCallId))
-    .orderBy(sql`${machines.displayName} COLLATE "C"`, asc(skillInstalls.id));
-  return rows.map((r) => ({ ...r.install, machineName: r.machineName }));
+/** Installs with their machines' names, ordered by name (then id), as the call's result lists them. */
+export function withMachineNames(rows: SkillInstallRow[], names: ReadonlyMap<string, string>): InstallWithMachine[] {
+  const named = rows.map((row) => ({ ...row, machineName: names.get(row.machineId) ?? "" }));
+  return named.sort((a, b) => (a.machineName < b.machineName ? -1 : a.machineName > b.machineName ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+/** A call's installs (one call's rows are made in one statement). */
+export async function installsOfCall(db: Db, toolCallId: string): Promise<SkillInstallRow[]> {
+  return db.select().from(skillInstalls).where(eq(skillInstalls.toolCallId, toolCallId));
 }
 
 /**

@@ -110,6 +110,6 @@ async function dispatch(tx: Tx, signals: AgentSignals, agent: AgentRow, call: To
   if (call.name === "run_command") return dispatchRunCommand(tx, signals, agent, call, ports.machines);
   if (MACHINE_TOOL_NAMES.has(call.name)) return dispatchMachineTool(tx, signals, agent, call, ports.machines);
   if (PROCESS_TOOL_NAMES.has(call.name)) return dispatchProcessTool(tx, signals, agent, call);
-  if (TRANSFER_TOOL_NAMES.has(call.name)) return dispatchTransferTool(tx, signals, agent, call, ports.machines);
+  if (TRANSFER_TOOL_NAMES.has(call.name)) return dispatchTransferTool(tx, signals, agent, call, ports);
   await completeToolCall(tx, signals, agent, call, "failed", [textBlock(`The built-in tool ${call.name} cannot run in this deployment.`)]);
 }

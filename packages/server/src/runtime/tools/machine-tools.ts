@@ -1,4 +1,5 @@
-import type { Tx } from "../../platform/db/index.js";
+import type { ArtifactsService } from "../../modules/artifacts/service.js";
+import type { AppDb, Tx } from "../../platform/db/index.js";
 import type { AgentSignals } from "../signals.js";
 import type { AgentRow } from "../store/journal.js";
 import { completeToolCall, setToolCallState, textBlock, type ToolCallRow } from "../store/tool-calls.js";
@@ -37,8 +38,22 @@ export interface CommandTarget {
  */
 export type CommandTargetAnswer = { ok: true; target: CommandTarget } | { ok: false; message: string; target?: CommandTarget };
 
+/** An attached machine as a `skill` install sees it: `online` by the database clock, `usable` while svc may still run work there. */
+export interface AttachedMachine {
+  id: string;
+  orgId: string;
+  name: string;
+  lifecycleState: string;
+  usable: boolean;
+  online: boolean;
+}
+
 /** The machines module as the engine sees it; every call runs in the claim's transaction, the agent locked. */
 export interface AgentMachines {
+  /** The machines of the agent's attached bindings, oldest binding first. */
+  attached(tx: Tx, agent: AgentRow): Promise<AttachedMachine[]>;
+  /** Machines' display names by id, deleted machines included (outside the claim's transaction too). */
+  names(db: AppDb | Tx, machineIds: readonly string[]): Promise<Map<string, string>>;
   /** The attached machine a run_command names (`machine_id`), or the only one, checked for use now. */
   commandTarget(tx: Tx, agent: AgentRow, input: { machine_id?: string }): Promise<CommandTargetAnswer>;
   list(tx: Tx, agent: AgentRow, input: { cursor?: string; limit?: number }): Promise<MachineToolAnswer>;
@@ -50,6 +65,8 @@ export interface AgentMachines {
 /** What the transactional tool phase may call beyond the engine's own tables. */
 export interface ToolPorts {
   machines?: AgentMachines;
+  /** download_file checks, in the claim's transaction, that the artifact is the agent's. */
+  artifacts?: Pick<ArtifactsService, "findAgentArtifact">;
 }
 
 export const MACHINE_TOOL_NAMES: ReadonlySet<string> = new Set(["list_machines", "inspect_machine", "create_machine", "delete_machine"]);

@@ -6,9 +6,10 @@ import { encodeId } from "../../platform/ids.js";
 import type { AgentDefinition, SkillDefinition } from "../definition.js";
 import type { StepDeps } from "../model-step.js";
 import { lockAgent } from "../store/journal.js";
-import { expireInstalls, installsOfCall, settledWaitingCalls, startInstalls, waitingCall, type InstallWithMachine } from "../store/skill-installs.js";
+import { expireInstalls, installsOfCall, settledWaitingCalls, startInstalls, waitingCall, withMachineNames, type InstallWithMachine } from "../store/skill-installs.js";
 import { completeToolCall, type ToolCallRow, type ToolOutcome } from "../store/tool-calls.js";
 import { markWakeup } from "../wakeups.js";
+import type { AgentMachines } from "./machine-tools.js";
 import { OVERFLOW_BYTES, previewOf, saveAsArtifact } from "./overflow.js";
 
 /*
@@ -27,13 +28,15 @@ const TEXT = new Set(["text", "structured_data"] as const);
 /** How long a call waits for its machines by default (`SVC_SKILL_INSTALL_TIMEOUT_SECONDS`). */
 export const DEFAULT_INSTALL_SECONDS = 30;
 
-type SkillDeps = Pick<StepDeps, "db" | "signals" | "skills" | "artifacts" | "skillInstallSeconds">;
+type SkillDeps = Pick<StepDeps, "db" | "signals" | "skills" | "artifacts" | "skillInstallSeconds" | "machines">;
 /** What completing a call needs, also outside the worker (daemon reports, maintenance). */
 export interface SkillCompletionDeps {
   db: StepDeps["db"];
   signals: StepDeps["signals"];
   skills: StepDeps["skills"];
   artifacts: Pick<ArtifactsService, "prepareContentBlocks" | "recordArtifacts">;
+  /** The machines' names for the result; without the machines module there are no installs to name. */
+  machines: Pick<AgentMachines, "names"> | undefined;
 }
 type Result = { outcome: ToolOutcome; prepared: PreparedBlocks };
 
@@ -64,7 +67,8 @@ async function offerToMachines(deps: SkillDeps, step: { agentId: string; lockId:
     // Canceled or reaped meanwhile: nothing is asked of the machines, and recording the result will do nothing either.
     if (!running) return [];
     const skill = { skillId: revision.skillId, revisionId: revision.id, name: pinned.name, digest: revision.archiveDigest };
-    const installs = await startInstalls(tx, deps.signals, agent, running, skill, deps.skillInstallSeconds ?? DEFAULT_INSTALL_SECONDS);
+    const targets = deps.machines ? await deps.machines.attached(tx, agent) : [];
+    const installs = await startInstalls(tx, deps.signals, agent, running, skill, deps.skillInstallSeconds ?? DEFAULT_INSTALL_SECONDS, targets);
     return installs.some((i) => i.state === "pending") ? "waiting" : installs;
   });
 }
@@ -77,8 +81,10 @@ async function offerToMachines(deps: SkillDeps, step: { agentId: string; lockId:
 export async function completeSkillCall(deps: SkillCompletionDeps, toolCallId: string): Promise<boolean> {
   const call = await waitingCall(deps.db.read, toolCallId);
   if (!call) return false;
-  const installs = await installsOfCall(deps.db.read, toolCallId);
-  if (installs.length === 0 || installs.some((i) => i.state === "pending")) return false;
+  const rows = await installsOfCall(deps.db.read, toolCallId);
+  if (rows.length === 0 || rows.some((i) => i.state === "pending")) return false;
+  const names = deps.machines ? await deps.machines.names(deps.db.read, [...new Set(rows.map((row) => row.machineId))]) : new Map<string, string>();
+  const installs = withMachineNames(rows, names);
   const revision = await deps.skills.readRevision(installs[0]!.revisionId);
   const result: Result = revision
     ? { outcome: "succeeded", prepared: await skillResult(deps, installs[0]!.skillName, revision, installs) }

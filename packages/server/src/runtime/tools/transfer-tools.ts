@@ -1,14 +1,13 @@
 import type { TransferSpec } from "../../db/schema/daemon.js";
 import type { Tx } from "../../platform/db/index.js";
 import { newUuid } from "../../platform/ids.js";
-import { findArtifact } from "../../modules/artifacts/store.js";
 import type { AgentSignals } from "../signals.js";
 import type { AgentRow } from "../store/journal.js";
 import { insertProcess, notifyDaemonWork } from "../store/processes.js";
 import { completeToolCall, setToolCallState, textBlock, type ToolCallRow } from "../store/tool-calls.js";
 import { ARTIFACTS_DIR, MEMORY_DIR, NO_MEMORY, notFound, resolveFilePath } from "./files/paths.js";
 import { TRANSFER_LIMITS } from "./catalog-transfer.js";
-import type { AgentMachines } from "./machine-tools.js";
+import type { ToolPorts } from "./machine-tools.js";
 
 /*
  * upload_file and download_file, transactional phase (reference docs/tools/built-in.mdx, "Files"). What svc
@@ -34,10 +33,11 @@ interface TransferInput {
 const UPLOAD_WAIT_MS = (TRANSFER_LIMITS.uploadTimeoutSeconds + 10) * 1000;
 const DOWNLOAD_WAIT_MS = 10_000;
 
-export async function dispatchTransferTool(tx: Tx, signals: AgentSignals, agent: AgentRow, call: ToolCallRow, machines: AgentMachines | undefined): Promise<void> {
+export async function dispatchTransferTool(tx: Tx, signals: AgentSignals, agent: AgentRow, call: ToolCallRow, ports: ToolPorts): Promise<void> {
+  const { machines } = ports;
   const input = call.input as unknown as TransferInput;
   const fail = (message: string) => completeToolCall(tx, signals, agent, call, "failed", [textBlock(message)]);
-  const planned = call.name === "upload_file" ? planUpload(input) : await planDownload(tx, agent, input);
+  const planned = call.name === "upload_file" ? planUpload(input) : await planDownload(tx, agent, input, ports.artifacts);
   if (typeof planned === "string") return void (await fail(planned));
 
   if (!machines) return void (await fail(`The built-in tool ${call.name} cannot run in this deployment (no machines module).`));
@@ -86,11 +86,11 @@ function planUpload(input: TransferInput): Plan | string {
   return { kind: "upload", transfer: { source: input.source! }, label: `upload_file ${input.source} -> /artifacts` };
 }
 
-async function planDownload(tx: Tx, agent: AgentRow, input: TransferInput): Promise<Plan | string> {
+async function planDownload(tx: Tx, agent: AgentRow, input: TransferInput, artifacts: ToolPorts["artifacts"]): Promise<Plan | string> {
   const file = resolveFilePath("download_file", input.path);
   if ("error" in file) return file.error;
   // Another agent's artifact reads exactly like one that does not exist.
-  if (!(await findArtifact(tx, agent.id, file.artifactId))) return notFound(input.path);
+  if (!(await artifacts?.findAgentArtifact(agent.id, file.artifactId, tx))) return notFound(input.path);
   return {
     kind: "download",
     transfer: { artifact_id: file.artifactId, destination: input.destination! },
