@@ -8,6 +8,10 @@ export default defineConfig({
     include: ["packages/*/test/**/*.test.ts"],
     globalSetup: ["packages/server/test/support/global-setup.ts"],
     pool: "forks",
+    // Vitest's default on a 2-core machine is one worker, which runs the files one after another; most of
+    // a file's time is spent waiting (child processes, the database, timers), so two at once roughly halve
+    // the suite's wall time there. Each file has its own server, database and ports, so files never share state.
+    maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 120_000,
     reporters: ["default"],
