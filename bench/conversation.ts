@@ -15,6 +15,7 @@ import type { FakeProvider } from "../packages/server/src/runtime/models/fake-pr
 import { clearWakeup, markWakeup } from "../packages/server/src/runtime/wakeups.js";
 import { eq, sql } from "drizzle-orm";
 import { replayLastRequest } from "./bare-call.js";
+import { analyzeEmbedded } from "../packages/server/src/platform/db/index.js";
 import { timedModelClient, type ModelCall } from "./model-timing.js";
 import {
   benchProject,
@@ -172,6 +173,9 @@ async function measureSize(server: BenchServer, provider: FakeProvider, project:
   const fillStart = performance.now();
   const agentId = await fillConversation(server, project, size, replayScope);
   progress(`conversation: ${size} events filled in ${((performance.now() - fillStart) / 1000).toFixed(1)} s`);
+  // A conversation grows over hours, long after the embedded database's maintenance last ran ANALYZE (every
+  // 10 minutes); filled in seconds, its planner statistics would still describe empty tables.
+  await analyzeEmbedded(server.db);
   const wakeup = await wakeupCost(server, agentId);
   provider.reset();
   const cold: number[] = [];
@@ -251,7 +255,8 @@ export async function conversationLength(server: BenchServer, provider: FakeProv
     measured:
       `One agent per size whose timeline already holds ${sizes.map((s) => s.toLocaleString("en-US")).join(", ")} events: the launch config, then ` +
       "questions and the model's answers (one turn each), written with svc's journal functions in batches of " +
-      `${FILL_BATCH} pairs, as the claim and the record write them. One worker with one slot (idle polling off) answers queued ` +
+      `${FILL_BATCH} pairs, as the claim and the record write them, then (PGlite) analyzed, as its maintenance task would have long before a ` +
+      "conversation grew this long. One worker with one slot (idle polling off) answers queued " +
       `inputs from the fake provider (OpenAI chat completions, streaming, no delay). First step: ${COLD_STEPS} times, a fresh worker ` +
       "answers one input, so its conversation cache is empty and it reads the whole conversation once. Warm steps: the last of " +
       `those workers, whose cache now holds the conversation, answers ${WARM_STEPS} more queued inputs (the steady state). ` +
