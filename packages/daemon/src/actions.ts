@@ -10,7 +10,7 @@ import type { Supervisor } from "./supervisor.js";
  * Process actions (read_process, write_process, stop_process) as svcd applies them. svc grants one action
  * of a process at a time (FIFO by seq). Before an action has any effect its journal record says
  * `effect_committed`; once its report is in the outbox it says `terminal`. So after a crash svcd can tell
- * svc which actions may have had their effect, and svc never has one applied twice (design brief §7).
+ * svc which actions may have had their effect, and svc never has one applied twice (reference design-brief.md §7).
  */
 
 /** How long a write may wait for the process to take its input. */

@@ -7,7 +7,7 @@ import { writeAtomically } from "./home.js";
 import { unpackSkill } from "./unpack.js";
 
 /*
- * Skill installs (design brief §7, `skill_offer` → `skill_report`): svc offers a skill revision with a
+ * Skill installs (reference design-brief.md §7, `skill_offer` → `skill_report`): svc offers a skill revision with a
  * short-lived download token; svcd downloads the archive, checks its digest, unpacks it and reports where
  * the files are. Each skill goes to `<home>/skills/<name>/`, replaced whole (unpacked beside it, then
  * renamed into place), so a command never sees half of a revision. `<home>/skills/.installed/<name>.json`

@@ -38,7 +38,7 @@ type Decision = StartCall | { kind: "retry_later"; at: Date } | { kind: "idle" }
 type ModelWork = StartCall | { kind: "retry_later"; at: Date } | { kind: "running" } | { kind: "none" };
 
 /**
- * One claim (design brief §3.1), in the caller's transaction: lock a ready agent, read its turn in one
+ * One claim (reference design-brief.md §3.1), in the caller's transaction: lock a ready agent, read its turn in one
  * statement and decide. A model call starts in one more statement; transactional tool work (permission
  * checks, built-in calls) and calls run in a tool step take the full frontier, which reads the turn's calls.
  * `undefined` means there was nothing to claim.

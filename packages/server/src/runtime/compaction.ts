@@ -2,7 +2,7 @@ import type { Conversation, TimelineItem } from "./context.js";
 import type { ModelMessage } from "./models/types.js";
 
 /*
- * Context checkpoints (design brief §3.9): when a conversation outgrows the model's window, older events
+ * Context checkpoints (reference design-brief.md §3.9): when a conversation outgrows the model's window, older events
  * are summarized into a `context_checkpoint` and later calls see the summary plus what came after it.
  */
 

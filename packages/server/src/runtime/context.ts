@@ -6,7 +6,7 @@ import type { ModelBinding } from "./definition.js";
 import type { AssistantContentPart, JsonObject, ModelMessage, ProviderReplay, ToolResultPart, UserContentPart } from "./models/types.js";
 
 /*
- * The conversation a model call sees (design brief §3.4 step 4): the latest checkpoint's summary, then
+ * The conversation a model call sees (reference design-brief.md §3.4 step 4): the latest checkpoint's summary, then
  * every event after it up to the call's watermark, rendered as messages. Tool results follow the
  * assistant message that asked for them, wherever their events sit on the timeline.
  */

@@ -17,7 +17,7 @@ const FLUSH_MS = 50;
 const BUFFER_LIMIT = 256;
 
 /**
- * Publishes a model call's live preview as `model_output_delta` envelopes (design brief §3.4 step 7).
+ * Publishes a model call's live preview as `model_output_delta` envelopes (reference design-brief.md §3.4 step 7).
  * Deltas are batched every 50 ms; consecutive text pieces of one block merge into one frame with
  * `coalesced_count`. Tool-use blocks get the tool call id the durable record will use: it is minted
  * here, per provider call id, and handed to the recorder.

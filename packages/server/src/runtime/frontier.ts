@@ -5,7 +5,7 @@ import { latestTurn, type TurnRow } from "./store/journal.js";
 import { STEP_TOOLS } from "./tools/catalog.js";
 
 /*
- * What an agent should do next, computed from durable facts under the agent lock (design brief §3.3,
+ * What an agent should do next, computed from durable facts under the agent lock (reference design-brief.md §3.3,
  * ported to code as §12 suggests). Only the latest turn matters, and in it only what happened after the
  * latest cancel: a cancel is a stop boundary. The turn row keeps that boundary and the latest prompt
  * (`appendEvent` maintains both), so nothing here reads the timeline.

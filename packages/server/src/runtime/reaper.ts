@@ -10,7 +10,7 @@ import { markWakeup } from "./wakeups.js";
 const BATCH = 100;
 
 /**
- * Maintenance task (design brief §3.10): runtime locks whose lease ran out belong to a worker that
+ * Maintenance task (reference design-brief.md §3.10): runtime locks whose lease ran out belong to a worker that
  * died or stalled. Its started model call becomes a retry (the outcome is ambiguous: the provider may
  * have answered), its running MCP calls go back to `ready` (they run again: an MCP call is at least
  * once), the lock goes, and the agent is woken so another worker continues.

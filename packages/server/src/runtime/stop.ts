@@ -20,7 +20,7 @@ export interface StopResult {
 }
 
 /**
- * Stops what the agent is doing (design brief §3.6), under the agent lock: the running model call is
+ * Stops what the agent is doing (reference design-brief.md §3.6), under the agent lock: the running model call is
  * asked to stop and its context closed, waiting steering inputs are canceled, open interactions of the
  * turn are canceled and every unfinished tool call completes as `canceled`; then a `cancel_current`
  * control input is appended as the turn's stop boundary. Queued inputs survive. When the agent is idle

@@ -36,7 +36,7 @@ const PARALLEL_CALLS = 8;
 const RESULT_BLOCKS = new Set(["text", "media", "structured_data"] as const);
 
 /**
- * Runs a claimed batch of MCP calls outside any transaction (design brief §3.5, the async phase), each
+ * Runs a claimed batch of MCP calls outside any transaction (reference design-brief.md §3.5, the async phase), each
  * result recorded in its own transaction as it arrives. A call is recorded only while it is still
  * running under this step's lock: a cancel or a lost lease has decided for it already. Calls left
  * running (the worker is stopping) go back to `ready` for the next claim.

@@ -5,7 +5,7 @@ import type { Tx } from "../platform/db/index.js";
 import { notifyIn } from "./signals.js";
 
 /**
- * The work queue (design brief §3.1). Producers mark an agent ready; an earlier time always wins, so a
+ * The work queue (reference design-brief.md §3.1). Producers mark an agent ready; an earlier time always wins, so a
  * retry scheduled for later never delays work that is ready now. The worker decides what the work is.
  */
 export async function markWakeup(tx: Tx, agentId: string, reason: string): Promise<void> {

@@ -142,7 +142,7 @@ export const processes = pgTable(
 );
 
 /**
- * Follow-up work on a process (design brief §2.6): read_process, write_process and stop_process each queue
+ * Follow-up work on a process (reference design-brief.md §2.6): read_process, write_process and stop_process each queue
  * one, numbered per process by `seq`. A daemon is offered a process's lowest queued action only while none
  * of that process is `accepted` (the partial unique index), so a process's actions apply one at a time, in
  * order. The daemon's report ends it (`applied`, `failed`) and completes its tool call; `unknown` means

@@ -64,7 +64,7 @@ export function createAgentsService(deps: AgentsDeps) {
           agentProfileId: profile?.id ?? null,
           idempotencyKey: key ?? null,
         });
-        // The launch config is event 1, the opening event of turn 1 (design brief §3.2).
+        // The launch config is event 1, the opening event of turn 1 (reference design-brief.md §3.2).
         await appendConfigChange(tx, agent, config, `launch:${agent.id}`, "launch");
         const bindings = await bindMachines(tx, agent, config.compiledDefinition, (problems) => {
           throw launchIssues(config, problems);

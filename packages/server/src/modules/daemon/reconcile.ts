@@ -8,7 +8,7 @@ import { textBlock } from "../../runtime/store/tool-calls.js";
 import * as store from "./store.js";
 
 /*
- * Reconciliation at registration (design brief §7): the daemon says what it holds for each process, svc
+ * Reconciliation at registration (reference design-brief.md §7): the daemon says what it holds for each process, svc
  * answers what to do with it. The rules keep "an accepted process never runs twice, a finished one is never
  * lost" across daemon restarts:
  *

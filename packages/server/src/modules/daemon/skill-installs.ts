@@ -14,7 +14,7 @@ import type { ArtifactsService } from "../artifacts/service.js";
 import type { SkillsService } from "../skills/service.js";
 
 /*
- * The daemon's side of the `skill` tool (design brief §7): `skill_offer`s for a machine's pending installs,
+ * The daemon's side of the `skill` tool (reference design-brief.md §7): `skill_offer`s for a machine's pending installs,
  * each with a download token for `GET /daemon/skills/{id}/archive`, and the `skill_report`s that end them.
  * A token is an HMAC over (machine, skill, revision, expiry): bound to one machine and one revision, valid
  * for minutes, and checked without a row.

@@ -9,7 +9,7 @@ import { DAEMON_CHANNEL } from "../machines/store.js";
 import { HEARTBEAT_MS, type DaemonService } from "./service.js";
 
 /*
- * The server's end of a runtime's WebSocket (design brief §7). Frames are JSON `{type, payload}`, at most
+ * The server's end of a runtime's WebSocket (reference design-brief.md §7). Frames are JSON `{type, payload}`, at most
  * 1 MiB, handled one at a time in order. svc pings every 20 s and drops a daemon silent for 70 s. A hint on
  * `svc_daemon_work` (work queued for the machine) makes the session offer work; one on
  * `svc_machine_daemons` (token revoked, machine deleted, runtime replaced) makes it check that it may go

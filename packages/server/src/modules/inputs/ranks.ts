@@ -8,7 +8,7 @@ export interface Placement {
 }
 
 /**
- * Puts a waiting input at a place in a backlog group (design brief §3.2): ranks keep a stride between
+ * Puts a waiting input at a place in a backlog group (reference design-brief.md §3.2): ranks keep a stride between
  * neighbours so a move rewrites one row; when two neighbours have no room left, the group is
  * renumbered first. The input may come from the other group (promote / demote).
  */

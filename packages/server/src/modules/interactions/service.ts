@@ -30,7 +30,7 @@ export function createInteractionsService(deps: { db: Database; signals: AgentSi
   }
 
   /**
-   * First writer wins (design brief §3.5): the answer is recorded as an `interaction_response` input in
+   * First writer wins (reference design-brief.md §3.5): the answer is recorded as an `interaction_response` input in
    * the interaction's turn and moves its tool call on. The same answers again replay 200; other answers,
    * or an interaction that was canceled, are 409.
    */

@@ -8,7 +8,7 @@ import { dropLeaseOfToken, notifyDaemon } from "./store.js";
 import { revokeTokens } from "./tokens-store.js";
 
 /*
- * Sleeping pool machines (reference machines/overview.mdx "Machine state", design brief §2.6 and §7): a
+ * Sleeping pool machines (reference machines/overview.mdx "Machine state", reference design-brief.md §2.6 and §7): a
  * machine of a provider that can sleep, with no process work, has its runtime ended ("sleep"), its daemon
  * token revoked and `asleep_since` set, in one transaction under the machine's lock; then the provider
  * stops its daemon keeping its state (lifecycle.ts). It reads `connection_state: asleep`. Work queued for

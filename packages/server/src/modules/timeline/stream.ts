@@ -7,7 +7,7 @@ import type { AgentSignals, ToolCallSignal } from "../../runtime/signals.js";
 import { loadEventsBySequence, type AgentScope } from "./views.js";
 
 /*
- * The live timeline over Server-Sent Events (design brief §5). The database is the only source of
+ * The live timeline over Server-Sent Events (reference design-brief.md §5). The database is the only source of
  * saved events: a stream subscribes to the agent's hints first, then reads every event after its
  * cursor, and reads again whenever a hint says something was committed. Because the subscription
  * exists before the first read, an event committed at any moment is either in a read or announced by

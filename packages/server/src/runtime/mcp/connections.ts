@@ -10,7 +10,7 @@ import { MAX_TOOLS, mcpToolName, parseMcpToolName, type AgentDefinition, type Mc
 import type { McpClient, McpEndpoint, McpSession } from "./client.js";
 
 /**
- * An agent's MCP connections (design brief §3.4 step 2): before a model call, every server of the config
+ * An agent's MCP connections (reference design-brief.md §3.4 step 2): before a model call, every server of the config
  * is initialized once per turn, or again when its config entry changed, and its tools snapshot stored.
  * Servers the config no longer names lose their connection. A server that cannot be reached offers no
  * tools; the model is told so and the next model call tries again.

@@ -4,7 +4,7 @@ import { ModelError, type ModelResult } from "./types.js";
 /**
  * Maps the SDK's unified finish reason plus the provider's raw value to a persisted stop reason. Stops the
  * loop cannot record as an answer (context window exhausted, unknown or error) become a `ModelError`, so
- * they take the failure path (design brief §3.4 step 8).
+ * they take the failure path (reference design-brief.md §3.4 step 8).
  *
  * Refusals: Anthropic says `refusal` (the SDK folds it into `content-filter`); OpenAI sends refusal text
  * with a normal finish, which the SDK also reports as `content-filter` while the raw reason stays `stop`

@@ -8,7 +8,7 @@ import type { ContextRow } from "../frontier.js";
 import { notifyIn } from "../signals.js";
 
 /*
- * The claim's SQL (design brief §3.1): lock a ready agent, read what its turn needs in one statement,
+ * The claim's SQL (reference design-brief.md §3.1): lock a ready agent, read what its turn needs in one statement,
  * and start a model call (admitting inputs, taking the lease, opening the context) in one more.
  */
 
@@ -201,7 +201,7 @@ export async function startModelCall(tx: Tx, plan: StartModelCall): Promise<{ lo
   };
 }
 
-/** The parts of the start statement that open a turn with the admitted inputs' events (design brief §3.2). */
+/** The parts of the start statement that open a turn with the admitted inputs' events (reference design-brief.md §3.2). */
 function admission(agent: AgentRow, turnId: string, events: ReturnType<typeof newEventRow>[]): SQL[] {
   const last = events.at(-1)!;
   const rows = JSON.stringify(events.map((e) => ({ id: e.id, sequence: e.sequence, agent_input_id: e.agentInputId, idempotency_key: e.idempotencyKey })));

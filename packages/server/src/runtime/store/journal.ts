@@ -49,7 +49,7 @@ export interface NewEvent {
   toolCallId?: string;
   contextCheckpointId?: string;
   opening?: boolean;
-  /** Semantic events are the ones a conversation preview shows (design brief §2.8). */
+  /** Semantic events are the ones a conversation preview shows (reference design-brief.md §2.8). */
   semantic: boolean;
   idempotencyKey?: string;
   /**

@@ -32,7 +32,7 @@ export interface ModelReply {
 }
 
 /**
- * Records a model call's reply in one statement (design brief §3.4 step 8): the output, its tool calls,
+ * Records a model call's reply in one statement (reference design-brief.md §3.4 step 8): the output, its tool calls,
  * its event with the counter and the turn's bookkeeping, the context's success and usage, the lease's
  * end, and the next wakeup when there is more to do (tool work, or inputs waiting), with every
  * notification delivered on commit. Nothing but the lease's end and a wakeup is written when the step

@@ -2,7 +2,7 @@ import type { BuiltInTool } from "./catalog.js";
 import type { PermissionMode } from "../definition.js";
 
 /*
- * The process tools' catalog entries (reference docs/tools/built-in.mdx, "Processes"; design brief §4):
+ * The process tools' catalog entries (reference docs/tools/built-in.mdx, "Processes"; reference design-brief.md §4):
  * follow, feed and stop what run_command left running. All default to always_allow and offer every mode.
  * svc adds `stderr_cursor` to read_process, since svc keeps stdout and stderr apart.
  */

@@ -18,7 +18,7 @@ import { TRANSFER_TOOL_NAMES } from "./catalog-transfer.js";
 import { dispatchTransferTool } from "./transfer-tools.js";
 
 /*
- * The worker's transactional tool work (design brief §3.5): permission checks move `awaiting_authorization`
+ * The worker's transactional tool work (reference design-brief.md §3.5): permission checks move `awaiting_authorization`
  * calls on, and ready built-in calls are dispatched. Ready MCP and `skill` calls run outside the transaction,
  * in a tool step (tool-step.ts). Custom calls are never dispatched: once ready they wait for the client's result.
  */

@@ -5,7 +5,7 @@ import type { AgentRow } from "../store/journal.js";
 import { completeToolCall, setToolCallState, textBlock, type ToolCallRow } from "../store/tool-calls.js";
 
 /*
- * The machine tools' transactional phase (design brief §3.5): list_machines, inspect_machine and
+ * The machine tools' transactional phase (reference design-brief.md §3.5): list_machines, inspect_machine and
  * delete_machine complete at once; create_machine makes the machine and leaves the call `waiting` until
  * maintenance sees it online or failed (modules/machines/lifecycle.ts). What they read and write belongs
  * to the machines module, reached through `AgentMachines`, so the engine does not read machine tables.

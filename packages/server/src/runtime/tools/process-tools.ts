@@ -8,7 +8,7 @@ import { TERMINAL_PROCESS_STATES, insertAction, lockAgentProcess, settleProcess,
 import { completeToolCall, setToolCallState, textBlock, type ToolCallRow } from "../store/tool-calls.js";
 
 /*
- * The process tools, transactional phase (design brief §3.5, §4): `list_processes` is a database read and
+ * The process tools, transactional phase (reference design-brief.md §3.5, §4): `list_processes` is a database read and
  * completes at once; `read_process`, `write_process` and `stop_process` queue a process action for the
  * machine's daemon and leave the call `waiting`, and the daemon's report completes it
  * (modules/daemon). What needs no daemon is answered here: a process that is not the agent's, a write to

@@ -7,7 +7,7 @@ import { completeToolCall, setToolCallState, textBlock, type ToolCallRow } from 
 import type { AgentMachines } from "./machine-tools.js";
 
 /*
- * The built-in `run_command` tool, transactional phase (design brief §3.5, §4): the machines module picks
+ * The built-in `run_command` tool, transactional phase (reference design-brief.md §3.5, §4): the machines module picks
  * and checks the agent's machine (`AgentMachines.commandTarget`), then a `processes` row is queued for its
  * daemon and the call left `waiting`. The daemon's report completes the call (modules/daemon):
  * `process_finished` when the process ends within `wait_ms`, else `process_started` with the output so far.

@@ -15,7 +15,7 @@ import { OVERFLOW_BYTES, previewOf, saveAsArtifact } from "./overflow.js";
 /*
  * The built-in `skill` tool: the SKILL.md of the revision the agent's config pinned, with the skill's file
  * list, and the skill's files installed on each attached machine (reference: tools/skills, "Attach it to
- * an agent"; design brief §7 `skill_offer`/`skill_report`). It runs in a tool step because a long result
+ * an agent"; reference design-brief.md §7 `skill_offer`/`skill_report`). It runs in a tool step because a long result
  * is saved as an artifact (blob store), which never happens inside a transaction.
  *
  * With machines attached, the step records one install per machine and leaves the call `waiting`: it holds
