@@ -8,7 +8,8 @@ import type { Dispatcher } from "undici";
 import { ApiClient } from "../packages/server/test/support/client.js";
 import { inLanes } from "./bare-call.js";
 import { benchProject, fmt, launchAgent, progress, sleep, summary, type BenchResult, type DbKind, type Row } from "./lib.js";
-import { Connections, follow, loop, probe, Recorder, Steps, timed, TIMEOUT_MS, type RequestKind, type Target } from "./load-clients.js";
+import { Connections, follow, loop, Recorder, Steps, timed, TIMEOUT_MS, type RequestKind, type Target } from "./load-clients.js";
+import { ProberProcess } from "./prober.js";
 import { buildServer, startBareFastify, startProviderProcess, startSvc, type Child } from "./processes.js";
 
 export interface LoadOptions {
@@ -74,12 +75,13 @@ async function bareRun(options: LoadOptions): Promise<BareRun> {
   try {
     const target: Target = { url: server.url, headers: {} };
     const rssBeforeMb = server.rssMb();
+    const probing = await ProberProcess.start(server.url);
     const run = await window(options.seconds, server, (deadline) => [
       ...Array.from({ length: options.clients }, () => {
         const own = connections.open();
         return loop(deadline, () => timed(clients, "healthz", own, target, "/healthz"));
       }),
-      probe(prober, server.url, deadline),
+      probing.run(prober, deadline),
     ]);
     return { ...run, clients, prober, rssBeforeMb, rssAfterMb: server.rssMb() };
   } finally {
@@ -138,6 +140,7 @@ async function svcRun(kind: DbKind, providerUrl: string, options: LoadOptions): 
     const prober = new Recorder();
     const streams: StreamCounters = { frames: 0, reconnects: 0, gaps: 0, drops: 0 };
     const stepsBefore = steps.total();
+    const probing = await ProberProcess.start(svc.url);
     const run = await window(options.seconds, svc, (deadline) => [
       ...Array.from({ length: mix.readers }, () => {
         const own = connections.open();
@@ -145,7 +148,7 @@ async function svcRun(kind: DbKind, providerUrl: string, options: LoadOptions): 
       }),
       ...Array.from({ length: mix.senders }, (_, s) => sendInputs(clients, connections.open(), target, project.base, ids, steps, owned(s, mix.senders, ids.length), deadline)),
       ...Array.from({ length: mix.streams }, (_, c) => watch(clients, connections.open(true), target, `${project.base}/agents/${ids[c % ids.length]}/events/stream`, deadline, streams)),
-      probe(prober, svc.url, deadline),
+      probing.run(prober, deadline),
     ]);
     const stepsDone = steps.total() - stepsBefore;
     const rssAfterMb = svc.rssMb();
