@@ -315,9 +315,11 @@ function measured(options: LoadOptions, mix: ReturnType<typeof mixOf>): string {
     `(undici) with the org key: ${mix.readers} readers in a closed loop (no pause) over a page of agents (20%), one agent (40%) and an ` +
     `agent's newest 50 events (40%); ${mix.senders} senders of queued inputs, each input answered by one model step, keeping every agent at ` +
     `most 2 inputs ahead of its steps; ${mix.streams} SSE followers of the agents' timelines, which read from the start, then reconnect every ` +
-    `5–15 s with Last-Event-ID and check the ids stay dense. A prober sends \`GET /healthz\` every 50 ms, each on a new connection ` +
-    "and whether or not earlier probes were answered, as a kubelet or a load balancer probes, and once more on one kept-alive " +
-    "connection. Every " +
+    `5–15 s with Last-Event-ID and check the ids stay dense. A prober in a Node process of its own, as a kubelet is, sends ` +
+    "`GET /healthz` every 50 ms, each on a new connection and whether or not earlier probes were answered, as a kubelet or a " +
+    "load balancer probes, and once more on one kept-alive connection. All clients connect when the load starts, so the first " +
+    `probes wait behind ${options.clients} new connections in the kernel's accept queue, which Node takes one per event-loop turn ` +
+    "(libuv 1.45 and later). Every " +
     `request has a ${TIMEOUT_MS / 1000} s client timeout; percentiles count a timed-out request as ${TIMEOUT_MS / 1000} s. Steps are counted from \`model_output\` events on one more stream per agent. ` +
     "RSS is VmRSS of the svc process and any processes it started (/proc), before the load (after setup), sampled during it, and " +
     "after it. The load generator is one Node process on the same machine, sharing its CPUs with svc and the provider."
