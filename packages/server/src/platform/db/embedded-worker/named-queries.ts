@@ -1,4 +1,4 @@
-import { parse, protocol, type ParserOptions, type PGlite, type Results } from "@electric-sql/pglite";
+import { parse, protocol, type PGlite, type Results } from "@electric-sql/pglite";
 import { StatementNames } from "../statement-names.js";
 import type { RowMode } from "./protocol.js";
 
@@ -19,10 +19,7 @@ export class NamedQueries {
   /** Parameter type ids of each prepared statement, by name. */
   private readonly parameterTypes = new Map<string, number[]>();
 
-  constructor(
-    private readonly pg: PGlite,
-    private readonly parsers: ParserOptions,
-  ) {}
+  constructor(private readonly pg: PGlite) {}
 
   /** The name to run `sql` by, or undefined while it is not (yet) worth one: run it with `query()`. */
   nameOf(sql: string, params: unknown[]): string | undefined {
@@ -36,7 +33,7 @@ export class NamedQueries {
       concat(serialize.bind({ statement: name, values }), serialize.describe({ type: "P" }), serialize.execute({}), serialize.sync()),
       { syncToFs },
     );
-    return parse.parseResults(messages, this.pg.parsers, { rowMode, parsers: this.parsers })[0]!;
+    return parse.parseResults(messages, this.pg.parsers, { rowMode })[0]!;
   }
 
   /** The session's prepared statements were deallocated (after a dump). */
