@@ -2,6 +2,7 @@ import { and, asc, eq, lte, sql, type SQL } from "drizzle-orm";
 import { agentRuntimeLocks, agents, agentWakeups } from "../../db/schema/index.js";
 import { dbNow, dbSecondsFromNow, epochMs } from "../../db/schema/columns.js";
 import { rawRows, type Tx } from "../../platform/db/index.js";
+import { builtOnce } from "../../platform/db/prepared.js";
 import { newUuid } from "../../platform/ids.js";
 import { insertEventSql, newEventRow, type AgentRow } from "./journal.js";
 import type { ContextRow } from "../frontier.js";
@@ -23,7 +24,12 @@ export interface ClaimedAgent {
  * LOCKED so concurrent workers never take the same agent.
  */
 export async function lockReadyAgent(tx: Tx): Promise<ClaimedAgent | undefined> {
-  const [claimed] = await tx
+  const [claimed] = await readyAgentForUpdate(tx).execute();
+  return claimed;
+}
+
+const readyAgentForUpdate = builtOnce((db) =>
+  db
     .select({
       agent: agents,
       moreReady: sql<boolean>`EXISTS (SELECT 1 FROM agent_wakeups other WHERE other.ready_at <= ${dbNow} AND other.agent_id <> ${agentWakeups.agentId}
@@ -40,9 +46,9 @@ export async function lockReadyAgent(tx: Tx): Promise<ClaimedAgent | undefined> 
     )
     .orderBy(asc(agentWakeups.readyAt), asc(agentWakeups.agentId))
     .limit(1)
-    .for("update", { of: agents, skipLocked: true });
-  return claimed;
-}
+    .for("update", { of: agents, skipLocked: true })
+    .prepare("svc_claim_ready_agent"),
+);
 
 /** A content input waiting in the backlog, as admission needs it. */
 export interface WaitingInput {

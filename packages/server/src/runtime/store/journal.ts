@@ -2,6 +2,7 @@ import { desc, eq, sql, type SQL } from "drizzle-orm";
 import { agentEvents, agents, agentTurns } from "../../db/schema/index.js";
 import { dbNow, epochMs } from "../../db/schema/columns.js";
 import { rawRows } from "../../platform/db/index.js";
+import { builtOnce } from "../../platform/db/prepared.js";
 import type { Tx } from "../../platform/db/index.js";
 import { newUuid } from "../../platform/ids.js";
 import { notifyIn } from "../signals.js";
@@ -17,9 +18,11 @@ export type TurnRow = typeof agentTurns.$inferSelect;
 export type EventRow = typeof agentEvents.$inferSelect;
 export type EventKind = "agent_input" | "model_output" | "tool_result" | "context_checkpoint";
 
+const agentForUpdate = builtOnce((db) => db.select().from(agents).where(eq(agents.id, sql.placeholder("agentId"))).for("update").prepare("svc_lock_agent"));
+
 /** Locks the agent's row for the rest of the transaction; undefined when it does not exist. */
 export async function lockAgent(tx: Tx, agentId: string): Promise<AgentRow | undefined> {
-  const [agent] = await tx.select().from(agents).where(eq(agents.id, agentId)).for("update");
+  const [agent] = await agentForUpdate(tx).execute({ agentId });
   return agent;
 }
 
