@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { rawRows } from "../../src/platform/db/index.js";
+import { builtOnce } from "../../src/platform/db/prepared.js";
 import { statementName } from "../../src/platform/db/prepared-statements.js";
 import { useTestServer } from "../support/server.js";
 
@@ -53,5 +54,38 @@ describe.skipIf(process.env["DATABASE_URL"])("prepared statements on the embedde
     const failing = (i: number) => sql`select ${i}::int / 0 as boom`;
     for (let i = 0; i < 4; i++) await expect(rawRows(server.db.read, failing(i))).rejects.toMatchObject({ cause: { code: "22012" } });
     expect(await rawRows(server.db.read, sql`select ${1}::int as ok`)).toEqual([{ ok: 1 }]);
+  });
+});
+
+describe("queries built once", () => {
+  it("builds a query on the first handle only and runs each copy on its own transaction's connection", async () => {
+    const table = `built_once_${Date.now()}`;
+    await server.db.write.execute(sql.raw(`CREATE TABLE ${table} (id text PRIMARY KEY)`));
+    let builds = 0;
+    const countOf = builtOnce((db) => {
+      builds++;
+      return db
+        .select({ n: sql<number>`count(*)::int` })
+        .from(sql.raw(table))
+        .where(sql`id = ${sql.placeholder("id")}`)
+        .prepare(`svc_test_${table}`);
+    });
+    const count = async (db: Parameters<typeof countOf>[0], id: string) => (await countOf(db).execute({ id }))[0]!.n;
+
+    expect(await count(server.db.read, "a")).toBe(0);
+    // Uncommitted rows are visible only on the transaction's own connection.
+    const inside = await server.db.tx(async (tx) => {
+      await tx.execute(sql`INSERT INTO ${sql.raw(table)} (id) VALUES ('a')`);
+      return [await count(tx, "a"), await count(tx, "a")];
+    });
+    const rolledBack = server.db.tx(async (tx) => {
+      await tx.execute(sql`INSERT INTO ${sql.raw(table)} (id) VALUES ('b')`);
+      expect(await count(tx, "b")).toBe(1);
+      throw new Error("roll back");
+    });
+    await expect(rolledBack).rejects.toThrow("roll back");
+    expect([...inside, await count(server.db.read, "a"), await count(server.db.read, "b")]).toEqual([1, 1, 1, 0]);
+    expect(builds).toBe(1);
+    await server.db.write.execute(sql.raw(`DROP TABLE ${table}`));
   });
 });
