@@ -8,6 +8,7 @@ import { startMaintenance, type MaintenanceTask } from "./maintenance.js";
 import { runFakeProvider } from "./runtime/models/fake-provider/cli.js";
 import { leaseReaper, skillInstallDeadlines, startAgentWorker } from "./runtime/index.js";
 import { unreachableMachines } from "./modules/machines/unreachable.js";
+import { byoBindingsFollowConfig } from "./modules/machines/follow-config.js";
 import { buildServices, type Services } from "./services.js";
 import { startPoolMachines } from "./modules/machines/lifecycle.js";
 import { runBackup, runRestore } from "./backup.js";
@@ -152,6 +153,7 @@ export function maintenanceTasks(db: Database, services: Services, config: Confi
   return [
     leaseReaper(db, services),
     unreachableMachines(db, services, config),
+    byoBindingsFollowConfig(db, services),
     skillInstallDeadlines(db, services),
     { name: "expired-sessions", run: () => services.identity.sweepExpired() },
     { name: "rate-limit-windows", run: () => services.rateLimiter.sweep() },

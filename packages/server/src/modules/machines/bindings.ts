@@ -6,7 +6,7 @@ import { abandonProcess } from "../../runtime/store/processes.js";
 import type { Tx } from "../../platform/db/index.js";
 import { encodeId, newUuid } from "../../platform/ids.js";
 import { iso } from "../../platform/http/schemas.js";
-import type { AgentDefinition } from "../../runtime/definition.js";
+import type { AgentDefinition, ByoMachineSourceDefinition } from "../../runtime/definition.js";
 import { findLiveByoMachineByName, type MachineRow } from "./store.js";
 import { machineRef, type BindingRow } from "./binding-rows.js";
 import { failCreateCall } from "./create-calls.js";
@@ -75,25 +75,35 @@ export async function bindMachines(
       problems.push({ path: ["machine_sources", index, "machine_name"], message: `machine "${source.machineName}" was deleted or is no longer granted to this project` });
       continue;
     }
-    const [binding] = await tx
-      .insert(agentMachineBindings)
-      .values({
-        id: newUuid(),
-        orgId: agent.orgId,
-        projectId: agent.projectId,
-        agentId: agent.id,
-        machineId: machine.id,
-        machineRef: machineRef(),
-        bindingKind: "explicit",
-        cwd: source.cwd,
-        envOverlay: source.envOverlay,
-        secretEnvOverlay: source.secretEnvOverlay ?? {},
-      })
-      .returning();
-    bindings.push(binding!);
+    bindings.push(await bindByoMachine(tx, agent, machine.id, source));
   }
   if (problems.length > 0) fail(problems);
   return bindings;
+}
+
+/** Binds a BYO machine to an agent with its source's working directory and environment. */
+export async function bindByoMachine(
+  tx: Tx,
+  agent: { id: string; orgId: string; projectId: string },
+  machineId: string,
+  source: Pick<ByoMachineSourceDefinition, "cwd" | "envOverlay" | "secretEnvOverlay">,
+): Promise<BindingRow> {
+  const [binding] = await tx
+    .insert(agentMachineBindings)
+    .values({
+      id: newUuid(),
+      orgId: agent.orgId,
+      projectId: agent.projectId,
+      agentId: agent.id,
+      machineId,
+      machineRef: machineRef(),
+      bindingKind: "explicit",
+      cwd: source.cwd,
+      envOverlay: source.envOverlay,
+      secretEnvOverlay: source.secretEnvOverlay ?? {},
+    })
+    .returning();
+  return binding!;
 }
 
 export async function listBindings(tx: Tx, agentId: string): Promise<BindingRow[]> {
@@ -101,17 +111,22 @@ export async function listBindings(tx: Tx, agentId: string): Promise<BindingRow[
 }
 
 /**
- * Releases attached bindings (an agent's, or a machine's, optionally only in one project) and abandons the
+ * Releases attached bindings (an agent's, a machine's, optionally only in one project, or one) and abandons the
  * processes that ran through them: a call still waiting for one fails with `reason`.
  */
-export async function releaseBindings(tx: Tx, signals: AgentSignals, of: { agentId: string } | { machineId: string; projectId?: string }, reason: string): Promise<void> {
+export async function releaseBindings(
+  tx: Tx,
+  signals: AgentSignals,
+  of: { agentId: string } | { machineId: string; projectId?: string } | { bindingId: string },
+  reason: string,
+): Promise<void> {
   const released = await tx
     .update(agentMachineBindings)
     .set({ state: "released", updatedAt: dbNow })
     .where(
       and(
         eq(agentMachineBindings.state, "attached"),
-        "agentId" in of ? eq(agentMachineBindings.agentId, of.agentId) : eq(agentMachineBindings.machineId, of.machineId),
+        "agentId" in of ? eq(agentMachineBindings.agentId, of.agentId) : "bindingId" in of ? eq(agentMachineBindings.id, of.bindingId) : eq(agentMachineBindings.machineId, of.machineId),
         "projectId" in of && of.projectId ? eq(agentMachineBindings.projectId, of.projectId) : undefined,
       ),
     )
