@@ -39,6 +39,20 @@ export class Recorder {
     reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
   }
 
+  /**
+   * The answers of requests sent in [from, to) (performance.now()) as a recorder of their own. Failures
+   * carry no send time: they stay with `keepFailures` only.
+   */
+  sentBetween(from: number, to: number, keepFailures: boolean): Recorder {
+    const part = new Recorder();
+    for (const [kind, latencies] of this.latencies) {
+      const sent = this.sentAt.get(kind) ?? [];
+      latencies.forEach((ms, i) => sent[i]! >= from && sent[i]! < to && part.ok(kind, ms, sent[i]!));
+    }
+    if (keepFailures) for (const [kind, reasons] of this.failures) part.failures.set(kind, new Map(reasons));
+    return part;
+  }
+
   /** Failures of `kind` (all kinds when absent) whose reason starts with `reason` ("timeout" counts every stage). */
   failed(kind?: RequestKind, reason?: string): number {
     let n = 0;
@@ -126,12 +140,12 @@ export async function loop(deadline: number, work: () => Promise<unknown>): Prom
  * probe waits for the one before it ("healthz keep-alive"). The two differ when a server is slow to
  * take new connections but not to answer on open ones.
  */
-export async function probe(recorder: Recorder, url: string, deadline: number): Promise<void> {
+export async function probe(recorder: Recorder, url: string, running: () => boolean): Promise<void> {
   const kept = new Connections(url);
   const keptAlive = kept.open();
   const inFlight: Array<Promise<unknown>> = [];
   try {
-    for (let next = performance.now(); next < deadline; next += PROBE_EVERY_MS) {
+    for (let next = performance.now(); running(); next += PROBE_EVERY_MS) {
       await sleep(next - performance.now());
       const fresh = new Client(url, { headersTimeout: TIMEOUT_MS, bodyTimeout: TIMEOUT_MS });
       inFlight.push(timed(recorder, "healthz", fresh, { url, headers: {} }, "/healthz").finally(() => fresh.destroy()));

@@ -59,9 +59,38 @@ async function window(seconds: number, child: Child, start: (deadline: number) =
   return { began, elapsedMs: performance.now() - began, rssPeakMb: Math.max(rssPeakMb, child.rssMb()), generatorLagP99Ms: lag.percentile(99) / 1e6, acceptQueuePeak };
 }
 
-interface BareRun extends Window {
-  clients: Recorder;
+/** The prober's answers: under the load, and while the clients opened their connections just before it. */
+interface Probed {
   prober: Recorder;
+  connecting: Recorder;
+  /** How long the clients took to open their connections (each with one `GET /healthz`). */
+  connectMs: number;
+}
+
+/**
+ * Opens every client's connection before the load, with one untimed `GET /healthz` each, all at once: the
+ * load is measured on clients already connected, and this burst, like the one after a restart, is
+ * reported on its own. Resolves with when it began and ended (performance.now()).
+ */
+async function connectAll(clients: Dispatcher[], target: Target): Promise<{ began: number; ended: number }> {
+  const began = performance.now();
+  const warmUp = new Recorder();
+  await Promise.all(clients.map((client) => timed(warmUp, "healthz", client, { url: target.url, headers: {} }, "/healthz")));
+  if (warmUp.failed() > 0) throw new Error(`${warmUp.failed()} of ${clients.length} clients could not connect`);
+  return { began, ended: performance.now() };
+}
+
+/** Probes sent while the clients connected, and those sent during the load window (failures count there). */
+function split(probes: Recorder, connected: { began: number; ended: number }, run: Window): Probed {
+  return {
+    connecting: probes.sentBetween(connected.began, connected.ended, false),
+    prober: probes.sentBetween(run.began, run.began + run.elapsedMs, true),
+    connectMs: connected.ended - connected.began,
+  };
+}
+
+interface BareRun extends Window, Probed {
+  clients: Recorder;
   rssBeforeMb: number;
   rssAfterMb: number;
 }
@@ -70,29 +99,23 @@ interface BareRun extends Window {
 async function bareRun(options: LoadOptions): Promise<BareRun> {
   const server = await startBareFastify();
   const clients = new Recorder();
-  const prober = new Recorder();
   const connections = new Connections(server.url);
   try {
     const target: Target = { url: server.url, headers: {} };
     const rssBeforeMb = server.rssMb();
+    const own = Array.from({ length: options.clients }, () => connections.open());
     const probing = await ProberProcess.start(server.url);
-    const run = await window(options.seconds, server, (deadline) => [
-      ...Array.from({ length: options.clients }, () => {
-        const own = connections.open();
-        return loop(deadline, () => timed(clients, "healthz", own, target, "/healthz"));
-      }),
-      probing.run(prober, deadline),
-    ]);
-    return { ...run, clients, prober, rssBeforeMb, rssAfterMb: server.rssMb() };
+    const connected = await connectAll(own, target);
+    const run = await window(options.seconds, server, (deadline) => own.map((client) => loop(deadline, () => timed(clients, "healthz", client, target, "/healthz"))));
+    return { ...run, clients, ...split(await probing.stop(), connected, run), rssBeforeMb, rssAfterMb: server.rssMb() };
   } finally {
     await connections.close();
     await server.stop();
   }
 }
 
-interface SvcRun extends Window {
+interface SvcRun extends Window, Probed {
   clients: Recorder;
-  prober: Recorder;
   /** Failures of the benchmark's own step-counting streams. */
   bookkeeping: Recorder;
   rssIdleMb: number;
@@ -137,19 +160,19 @@ async function svcRun(kind: DbKind, providerUrl: string, options: LoadOptions): 
 
     const mix = mixOf(options.clients);
     const clients = new Recorder();
-    const prober = new Recorder();
     const streams: StreamCounters = { frames: 0, reconnects: 0, gaps: 0, drops: 0 };
-    const stepsBefore = steps.total();
+    const readers = Array.from({ length: mix.readers }, () => connections.open());
+    const senders = Array.from({ length: mix.senders }, () => connections.open());
+    const followers = Array.from({ length: mix.streams }, () => connections.open(true));
     const probing = await ProberProcess.start(svc.url);
+    const connected = await connectAll([...readers, ...senders, ...followers], target);
+    const stepsBefore = steps.total();
     const run = await window(options.seconds, svc, (deadline) => [
-      ...Array.from({ length: mix.readers }, () => {
-        const own = connections.open();
-        return loop(deadline, () => read(clients, own, target, project.base, ids));
-      }),
-      ...Array.from({ length: mix.senders }, (_, s) => sendInputs(clients, connections.open(), target, project.base, ids, steps, owned(s, mix.senders, ids.length), deadline)),
-      ...Array.from({ length: mix.streams }, (_, c) => watch(clients, connections.open(true), target, `${project.base}/agents/${ids[c % ids.length]}/events/stream`, deadline, streams)),
-      probing.run(prober, deadline),
+      ...readers.map((own) => loop(deadline, () => read(clients, own, target, project.base, ids))),
+      ...senders.map((own, s) => sendInputs(clients, own, target, project.base, ids, steps, owned(s, mix.senders, ids.length), deadline)),
+      ...followers.map((own, c) => watch(clients, own, target, `${project.base}/agents/${ids[c % ids.length]}/events/stream`, deadline, streams)),
     ]);
+    const probed = split(await probing.stop(), connected, run);
     const stepsDone = steps.total() - stepsBefore;
     const rssAfterMb = svc.rssMb();
     const how = svc.ended();
@@ -157,7 +180,7 @@ async function svcRun(kind: DbKind, providerUrl: string, options: LoadOptions): 
     if (crash) progress(`load: svc serve exited during the load (${crash.how}):\n${crash.output}`);
     stopTracking.abort();
     await Promise.all(trackers);
-    return { ...run, clients, prober, bookkeeping, rssIdleMb, rssBeforeMb, rssAfterMb, steps: stepsDone, backlog: steps.backlog(), streams, ...(crash ? { crash } : {}) };
+    return { ...run, clients, ...probed, bookkeeping, rssIdleMb, rssBeforeMb, rssAfterMb, steps: stepsDone, backlog: steps.backlog(), streams, ...(crash ? { crash } : {}) };
   } finally {
     stopTracking.abort();
     await connections.close();
@@ -267,6 +290,8 @@ function loadResult(options: LoadOptions, bare: BareRun, svc: SvcRun): BenchResu
   const bareHealth = summary(all(bare.prober, ["healthz"]));
   const svcKept = summary(all(svc.prober, ["healthz keep-alive"]));
   const bareKept = summary(all(bare.prober, ["healthz keep-alive"]));
+  const svcConnecting = summary(all(svc.connecting, ["healthz"]));
+  const bareConnecting = summary(all(bare.connecting, ["healthz"]));
   const seconds = (w: Window) => w.elapsedMs / 1000;
   const svcRps = answered(svc.clients, [...READ_KINDS, "input"]) / seconds(svc);
   const bareRps = answered(bare.clients, ["healthz"]) / seconds(bare);
@@ -280,6 +305,8 @@ function loadResult(options: LoadOptions, bare: BareRun, svc: SvcRun): BenchResu
     { metric: "/healthz under load p99", baseline: bareHealth.p99, svc: svcHealth.p99, unit: "ms" },
     { metric: "/healthz under load max", baseline: bareHealth.max, svc: svcHealth.max, unit: "ms" },
     { metric: "/healthz under load p99, one kept-alive connection", baseline: bareKept.p99, svc: svcKept.p99, unit: "ms" },
+    { metric: `/healthz p99 (new connection) while the ${options.clients} clients connect, before the load`, baseline: bareConnecting.p99, svc: svcConnecting.p99, unit: "ms" },
+    { metric: `time for the ${options.clients} clients to connect (one GET /healthz each, all at once)`, baseline: bare.connectMs, svc: svc.connectMs, unit: "ms" },
     { metric: "RSS before load", baseline: bare.rssBeforeMb, svc: svc.rssBeforeMb, unit: "MB" },
     { metric: "RSS peak during load (sampled every 0.5 s)", baseline: bare.rssPeakMb, svc: svc.rssPeakMb, unit: "MB" },
     { metric: "RSS after load", baseline: bare.rssAfterMb, svc: svc.rssAfterMb, unit: "MB" },
@@ -299,6 +326,7 @@ function loadResult(options: LoadOptions, bare: BareRun, svc: SvcRun): BenchResu
       rps: svcRps, bareRps, p50: svcRequests.p50, p99: svcRequests.p99,
       healthzP50: svcHealth.p50, healthzP99: svcHealth.p99, healthzMax: svcHealth.max, bareHealthzP99: bareHealth.p99,
       healthzKeepAliveP50: svcKept.p50, healthzKeepAliveP99: svcKept.p99,
+      healthzConnectingP99: svcConnecting.p99, bareHealthzConnectingP99: bareConnecting.p99, connectMs: svc.connectMs,
       stepsPerSecond: svc.steps / seconds(svc), steps: svc.steps, backlog: svc.backlog,
       rssIdleMb: svc.rssIdleMb, rssBeforeMb: svc.rssBeforeMb, rssPeakMb: svc.rssPeakMb, rssAfterMb: svc.rssAfterMb, bareRssMb: bare.rssPeakMb,
       crashed: svc.crash ? 1 : 0, acceptQueuePeak: svc.acceptQueuePeak, bareAcceptQueuePeak: bare.acceptQueuePeak, timeouts, errors, streamFrames: svc.streams.frames, reconnects: svc.streams.reconnects, gaps: svc.streams.gaps, drops: svc.streams.drops,
@@ -317,8 +345,9 @@ function measured(options: LoadOptions, mix: ReturnType<typeof mixOf>): string {
     `most 2 inputs ahead of its steps; ${mix.streams} SSE followers of the agents' timelines, which read from the start, then reconnect every ` +
     `5–15 s with Last-Event-ID and check the ids stay dense. A prober in a Node process of its own, as a kubelet is, sends ` +
     "`GET /healthz` every 50 ms, each on a new connection and whether or not earlier probes were answered, as a kubelet or a " +
-    "load balancer probes, and once more on one kept-alive connection. All clients connect when the load starts, so the first " +
-    `probes wait behind ${options.clients} new connections in the kernel's accept queue, which Node takes one per event-loop turn ` +
+    "load balancer probes, and once more on one kept-alive connection. The clients open their connections just before the " +
+    "load, all at once (one `GET /healthz` each), as after a restart; probes sent meanwhile are reported on their own, since " +
+    `they wait behind ${options.clients} new connections in the kernel's accept queue, which Node takes one per event-loop turn ` +
     "(libuv 1.45 and later). Every " +
     `request has a ${TIMEOUT_MS / 1000} s client timeout; percentiles count a timed-out request as ${TIMEOUT_MS / 1000} s. Steps are counted from \`model_output\` events on one more stream per agent. ` +
     "RSS is VmRSS of the svc process and any processes it started (/proc), before the load (after setup), sampled during it, and " +

@@ -1,8 +1,8 @@
 /**
  * The `/healthz` prober of the load benchmark, run in a process of its own as a kubelet or a load
  * balancer is: in the load generator's process, its busy event loop (p99 delay 26–61 ms on a 2-core
- * machine) added to every probe. `ProberProcess.start` forks this file before the load; `run` tells it
- * until when to probe, and it sends its recorder back over IPC and exits.
+ * machine) added to every probe. `ProberProcess.start` forks this file and it probes until `stop`; then it
+ * sends its recorder back over IPC and exits.
  */
 import { fork, type ChildProcess } from "node:child_process";
 import { performance } from "node:perf_hooks";
@@ -13,7 +13,6 @@ const START_TIMEOUT_MS = 30_000;
 
 interface Order {
   url: string;
-  deadlineEpoch: number;
 }
 
 /** A recorder as it crosses the IPC channel: send times as epoch milliseconds, so either process can place them. */
@@ -23,34 +22,34 @@ interface Recorded {
   failures: Array<[string, Array<[string, number]>]>;
 }
 
-/** A prober process, started before the load so that its start-up does not fall inside the window. */
+/** A prober process: it probes from `start` until `stop`, which returns what it measured. */
 export class ProberProcess {
-  private constructor(
-    private readonly child: ChildProcess,
-    private readonly url: string,
-  ) {}
+  private constructor(private readonly child: ChildProcess) {}
 
   static async start(url: string): Promise<ProberProcess> {
     const child = fork(fileURLToPath(import.meta.url), [], {
       execArgv: ["--conditions=@svc/source", "--import", "tsx"],
       stdio: ["ignore", "inherit", "inherit", "ipc"],
     });
-    const ready = new Promise<void>((resolve, reject) => {
+    const probing = new Promise<void>((resolve, reject) => {
       child.once("message", () => resolve());
-      child.once("exit", (code) => reject(new Error(`the prober exited (${code}) before it was ready`)));
+      child.once("exit", (code) => reject(new Error(`the prober exited (${code}) before it was probing`)));
     });
-    await withBound(ready, START_TIMEOUT_MS, () => child.kill());
-    return new ProberProcess(child, url);
+    child.send({ url } satisfies Order);
+    await withBound(probing, START_TIMEOUT_MS, () => child.kill());
+    return new ProberProcess(child);
   }
 
-  /** Probes until `deadline` (this process's performance.now()) and adds what was measured to `recorder`. */
-  async run(recorder: Recorder, deadline: number): Promise<void> {
+  /** Stops probing, waits for the probes in flight, and returns every probe (send times in this process's clock). */
+  async stop(): Promise<Recorder> {
     const answer = new Promise<Recorded>((resolve, reject) => {
       this.child.once("message", (message) => resolve(message as Recorded));
       this.child.once("exit", (code) => reject(new Error(`the prober exited (${code}) before reporting`)));
     });
-    this.child.send({ url: this.url, deadlineEpoch: performance.timeOrigin + deadline } satisfies Order);
-    merge(recorder, await withBound(answer, deadline - performance.now() + TIMEOUT_MS + START_TIMEOUT_MS, () => this.child.kill()));
+    this.child.send("stop");
+    const recorder = new Recorder();
+    merge(recorder, await withBound(answer, TIMEOUT_MS + START_TIMEOUT_MS, () => this.child.kill()));
+    return recorder;
   }
 }
 
@@ -90,9 +89,11 @@ function record(recorder: Recorder): Recorded {
 
 if (process.send && process.argv[1] === fileURLToPath(import.meta.url)) {
   process.once("message", (message) => {
-    const order = message as Order;
     const recorder = new Recorder();
-    void probe(recorder, order.url, order.deadlineEpoch - performance.timeOrigin).then(() => process.send!(record(recorder), () => process.disconnect()));
+    let running = true;
+    process.once("message", () => (running = false));
+    const probing = probe(recorder, (message as Order).url, () => running);
+    process.send!("probing");
+    void probing.then(() => process.send!(record(recorder), () => process.disconnect()));
   });
-  process.send("ready");
 }
