@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from "fastify";
 import { Type } from "typebox";
 import type { Config } from "./config.js";
 import type { Database } from "./platform/db/index.js";
+import { limitConcurrentRequests } from "./platform/http/admission.js";
 import { API_PREFIX, createHttpApp, type HttpApp } from "./platform/http/app.js";
 import { AppError } from "./platform/errors.js";
 import { buildServices, type Services } from "./services.js";
@@ -94,6 +95,7 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
   // Before the services close: sockets end their LISTEN on the bus first.
   http.addHook("preClose", async () => daemonHub.close());
 
+  limitConcurrentRequests(http, config.maxConcurrentRequests, services.metrics.httpWaiting);
   healthRoutes(http, db);
   metricsRoutes(http, services.metrics);
   authRoutes(http, { identity, config });

@@ -27,6 +27,8 @@ export interface Config {
    * an org or project; 0 turns the cache off. A revocation served by another process is honoured within it.
    */
   readonly authCacheTtlMs: number;
+  /** API requests worked on at once; more wait their turn (platform/http/admission.ts). 0: no limit. */
+  readonly maxConcurrentRequests: number;
   readonly rateLimits: RateLimitConfig;
   readonly deviceLogin: DeviceLoginConfig;
   readonly runtime: RuntimeConfig;
@@ -171,6 +173,7 @@ export function loadConfig(env: Env = process.env): Config {
     allowPrivateNetwork: boolVar(env, "SVC_ALLOW_PRIVATE_NETWORK", databaseUrl === undefined),
     shutdownTimeoutMs: intVar(env, "SVC_SHUTDOWN_TIMEOUT_MS", 10_000, 0, 600_000),
     authCacheTtlMs: intVar(env, "SVC_AUTH_CACHE_TTL_MS", 5_000, 0, 60_000),
+    maxConcurrentRequests: intVar(env, "SVC_MAX_CONCURRENT_REQUESTS", 32, 0, 100_000),
     rateLimits: Object.freeze({
       authPerWindow: intVar(env, "SVC_RATE_LIMIT_AUTH", 20, 1, 1_000_000),
       authPerAccountPerWindow: intVar(env, "SVC_RATE_LIMIT_AUTH_ACCOUNT", 10, 1, 1_000_000),

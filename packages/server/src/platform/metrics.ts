@@ -38,6 +38,7 @@ export function createMetrics(db: Database) {
     }),
     leasesReaped: new Counter({ name: "svc_leases_reaped_total", help: "Runtime leases of dead or stalled workers reaped by maintenance.", registers }),
     streamSubscribers: new Gauge({ name: "svc_stream_subscribers", help: "Open event streams served by this process.", registers }),
+    httpWaiting: new Gauge({ name: "svc_http_requests_waiting", help: "API requests waiting for a place under SVC_MAX_CONCURRENT_REQUESTS.", registers }),
     readyWakeups: new Gauge({
       name: "svc_ready_wakeups",
       help: "Agents whose work is ready now (the queue depth), read when scraped.",

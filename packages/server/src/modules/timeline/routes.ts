@@ -101,6 +101,7 @@ export function timelineRoutes(app: HttpApp, deps: { timeline: TimelineService; 
   app.get(
     "/orgs/:orgID/projects/:projectID/agents/:agentID/events/stream",
     {
+      config: { longLived: true },
       schema: {
         tags: [v.TAG],
         operationId: "streamEvents",
