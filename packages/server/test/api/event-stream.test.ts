@@ -311,13 +311,12 @@ describe("the stream's lifetime", () => {
   it("sends an error frame and ends when a read a hint started while the stream was idle fails", async () => {
     // The same database, whose reads start failing on demand (as in an outage after the stream began).
     let failing = false;
+    // Queries built once reach the driver through the handle's session, others through `select`.
+    const wentAway = () => {
+      throw new Error("the database went away");
+    };
     const broken = new Proxy(server.db.read, {
-      get: (target, key) =>
-        key === "select"
-          ? () => {
-              throw new Error("the database went away");
-            }
-          : Reflect.get(target, key),
+      get: (target, key) => (key === "session" ? wentAway() : key === "select" ? wentAway : Reflect.get(target, key)),
     });
     const flaky = Object.create(server.db, { read: { get: () => (failing ? broken : server.db.read) } });
     const { agent: own, write } = await agentWith(1);
