@@ -14,6 +14,7 @@ import { performance } from "node:perf_hooks";
  */
 export class TtlCache<K, V> {
   private readonly entries = new Map<K, { value: V; expiresAt: number }>();
+  private readonly reading = new Map<K, { generation: number; value: Promise<V | undefined> }>();
   private generation = 0;
 
   constructor(
@@ -37,6 +38,31 @@ export class TtlCache<K, V> {
     // Re-inserting moves the key to the end of the Map's order, which is what makes the cap LRU.
     this.entries.set(key, entry);
     return entry.value;
+  }
+
+  /**
+   * The cached value, or the one `read` shared by every caller that asks for `key` while it runs: a burst
+   * of requests with one token makes one lookup, not one each. A caller never joins a read that began
+   * before a `forget`, so a revocation holds for it as if it had read alone. `read` answers undefined for
+   * what must not be cached (an unknown token).
+   */
+  async readThrough(key: K, read: () => Promise<V | undefined>): Promise<V | undefined> {
+    const cached = this.get(key);
+    if (cached !== undefined) return cached;
+    const running = this.reading.get(key);
+    if (running && running.generation === this.generation) return running.value;
+    const since = this.generation;
+    const value = read().then((loaded) => {
+      if (loaded !== undefined) this.set(key, loaded, since);
+      return loaded;
+    });
+    const entry = { generation: since, value };
+    this.reading.set(key, entry);
+    try {
+      return await value;
+    } finally {
+      if (this.reading.get(key) === entry) this.reading.delete(key);
+    }
   }
 
   /** Stores `value` unless something was forgotten after `sinceVersion` (see the class comment). */

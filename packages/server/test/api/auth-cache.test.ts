@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { useTestServer } from "../support/server.js";
+import { countStatements } from "../support/statements.js";
 
 /*
  * Issue 8, item 4: bearer tokens and access facts are answered from a short-lived per-process cache
@@ -15,6 +16,22 @@ async function warm(path: string, token: string): Promise<void> {
 }
 
 describe("auth cache", () => {
+  it("looks a new token up once for a burst of requests that all carry it", async () => {
+    const owner = await server.api.userWithOrg("Cache burst");
+    const token = async (name: string) => (await server.api.post("/api/v1/personal-access-tokens", { name }, { session: owner.session })).body.token as string;
+    const [one, other] = [await token("one after another"), await token("all at once")];
+    const me = (value: string) => server.api.get("/api/v1/me", { token: value });
+
+    const inTurn = countStatements(server);
+    for (let i = 0; i < 10; i++) expect((await me(one)).status).toBe(200);
+    const sequential = inTurn().statements;
+    // Ten requests at once with a token not yet cached: one lookup (and one last_used_at write), shared,
+    // so the burst costs what ten requests in turn cost, the first filling the cache.
+    const together = countStatements(server);
+    expect((await Promise.all(Array.from({ length: 10 }, () => me(other)))).map((reply) => reply.status)).toEqual(Array.from({ length: 10 }, () => 200));
+    expect(together().statements).toBe(sequential);
+  });
+
   it("refuses a revoked organization API key on the very next request", async () => {
     const owner = await server.api.userWithOrg("Cache keys");
     const created = await server.api.post(`/api/v1/orgs/${owner.org.id}/api-keys`, { name: "ci", org_role: "member" }, { session: owner.session });

@@ -34,3 +34,42 @@ describe("TtlCache", () => {
     expect(cache.get("a")).toBeUndefined();
   });
 });
+
+describe("TtlCache.readThrough", () => {
+  it("shares one read among callers that ask while it runs, and caches its value", async () => {
+    const cache = new TtlCache<string, number>(10_000, 10);
+    let reads = 0;
+    const read = async () => {
+      reads++;
+      await sleep(20);
+      return 7;
+    };
+    expect(await Promise.all([cache.readThrough("a", read), cache.readThrough("a", read), cache.readThrough("a", read)])).toEqual([7, 7, 7]);
+    expect(await cache.readThrough("a", read)).toBe(7);
+    expect(reads).toBe(1);
+  });
+
+  it("does not let a caller join a read that began before a forget, and caches neither", async () => {
+    const cache = new TtlCache<string, number>(10_000, 10);
+    const values = [1, 2];
+    const read = async () => {
+      const value = values.shift();
+      await sleep(20);
+      return value;
+    };
+    const before = cache.readThrough("a", read);
+    cache.forget(() => true);
+    const after = cache.readThrough("a", read);
+    expect(await Promise.all([before, after])).toEqual([1, 2]);
+    // The read that began before the forget is not cached; the one after it is.
+    expect(cache.get("a")).toBe(2);
+  });
+
+  it("caches nothing a read answers undefined for, and reads again next time", async () => {
+    const cache = new TtlCache<string, number>(10_000, 10);
+    let reads = 0;
+    const read = async () => (reads++, undefined);
+    expect([await cache.readThrough("a", read), await cache.readThrough("a", read)]).toEqual([undefined, undefined]);
+    expect(reads).toBe(2);
+  });
+});

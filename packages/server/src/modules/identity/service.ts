@@ -180,16 +180,14 @@ export function createIdentityService(deps: IdentityDeps) {
     },
 
     async authenticatePat(tokenHash: string): Promise<Principal | null> {
-      const cached = patPrincipals.get(tokenHash);
-      if (cached) return cached;
-      const since = patPrincipals.version();
-      const pat = await store.findActivePatByHash(db.read, tokenHash);
-      if (!pat) return null;
-      // last_used_at moves at most once a minute, so most lookups write nothing.
-      if (pat.touchDue) await store.touchPat(db.write, pat.id);
-      const principal = { kind: "user", userId: pat.userId, via: "pat", patId: pat.id } as const;
-      patPrincipals.set(tokenHash, principal, since);
-      return principal;
+      const principal = await patPrincipals.readThrough(tokenHash, async () => {
+        const pat = await store.findActivePatByHash(db.read, tokenHash);
+        if (!pat) return undefined;
+        // last_used_at moves at most once a minute, so most lookups write nothing.
+        if (pat.touchDue) await store.touchPat(db.write, pat.id);
+        return { kind: "user", userId: pat.userId, via: "pat", patId: pat.id } as const;
+      });
+      return principal ?? null;
     },
 
     async authenticateSession(tokenHash: string): Promise<{ principal: UserPrincipal; csrfHash: string } | null> {

@@ -135,16 +135,14 @@ export function createOrgApiKeyService(deps: { db: Database; memberships: Member
 
     /** The principal behind an active key's token hash, or null. */
     async authenticate(tokenHash: string): Promise<Principal | null> {
-      const cached = keyPrincipals.get(tokenHash);
-      if (cached) return cached;
-      const since = keyPrincipals.version();
-      const key = await store.findActiveKeyByHash(db.read, tokenHash);
-      if (!key) return null;
-      // last_used_at moves at most once a minute, so most lookups write nothing.
-      if (key.touchDue) await store.touchKey(db.write, key.id);
-      const principal = { kind: "org_api_key", keyId: key.id, orgId: key.orgId } as const;
-      keyPrincipals.set(tokenHash, principal, since);
-      return principal;
+      const principal = await keyPrincipals.readThrough(tokenHash, async () => {
+        const key = await store.findActiveKeyByHash(db.read, tokenHash);
+        if (!key) return undefined;
+        // last_used_at moves at most once a minute, so most lookups write nothing.
+        if (key.touchDue) await store.touchKey(db.write, key.id);
+        return { kind: "org_api_key", keyId: key.id, orgId: key.orgId } as const;
+      });
+      return principal ?? null;
     },
   };
 }
