@@ -1,5 +1,8 @@
 import { randomInt } from "node:crypto";
-import type { agentMachineBindings } from "../../db/schema/index.js";
+import { agentMachineBindings } from "../../db/schema/index.js";
+import type { EnvOverlay } from "../../db/schema/machines.js";
+import type { Tx } from "../../platform/db/index.js";
+import { newUuid } from "../../platform/ids.js";
 
 export type BindingRow = typeof agentMachineBindings.$inferSelect;
 
@@ -10,4 +13,29 @@ export function machineRef(): string {
   let ref = "mchr-";
   for (let i = 0; i < 6; i++) ref += REF_ALPHABET[randomInt(REF_ALPHABET.length)];
   return ref;
+}
+
+/** Binds a machine to an agent (attached) with the working directory and environment its source gives. */
+export async function insertBinding(
+  tx: Tx,
+  agent: { id: string; orgId: string; projectId: string },
+  machine: { id: string; ref: string; kind: "explicit" | "pool" },
+  source: { cwd: string; envOverlay: EnvOverlay; secretEnvOverlay?: EnvOverlay },
+): Promise<BindingRow> {
+  const [binding] = await tx
+    .insert(agentMachineBindings)
+    .values({
+      id: newUuid(),
+      orgId: agent.orgId,
+      projectId: agent.projectId,
+      agentId: agent.id,
+      machineId: machine.id,
+      machineRef: machine.ref,
+      bindingKind: machine.kind,
+      cwd: source.cwd,
+      envOverlay: source.envOverlay,
+      secretEnvOverlay: source.secretEnvOverlay ?? {},
+    })
+    .returning();
+  return binding!;
 }

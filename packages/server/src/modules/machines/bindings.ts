@@ -4,11 +4,11 @@ import { dbNow } from "../../db/schema/columns.js";
 import type { AgentSignals } from "../../runtime/signals.js";
 import { abandonProcess } from "../../runtime/store/processes.js";
 import type { Tx } from "../../platform/db/index.js";
-import { encodeId, newUuid } from "../../platform/ids.js";
+import { encodeId } from "../../platform/ids.js";
 import { iso } from "../../platform/http/schemas.js";
-import type { AgentDefinition, ByoMachineSourceDefinition } from "../../runtime/definition.js";
+import type { AgentDefinition } from "../../runtime/definition.js";
 import { findLiveByoMachineByName, type MachineRow } from "./store.js";
-import { machineRef, type BindingRow } from "./binding-rows.js";
+import { insertBinding, machineRef, type BindingRow } from "./binding-rows.js";
 import { failCreateCall } from "./create-calls.js";
 import { publicSecretRefs } from "./environment.js";
 import { createPoolMachine, grantedPool } from "./pool-machines.js";
@@ -75,35 +75,10 @@ export async function bindMachines(
       problems.push({ path: ["machine_sources", index, "machine_name"], message: `machine "${source.machineName}" was deleted or is no longer granted to this project` });
       continue;
     }
-    bindings.push(await bindByoMachine(tx, agent, machine.id, source));
+    bindings.push(await insertBinding(tx, agent, { id: machine.id, ref: machineRef(), kind: "explicit" }, source));
   }
   if (problems.length > 0) fail(problems);
   return bindings;
-}
-
-/** Binds a BYO machine to an agent with its source's working directory and environment. */
-export async function bindByoMachine(
-  tx: Tx,
-  agent: { id: string; orgId: string; projectId: string },
-  machineId: string,
-  source: Pick<ByoMachineSourceDefinition, "cwd" | "envOverlay" | "secretEnvOverlay">,
-): Promise<BindingRow> {
-  const [binding] = await tx
-    .insert(agentMachineBindings)
-    .values({
-      id: newUuid(),
-      orgId: agent.orgId,
-      projectId: agent.projectId,
-      agentId: agent.id,
-      machineId,
-      machineRef: machineRef(),
-      bindingKind: "explicit",
-      cwd: source.cwd,
-      envOverlay: source.envOverlay,
-      secretEnvOverlay: source.secretEnvOverlay ?? {},
-    })
-    .returning();
-  return binding!;
 }
 
 export async function listBindings(tx: Tx, agentId: string): Promise<BindingRow[]> {

@@ -5,7 +5,8 @@ import type { Database, Tx } from "../../platform/db/index.js";
 import type { MaintenanceTask } from "../../maintenance.js";
 import type { ByoMachineSourceDefinition } from "../../runtime/definition.js";
 import type { AgentSignals } from "../../runtime/signals.js";
-import { bindByoMachine, releaseBindings } from "./bindings.js";
+import { insertBinding, machineRef } from "./binding-rows.js";
+import { releaseBindings } from "./bindings.js";
 
 const BATCH = 100;
 
@@ -85,7 +86,7 @@ async function bindOnce(tx: Tx, row: BindRow): Promise<void> {
     .from(agentMachineBindings)
     .where(and(eq(agentMachineBindings.agentId, row.agentId), eq(agentMachineBindings.machineId, row.machineId), eq(agentMachineBindings.state, "attached")));
   if (held) return;
-  await bindByoMachine(tx, { id: row.agentId, orgId: row.orgId, projectId: row.projectId }, row.machineId, row.source);
+  await insertBinding(tx, { id: row.agentId, orgId: row.orgId, projectId: row.projectId }, { id: row.machineId, ref: machineRef(), kind: "explicit" }, row.source);
 }
 
 /** One statement: attached BYO bindings whose listed source now gives another working directory or environment. */

@@ -8,7 +8,7 @@ import { effectiveCapacity, capacityOf, type Capacity } from "./pools-rules.js";
 import type { PoolRow } from "./pools-store.js";
 import type { PoolGrantRow } from "./pool-grants-store.js";
 import { insertMachine, type MachineRow } from "./store.js";
-import { machineRef, type BindingRow } from "./binding-rows.js";
+import { insertBinding, machineRef, type BindingRow } from "./binding-rows.js";
 
 /*
  * Pool machines as agents get them (reference machines/pools.mdx): a machine row in `provisioning`, the
@@ -118,22 +118,8 @@ export async function createPoolMachine(
     createToolCallId,
   });
   await tx.insert(projectMachineGrants).values({ id: newUuid(), orgId: agent.orgId, projectId: agent.projectId, machineId: machine.id, sourceKind: "pool", projectMachinePoolGrantId: grant.id });
-  const [binding] = await tx
-    .insert(agentMachineBindings)
-    .values({
-      id: newUuid(),
-      orgId: agent.orgId,
-      projectId: agent.projectId,
-      agentId: agent.id,
-      machineId: machine.id,
-      machineRef: ref,
-      bindingKind: "pool",
-      cwd: source.cwd,
-      envOverlay: source.envOverlay,
-      secretEnvOverlay: source.secretEnvOverlay,
-    })
-    .returning();
-  return { binding: binding!, machine };
+  const binding = await insertBinding(tx, agent, { id: machine.id, ref, kind: "pool" }, source);
+  return { binding, machine };
 }
 
 /** The first limit one more machine of `size` would break, as a sentence; undefined when none. */
