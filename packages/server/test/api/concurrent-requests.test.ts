@@ -112,4 +112,19 @@ describe("the concurrent-request limit", () => {
     expect((await catalog).status).toBe(200);
     expect((await Promise.all(queued)).map((reply) => reply.status)).toEqual(Array.from({ length: 16 }, () => 200));
   });
+
+  it("does not count clients that left while waiting towards the 503", async () => {
+    const { owner, auth, catalog, release } = await heldCatalog();
+    const leaving = Array.from({ length: 16 }, () => new AbortController());
+    const left = leaving.map((controller) => fetch(`${server.url}/api/v1/orgs/${owner.org.id}`, { headers: { authorization: `Bearer ${owner.token}` }, signal: controller.signal }));
+    await untilWaiting(16);
+    leaving.forEach((controller) => controller.abort());
+    await Promise.allSettled(left);
+    await untilWaiting(0);
+    const queued = Array.from({ length: 16 }, () => server.api.get(`/api/v1/orgs/${owner.org.id}`, auth));
+    await untilWaiting(16);
+    release();
+    expect((await catalog).status).toBe(200);
+    expect((await Promise.all(queued)).map((reply) => reply.status)).toEqual(Array.from({ length: 16 }, () => 200));
+  });
 });

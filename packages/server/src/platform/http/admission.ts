@@ -33,7 +33,9 @@ declare module "fastify" {
 export function limitConcurrentRequests(app: HttpApp, limit: number, waitingGauge: Gauge): void {
   if (limit <= 0) return;
   let admitted = 0;
+  // `waiting` keeps the turns of clients that left until they come up (skipped then); `stillWaiting` counts the rest.
   const waiting: Array<{ request: FastifyRequest; admit: () => void }> = [];
+  let stillWaiting = 0;
   const states = new WeakMap<FastifyRequest, Admission>();
 
   const free = (request: FastifyRequest) => {
@@ -41,6 +43,7 @@ export function limitConcurrentRequests(app: HttpApp, limit: number, waitingGaug
     if (state === undefined || state === "done") return;
     states.set(request, "done");
     if (state === "waiting") {
+      stillWaiting--;
       waitingGauge.dec(); // never admitted: skipped when its turn comes
       return;
     }
@@ -51,6 +54,7 @@ export function limitConcurrentRequests(app: HttpApp, limit: number, waitingGaug
       return;
     }
     states.set(next.request, "admitted");
+    stillWaiting--;
     waitingGauge.dec();
     next.admit();
   };
@@ -63,11 +67,12 @@ export function limitConcurrentRequests(app: HttpApp, limit: number, waitingGaug
       states.set(request, "admitted");
       return done();
     }
-    if (waiting.length >= limit * WAITING_PER_PLACE) {
+    if (stillWaiting >= limit * WAITING_PER_PLACE) {
       states.set(request, "done");
       return done(new AppError("service_unavailable", "svc is answering as many requests as it can; retry shortly", { retryAfterSeconds: 1 }));
     }
     states.set(request, "waiting");
+    stillWaiting++;
     waitingGauge.inc();
     waiting.push({ request, admit: () => done() });
   });
