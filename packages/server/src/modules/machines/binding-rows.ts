@@ -1,5 +1,6 @@
 import { randomInt } from "node:crypto";
-import { agentMachineBindings } from "../../db/schema/index.js";
+import { sql } from "drizzle-orm";
+import { agentConfigs, agentMachineBindings } from "../../db/schema/index.js";
 import type { EnvOverlay } from "../../db/schema/machines.js";
 import type { Tx } from "../../platform/db/index.js";
 import { newUuid } from "../../platform/ids.js";
@@ -14,6 +15,9 @@ export function machineRef(): string {
   for (let i = 0; i < 6; i++) ref += REF_ALPHABET[randomInt(REF_ALPHABET.length)];
   return ref;
 }
+
+/** A config's `machine_sources`, one row per source as `sources(item)` (jsonb), for a FROM or JOIN beside `agent_configs`. */
+export const configMachineSources = sql`jsonb_array_elements(coalesce(${agentConfigs.compiledDefinition} -> 'machineSources', '[]'::jsonb)) AS sources(item)`;
 
 /** Binds a machine to an agent (attached) with the working directory and environment its source gives. */
 export async function insertBinding(

@@ -5,7 +5,8 @@ import type { Database, Tx } from "../../platform/db/index.js";
 import type { MaintenanceTask } from "../../maintenance.js";
 import type { ByoMachineSourceDefinition } from "../../runtime/definition.js";
 import type { AgentSignals } from "../../runtime/signals.js";
-import { insertBinding, machineRef } from "./binding-rows.js";
+import { lockAgent } from "../../runtime/store/journal.js";
+import { configMachineSources, insertBinding, machineRef } from "./binding-rows.js";
 import { releaseBindings } from "./bindings.js";
 
 const BATCH = 100;
@@ -29,7 +30,7 @@ export function byoBindingsFollowConfig(db: Database, services: { signals: Agent
 
 /** The active agent's current config's BYO source for `machineId` (an SQL `jsonb` or no row). */
 const sourceFor = (machineId: unknown) => sql`(SELECT sources.item FROM ${agentConfigs}
-  CROSS JOIN LATERAL jsonb_array_elements(coalesce(${agentConfigs.compiledDefinition} -> 'machineSources', '[]'::jsonb)) AS sources(item)
+  CROSS JOIN LATERAL ${configMachineSources}
   WHERE ${agentConfigs.id} = ${agents.currentConfigId} AND sources.item ->> 'kind' = 'machine' AND sources.item ->> 'machineId' = ${machineId}::text
   LIMIT 1)`;
 
@@ -58,7 +59,7 @@ async function bindListed(db: Database): Promise<number> {
     .select({ agentId: agents.id, orgId: agents.orgId, projectId: agents.projectId, machineId: machines.id, source: sql<ByoMachineSourceDefinition>`sources.item` })
     .from(agents)
     .innerJoin(agentConfigs, eq(agentConfigs.id, agents.currentConfigId))
-    .innerJoin(sql`jsonb_array_elements(coalesce(${agentConfigs.compiledDefinition} -> 'machineSources', '[]'::jsonb)) AS sources(item)`, sql`sources.item ->> 'kind' = 'machine'`)
+    .innerJoin(configMachineSources, sql`sources.item ->> 'kind' = 'machine'`)
     .innerJoin(machines, and(sql`${machines.id}::text = sources.item ->> 'machineId'`, eq(machines.orgId, agents.orgId), eq(machines.sourceKind, "byo"), isNull(machines.deletedAt)))
     .innerJoin(projectMachineGrants, and(eq(projectMachineGrants.projectId, agents.projectId), eq(projectMachineGrants.machineId, machines.id)))
     .where(
@@ -79,7 +80,7 @@ type BindRow = { agentId: string; orgId: string; projectId: string; machineId: s
 
 /** Binds under the agent's row lock, again only if the agent is active and the machine still unbound. */
 async function bindOnce(tx: Tx, row: BindRow): Promise<void> {
-  const [agent] = await tx.select({ state: agents.state }).from(agents).where(eq(agents.id, row.agentId)).for("update");
+  const agent = await lockAgent(tx, row.agentId);
   if (agent?.state !== "active") return;
   const [held] = await tx
     .select({ id: agentMachineBindings.id })

@@ -9,6 +9,7 @@ import { mintToken, sha256Hex } from "../../platform/crypto/tokens.js";
 import { encodeId, newUuid } from "../../platform/ids.js";
 import type { AgentSignals } from "../../runtime/signals.js";
 import { startMaintenance, type MaintenanceTask } from "../../maintenance.js";
+import { configMachineSources } from "./binding-rows.js";
 import { abandonMachineProcesses, releaseBindings, scheduleDeletion } from "./bindings.js";
 import { completeCreateCall, failCreateCall } from "./create-calls.js";
 import { deleteGrantsOfMachine } from "./grants-store.js";
@@ -284,7 +285,7 @@ export function poolMachineTasks(deps: { db: Database; signals: AgentSignals; co
    * which deletes their machines, once the config change has taken effect.
    */
   async function droppedSources(): Promise<number> {
-    const listed = sql`EXISTS (SELECT 1 FROM jsonb_array_elements(coalesce(${agentConfigs.compiledDefinition} -> 'machineSources', '[]'::jsonb)) AS sources(item)
+    const listed = sql`EXISTS (SELECT 1 FROM ${configMachineSources}
       WHERE sources.item ->> 'kind' = 'pool' AND sources.item ->> 'poolId' = ${machines.machinePoolId}::text)`;
     const rows = await db.read
       .select({ machineId: agentMachineBindings.machineId })
