@@ -1,4 +1,5 @@
-import { sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
+import { integer, jsonb, pgTable, text, timestamp } from "drizzle-orm/pg-core";
 import { describe, expect, it } from "vitest";
 import { rawRows } from "../../src/platform/db/index.js";
 import { builtOnce } from "../../src/platform/db/prepared.js";
@@ -87,5 +88,57 @@ describe("queries built once", () => {
     expect([...inside, await count(server.db.read, "a"), await count(server.db.read, "b")]).toEqual([1, 1, 1, 0]);
     expect(builds).toBe(1);
     await server.db.write.execute(sql.raw(`DROP TABLE ${table}`));
+  });
+
+  it("maps rows as drizzle does: nested groups, decoders, and a left-joined group null only when its row is missing", async () => {
+    const suffix = Date.now();
+    const parents = pgTable(`mapped_parent_${suffix}`, { id: text("id").primaryKey(), name: text("name") });
+    const children = pgTable(`mapped_child_${suffix}`, {
+      id: text("id").primaryKey(),
+      parentId: text("parent_id").notNull(),
+      note: text("note"),
+      at: timestamp("at", { withTimezone: true }),
+      doc: jsonb("doc"),
+      size: integer("size"),
+    });
+    await server.db.write.execute(sql.raw(`CREATE TABLE mapped_parent_${suffix} (id text PRIMARY KEY, name text)`));
+    await server.db.write.execute(
+      sql.raw(`CREATE TABLE mapped_child_${suffix} (id text PRIMARY KEY, parent_id text NOT NULL, note text, at timestamptz, doc jsonb, size int)`),
+    );
+    await server.db.write.insert(parents).values([{ id: "p1", name: "one" }, { id: "p2", name: null }, { id: "p3", name: "three" }]);
+    // p2's child has null columns (but exists); p3 has no child at all.
+    await server.db.write.insert(children).values([
+      { id: "c1", parentId: "p1", note: "n", at: new Date("2026-01-02T03:04:05.678Z"), doc: { a: [1, "x"] }, size: 3 },
+      { id: "c2", parentId: "p2", note: null, at: null, doc: null, size: null },
+    ]);
+    const query = (db: Parameters<ReturnType<typeof builtOnce>>[0]) =>
+      db
+        .select({
+          id: parents.id,
+          name: parents.name,
+          doubled: sql<number>`length(${parents.id}) * 2`.mapWith(Number),
+          child: { id: children.id, note: children.note, at: children.at, doc: children.doc, size: children.size },
+          mixed: { parentName: parents.name, childNote: children.note },
+        })
+        .from(parents)
+        .leftJoin(children, eq(children.parentId, parents.id))
+        .where(sql`${parents.id} like ${sql.placeholder("pattern")}`)
+        .orderBy(parents.id);
+    const compiled = builtOnce((db) => query(db).prepare(`svc_test_mapped_${suffix}`));
+    const viaDrizzle = await query(server.db.read).execute({ pattern: "p%" });
+    const viaCompiled = await compiled(server.db.read).execute({ pattern: "p%" });
+    expect(viaCompiled).toEqual(viaDrizzle);
+    expect(viaCompiled.map((row) => row.child)).toEqual([
+      { id: "c1", note: "n", at: new Date("2026-01-02T03:04:05.678Z"), doc: { a: [1, "x"] }, size: 3 },
+      { id: "c2", note: null, at: null, doc: null, size: null },
+      null,
+    ]);
+    expect(viaCompiled.map((row) => [row.doubled, row.mixed])).toEqual([
+      [4, { parentName: "one", childNote: "n" }],
+      [4, { parentName: null, childNote: null }],
+      [4, { parentName: "three", childNote: null }],
+    ]);
+    await server.db.write.execute(sql.raw(`DROP TABLE mapped_child_${suffix}`));
+    await server.db.write.execute(sql.raw(`DROP TABLE mapped_parent_${suffix}`));
   });
 });

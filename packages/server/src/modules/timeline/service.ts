@@ -5,7 +5,7 @@ import { toPage } from "../../platform/http/lists.js";
 import { requireAgent } from "../agents/access.js";
 import type { AgentRow } from "../../runtime/store/journal.js";
 import * as store from "./store.js";
-import { eventView, loadEventsBySequence, toolCallView, turnView, type AgentEventView, type AgentTurnView, type ToolCallView } from "./views.js";
+import { eventViews, loadEventsBySequence, toolCallView, turnView, type AgentEventView, type AgentTurnView, type ToolCallView } from "./views.js";
 
 /** Page sizes of the timeline lists (the spec's for events, the reference's for turns). */
 export const EVENT_PAGE = { default: 100, max: 500 } as const;
@@ -78,8 +78,9 @@ export function createTimelineService(deps: { db: Database }) {
       const boundary = await store.turnBoundaryEvents(db.read, agent.id, turns.map((turn) => turn.id), latestIds);
       const byId = new Map<string, AgentEventView>();
       const opening = new Map<string, AgentEventView[]>();
-      for (const row of boundary) {
-        const view = eventView(agent, row);
+      const views = eventViews(agent, boundary);
+      for (const [index, row] of boundary.entries()) {
+        const view = views[index]!;
         byId.set(row.id, view);
         if (row.isOpeningEvent) opening.set(row.turnId, [...(opening.get(row.turnId) ?? []), view]);
       }

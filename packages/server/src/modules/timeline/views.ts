@@ -209,44 +209,46 @@ export interface AgentScope {
 
 type EventOf<K extends AgentEventView["event_kind"]> = Extract<AgentEventView, { event_kind: K }>;
 
+/** The encoded ids every event of one agent repeats; encoded once per page, not once per event. */
+interface EncodedScope {
+  org_id: string;
+  project_id: string;
+  agent_id: string;
+}
+
+function encodeScope(agent: AgentScope): EncodedScope {
+  return { org_id: encodeId("org", agent.orgId), project_id: encodeId("project", agent.projectId), agent_id: encodeId("agent", agent.id) };
+}
+
 /**
- * One saved event as the API shows it. Content blocks are stored in their public shape (ids already
- * encoded) and are returned as stored. A payload the event points at must exist: the timeline's
- * writers create both in one transaction, so a missing one is a bug, reported as such.
+ * One agent's saved events as the API shows them, in the order given. Content blocks are stored in
+ * their public shape (ids already encoded) and are returned as stored. A payload an event points at
+ * must exist: the timeline's writers create both in one transaction, so a missing one is a bug,
+ * reported as such.
  */
-export function eventView(agent: AgentScope, row: EventRecord): AgentEventView {
-  const head = {
-    id: encodeId("event", row.id),
-    org_id: encodeId("org", agent.orgId),
-    project_id: encodeId("project", agent.projectId),
-    agent_id: encodeId("agent", agent.id),
-    turn_id: encodeId("turn", row.turnId),
-    turn_sequence: row.turnSequence,
-  };
+export function eventViews(agent: AgentScope, rows: EventRecord[]): AgentEventView[] {
+  const scope = encodeScope(agent);
+  return rows.map((row) => viewOf(scope, row));
+}
+
+/*
+ * Views here are object literals with their optional members added in schema order, never spread in:
+ * V8 builds a spread (`...head`, `...(cond ? {…} : {})`) through a generic copy, which made a page of
+ * 100 events cost about 1.2 ms of CPU more than these literals (issue 8's event page target).
+ */
+function viewOf(scope: EncodedScope, row: EventRecord): AgentEventView {
   switch (row.eventKind) {
-    case "agent_input": {
-      const input = present(row.input, row);
-      const event: EventOf<"agent_input"> = {
-        ...head,
-        is_opening_event: row.isOpeningEvent,
-        sequence: row.sequence,
-        event_kind: "agent_input",
-        agent_input_id: encodeId("agentInput", input.id),
-        input_kind: input.inputKind as EventOf<"agent_input">["input_kind"],
-        ...(input.actorId !== null ? { actor_id: encodeId("actor", input.actorId) } : {}),
-        ...(input.inputIdempotencyKey !== null ? { input_idempotency_key: input.inputIdempotencyKey } : {}),
-        ...(input.controlType !== null ? { control_type: input.controlType as "cancel_current" } : {}),
-        ...(input.interactionId !== null ? { interaction_id: encodeId("interaction", input.interactionId) } : {}),
-        ...(input.agentConfigId !== null ? { agent_config_id: encodeId("agentConfig", input.agentConfigId) } : {}),
-        content_blocks: input.contentBlocks as EventOf<"agent_input">["content_blocks"],
-        created_at: iso(row.createdAt),
-      };
-      return event;
-    }
+    case "agent_input":
+      return inputView(scope, row, present(row.input, row));
     case "model_output": {
       const output = present(row.output, row);
       const event: EventOf<"model_output"> = {
-        ...head,
+        id: encodeId("event", row.id),
+        org_id: scope.org_id,
+        project_id: scope.project_id,
+        agent_id: scope.agent_id,
+        turn_id: encodeId("turn", row.turnId),
+        turn_sequence: row.turnSequence,
         is_opening_event: false,
         sequence: row.sequence,
         event_kind: "model_output",
@@ -260,7 +262,12 @@ export function eventView(agent: AgentScope, row: EventRecord): AgentEventView {
     case "tool_result": {
       const result = present(row.result, row);
       const event: EventOf<"tool_result"> = {
-        ...head,
+        id: encodeId("event", row.id),
+        org_id: scope.org_id,
+        project_id: scope.project_id,
+        agent_id: scope.agent_id,
+        turn_id: encodeId("turn", row.turnId),
+        turn_sequence: row.turnSequence,
         is_opening_event: false,
         sequence: row.sequence,
         event_kind: "tool_result",
@@ -274,7 +281,12 @@ export function eventView(agent: AgentScope, row: EventRecord): AgentEventView {
     case "context_checkpoint": {
       const checkpoint = present(row.checkpoint, row);
       const event: EventOf<"context_checkpoint"> = {
-        ...head,
+        id: encodeId("event", row.id),
+        org_id: scope.org_id,
+        project_id: scope.project_id,
+        agent_id: scope.agent_id,
+        turn_id: encodeId("turn", row.turnId),
+        turn_sequence: row.turnSequence,
         is_opening_event: false,
         sequence: row.sequence,
         event_kind: "context_checkpoint",
@@ -288,6 +300,33 @@ export function eventView(agent: AgentScope, row: EventRecord): AgentEventView {
     default:
       throw new Error(`event ${row.id} has an unknown kind "${row.eventKind}"`);
   }
+}
+
+type InputEvent = EventOf<"agent_input">;
+
+function inputView(scope: EncodedScope, row: EventRecord, input: NonNullable<EventRecord["input"]>): InputEvent {
+  // The members before the optional ones; content_blocks and created_at follow them (schema order).
+  const event = {
+    id: encodeId("event", row.id),
+    org_id: scope.org_id,
+    project_id: scope.project_id,
+    agent_id: scope.agent_id,
+    turn_id: encodeId("turn", row.turnId),
+    turn_sequence: row.turnSequence,
+    is_opening_event: row.isOpeningEvent,
+    sequence: row.sequence,
+    event_kind: "agent_input",
+    agent_input_id: encodeId("agentInput", input.id),
+    input_kind: input.inputKind as InputEvent["input_kind"],
+  } as InputEvent;
+  if (input.actorId !== null) event.actor_id = encodeId("actor", input.actorId);
+  if (input.inputIdempotencyKey !== null) event.input_idempotency_key = input.inputIdempotencyKey;
+  if (input.controlType !== null) event.control_type = input.controlType as NonNullable<InputEvent["control_type"]>;
+  if (input.interactionId !== null) event.interaction_id = encodeId("interaction", input.interactionId);
+  if (input.agentConfigId !== null) event.agent_config_id = encodeId("agentConfig", input.agentConfigId);
+  event.content_blocks = input.contentBlocks as InputEvent["content_blocks"];
+  event.created_at = iso(row.createdAt);
+  return event;
 }
 
 function present<T>(payload: T | null, row: EventRecord): T {
@@ -307,7 +346,7 @@ export async function loadEventsBySequence(db: Tx | AppDb, agent: AgentScope, ra
     "after" in range
       ? await eventsAfter(db, agent.id, range.after, range.limit)
       : (await eventsBefore(db, agent.id, range.before, range.limit, range.turnId)).reverse();
-  return rows.map((row) => eventView(agent, row));
+  return eventViews(agent, rows);
 }
 
 /** The events a turn shows without being opened: what started it, and its newest events. */
@@ -318,21 +357,22 @@ export interface TurnBoundary {
 }
 
 export function turnView(agent: AgentScope, turn: TurnRow, boundary: TurnBoundary): AgentTurnView {
-  return {
+  const view = {
     id: encodeId("turn", turn.id),
     agent_id: encodeId("agent", agent.id),
     turn_sequence: turn.turnSequence,
     event_count: turn.eventCount,
     opening_events: boundary.opening,
-    ...(boundary.latest ? { latest_event: boundary.latest } : {}),
-    ...(boundary.latestSemantic ? { latest_semantic_event: boundary.latestSemantic } : {}),
-    started_at: iso(turn.startedAt),
-    updated_at: iso(turn.updatedAt),
-  };
+  } as AgentTurnView;
+  if (boundary.latest) view.latest_event = boundary.latest;
+  if (boundary.latestSemantic) view.latest_semantic_event = boundary.latestSemantic;
+  view.started_at = iso(turn.startedAt);
+  view.updated_at = iso(turn.updatedAt);
+  return view;
 }
 
 export function toolCallView(row: ToolCallRow): ToolCallView {
-  return {
+  const view = {
     id: encodeId("toolCall", row.id),
     agent_id: encodeId("agent", row.agentId),
     turn_id: encodeId("turn", row.turnId),
@@ -341,8 +381,9 @@ export function toolCallView(row: ToolCallRow): ToolCallView {
     input: row.input,
     type: row.type as ToolCallView["type"],
     state: row.state as ToolCallView["state"],
-    ...(row.outcome !== null ? { outcome: row.outcome as NonNullable<ToolCallView["outcome"]> } : {}),
-    ...(row.completedAt !== null ? { completed_at: iso(row.completedAt) } : {}),
-    created_at: iso(row.createdAt),
-  };
+  } as ToolCallView;
+  if (row.outcome !== null) view.outcome = row.outcome as NonNullable<ToolCallView["outcome"]>;
+  if (row.completedAt !== null) view.completed_at = iso(row.completedAt);
+  view.created_at = iso(row.createdAt);
+  return view;
 }

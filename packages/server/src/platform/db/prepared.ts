@@ -1,3 +1,4 @@
+import { compileRowMapper, type SelectMapping } from "./row-mapper.js";
 import type { AppDb, Tx } from "./types.js";
 
 type Db = AppDb | Tx;
@@ -24,7 +25,8 @@ interface PreparedInternals {
  * The first handle of each driver builds it. Any other handle of that driver, a transaction's included,
  * gets a copy bound to its own client: the same text, parameters and row mapping, read through the
  * prototype. So statements inside transactions (locks, claims) are built once too, not once per
- * transaction.
+ * transaction. A select's rows are mapped by a mapper compiled for it (`row-mapper.ts`), not by drizzle's
+ * generic one.
  */
 export function builtOnce<Q extends object>(build: (db: Db) => Q): (db: Db) => Q {
   const byHandle = new WeakMap<Db, Q>();
@@ -34,11 +36,18 @@ export function builtOnce<Q extends object>(build: (db: Db) => Q): (db: Db) => Q
     if (query !== undefined) return query;
     const session = (db as unknown as HandleInternals).session;
     const template = byDriver.get(session.constructor);
-    if (template === undefined) byDriver.set(session.constructor, (query = build(db)));
+    if (template === undefined) byDriver.set(session.constructor, (query = withCompiledMapper(build(db))));
     else query = boundTo(template, session.client);
     byHandle.set(db, query);
     return query;
   };
+}
+
+function withCompiledMapper<Q extends object>(query: Q): Q {
+  const mapping = query as Q & SelectMapping;
+  const mapper = compileRowMapper(mapping);
+  if (mapper) mapping.customResultMapper = mapper;
+  return query;
 }
 
 function boundTo<Q extends object>(template: Q, client: unknown): Q {
