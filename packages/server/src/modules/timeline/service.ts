@@ -2,10 +2,10 @@ import type { Database } from "../../platform/db/index.js";
 import { notFound } from "../../platform/errors.js";
 import type { Principal } from "../../platform/http/auth.js";
 import { toPage } from "../../platform/http/lists.js";
-import { requireAgent } from "../agents/access.js";
+import { requireAgent, requireAgentAlongside } from "../agents/access.js";
 import type { AgentRow } from "../../runtime/store/journal.js";
 import * as store from "./store.js";
-import { eventViews, loadEventsBySequence, toolCallView, turnView, type AgentEventView, type AgentTurnView, type ToolCallView } from "./views.js";
+import { eventViews, loadEventRows, loadEventsBySequence, toolCallView, turnView, type AgentEventView, type SequenceRange, type AgentTurnView, type ToolCallView } from "./views.js";
 
 /** Page sizes of the timeline lists (the spec's for events, the reference's for turns). */
 export const EVENT_PAGE = { default: 100, max: 500 } as const;
@@ -18,23 +18,22 @@ export interface EventPage {
   has_more: boolean;
 }
 
+/**
+ * A backward page from rows loaded with one extra (`limit + 1`, oldest first): the extra, oldest row
+ * only tells whether older events remain.
+ */
+function olderPage(events: AgentEventView[], limit: number) {
+  const hasOlder = events.length > limit;
+  const data = hasOlder ? events.slice(1) : events;
+  return { data, nextBefore: hasOlder ? data[0]!.sequence : null };
+}
+
 /** Reading an agent's timeline: every operation needs `agent.read` on the agent's project. */
 export function createTimelineService(deps: { db: Database }) {
   const { db } = deps;
 
   async function readableAgent(principal: Principal, orgId: string, projectId: string, agentId: string): Promise<AgentRow> {
     return (await requireAgent(db.read, principal, orgId, projectId, agentId, "agent.read")).agent;
-  }
-
-  /**
-   * Backward from `before` (exclusive, null: the newest): the newest `limit` events older than the
-   * bound, oldest first. One extra row tells whether older events remain.
-   */
-  async function olderPage(agent: AgentRow, before: number | null, limit: number, turnId?: string) {
-    const rows = await loadEventsBySequence(db.read, agent, { before, limit: limit + 1, turnId });
-    const hasOlder = rows.length > limit;
-    const data = hasOlder ? rows.slice(1) : rows;
-    return { data, nextBefore: hasOlder ? data[0]!.sequence : null };
   }
 
   return {
@@ -50,17 +49,22 @@ export function createTimelineService(deps: { db: Database }) {
       agentId: string,
       page: { after?: number; before?: number; limit: number },
     ): Promise<EventPage> {
-      const agent = await readableAgent(principal, orgId, projectId, agentId);
+      // The page is read together with the agent's lookup (one wait on the database, not two).
+      const range: SequenceRange =
+        page.before !== undefined ? { before: page.before === 0 ? null : page.before, limit: page.limit + 1 } : { after: page.after ?? 0, limit: page.limit + 1 };
+      const { agent, alongside: rows } = await requireAgentAlongside(db.read, principal, orgId, projectId, agentId, "agent.read", (id) =>
+        loadEventRows(db.read, id, range),
+      );
+      const events = eventViews(agent, rows);
       if (page.before !== undefined) {
-        const { data, nextBefore } = await olderPage(agent, page.before === 0 ? null : page.before, page.limit);
+        const { data, nextBefore } = olderPage(events, page.limit);
         // Sequences are dense, so an empty backward page means nothing exists below the bound: forward
         // reading then starts at the beginning.
         return { data, next_after_sequence: data.at(-1)?.sequence ?? 0, next_before_sequence: nextBefore, has_more: nextBefore !== null };
       }
       const after = page.after ?? 0;
-      const rows = await loadEventsBySequence(db.read, agent, { after, limit: page.limit + 1 });
-      const data = rows.slice(0, page.limit);
-      return { data, next_after_sequence: data.at(-1)?.sequence ?? after, has_more: rows.length > page.limit };
+      const data = events.slice(0, page.limit);
+      return { data, next_after_sequence: data.at(-1)?.sequence ?? after, has_more: events.length > page.limit };
     },
 
     /** Turns newest first, each with its opening events and its latest (semantic) event. */
@@ -104,7 +108,8 @@ export function createTimelineService(deps: { db: Database }) {
     ): Promise<{ data: AgentEventView[]; next_before_sequence: number | null }> {
       const agent = await readableAgent(principal, orgId, projectId, agentId);
       if (!(await store.findTurn(db.read, agent.id, turnId))) throw notFound("turn");
-      const { data, nextBefore } = await olderPage(agent, page.before ? page.before : null, page.limit, turnId);
+      const events = await loadEventsBySequence(db.read, agent, { before: page.before ? page.before : null, limit: page.limit + 1, turnId });
+      const { data, nextBefore } = olderPage(events, page.limit);
       return { data, next_before_sequence: nextBefore };
     },
 

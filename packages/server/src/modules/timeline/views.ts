@@ -340,13 +340,16 @@ function present<T>(payload: T | null, row: EventRecord): T {
  */
 export type SequenceRange = { after: number; limit: number } | { before: number | null; limit: number; turnId?: string };
 
-/** An agent's events in `range`, as the API shows them, oldest first. One query whatever the range. */
+/** An agent's event rows in `range`, oldest first. One query whatever the range. */
+export async function loadEventRows(db: Tx | AppDb, agentId: string, range: SequenceRange): Promise<EventRecord[]> {
+  return "after" in range
+    ? eventsAfter(db, agentId, range.after, range.limit)
+    : (await eventsBefore(db, agentId, range.before, range.limit, range.turnId)).reverse();
+}
+
+/** An agent's events in `range`, as the API shows them, oldest first. */
 export async function loadEventsBySequence(db: Tx | AppDb, agent: AgentScope, range: SequenceRange): Promise<AgentEventView[]> {
-  const rows =
-    "after" in range
-      ? await eventsAfter(db, agent.id, range.after, range.limit)
-      : (await eventsBefore(db, agent.id, range.before, range.limit, range.turnId)).reverse();
-  return eventViews(agent, rows);
+  return eventViews(agent, await loadEventRows(db, agent.id, range));
 }
 
 /** The events a turn shows without being opened: what started it, and its newest events. */
