@@ -473,6 +473,25 @@ describe("search_files", () => {
     expect(messages[15]).toBe("Malformed input for search_files: /args must NOT have fewer than 1 items");
     expect(messages[16]).toBe("Malformed input for search_files: /limit must be <= 100");
   });
+
+  it("runs a runaway pattern off the thread that answers HTTP: the API answers while the search is still running", async () => {
+    const project = await agentProject(server.api, provider.baseUrl);
+    const agentId = await idleAgent(project);
+    const [id] = await sendFiles(project, agentId, [{ media_type: "text/plain", data: `${"a".repeat(40)}!\n` }]);
+    const done = callTools(project, agentId, [{ name: "search_files", input: { path: `/artifacts/${id}`, args: ["-e", "(a+)+$"] } }]);
+    const searchState = async () => {
+      const calls = await server.api.get(`${project.base}/agents/${agentId}/tool-calls`, { token: project.token });
+      return (calls.body.data as Array<{ name: string; state: string }>).find((call) => call.name === "search_files")?.state;
+    };
+    // The call is marked running before its scan starts; each request after that is answered during
+    // the scan only if the scan does not hold the thread that answers (it runs for 2 s before it is stopped).
+    for (let polls = 0; (await searchState()) !== "running"; polls++) expect(polls).toBeLessThan(500);
+    const during = [];
+    for (let i = 0; i < 5; i++) during.push(await searchState());
+    expect(during).toEqual(Array(5).fill("running"));
+    const [result] = await done;
+    expect(failure(result)).toContain("The search was stopped after 2 s.");
+  });
 });
 
 describe("write_file", () => {

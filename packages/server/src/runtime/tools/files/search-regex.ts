@@ -1,4 +1,4 @@
-import { Script, createContext } from "node:vm";
+import { Worker } from "node:worker_threads";
 import type { SearchOptions } from "./search-args.js";
 
 /*
@@ -7,12 +7,12 @@ import type { SearchOptions } from "./search-args.js";
  * ripgrep's. JavaScript's engine backtracks, so a pattern such as `(a+)+$` can take exponential time on
  * a short line, where ripgrep's automaton would not. The guard, in layers:
  *   - bounded input: the file is at most 48 MiB (text.ts), the patterns at most 1024 bytes (search-args.ts);
- *   - bounded time: the scan runs as a script in a `node:vm` context with a timeout. V8 checks for the
- *     timeout's interrupt inside a running regular expression too, so a catastrophic pattern is stopped
- *     after SEARCH_TIMEOUT_MS and the call fails with advice, instead of holding a worker slot;
+ *   - bounded time, off the main thread: scans run in one long-lived search thread (SearchThread, below)
+ *     with a deadline. A catastrophic pattern is stopped after SEARCH_TIMEOUT_MS by terminating the thread,
+ *     and the call fails with advice. The main thread, which answers HTTP and runs the other worker slots,
+ *     never runs a pattern: a `node:vm` timeout, used before, bounded a scan too, but on the main thread,
+ *     so every request waited for it;
  *   - bounded output: the scan keeps at most `cap` hits; only -c counts further.
- * A worker thread with a deadline would bound it too, but costs a thread start per search; the vm timeout
- * interrupts on the same thread, and the worker's other slots wait at most SEARCH_TIMEOUT_MS.
  */
 
 export const SEARCH_TIMEOUT_MS = 2000;
@@ -61,8 +61,14 @@ export interface Scan<T> {
   count: number;
 }
 
-// Both scans run inside the sandbox context and use only its globals: re, text, from, firstLine, cap, countAll, invert.
-const LINE_SCAN = new Script(`(() => {
+/*
+ * The search thread's program: both scans, over the message's text with its regex rebuilt from source
+ * and flags (already checked by buildRegex). Plain JavaScript evaluated as the thread's script, so the
+ * thread starts without a loader and is the same when svc runs from source or built.
+ */
+const THREAD_SOURCE = `
+const { parentPort } = require("node:worker_threads");
+function scanLines({ re, text, from, firstLine, cap, countAll, invert }) {
   const hits = [];
   let count = 0;
   let pos = from;
@@ -79,10 +85,9 @@ const LINE_SCAN = new Script(`(() => {
     line += 1;
     pos = newline === -1 ? text.length : newline + 1;
   }
-  return [hits, count];
-})()`);
-
-const SPAN_SCAN = new Script(`(() => {
+  return { hits, count };
+}
+function scanSpans({ re, text, from, cap, countAll }) {
   const hits = [];
   let count = 0;
   re.lastIndex = from;
@@ -92,8 +97,19 @@ const SPAN_SCAN = new Script(`(() => {
     else if (!countAll) break;
     if (match[0].length === 0) re.lastIndex = match.index + (text.codePointAt(match.index) > 0xffff ? 2 : 1);
   }
-  return [hits, count];
-})()`);
+  return { hits, count };
+}
+parentPort.on("message", (job) => {
+  let reply;
+  try {
+    const input = { ...job, re: new RegExp(job.source, job.flags) };
+    reply = job.kind === "lines" ? scanLines(input) : scanSpans(input);
+  } catch (err) {
+    reply = { failure: String(err && err.message ? err.message : err) };
+  }
+  parentPort.postMessage(reply);
+});
+`;
 
 export interface ScanInput {
   regex: RegExp;
@@ -111,21 +127,78 @@ export const TIMED_OUT =
   `The search was stopped after ${SEARCH_TIMEOUT_MS / 1000} s. Nested repetition such as (a+)+ can take exponential time: ` +
   "simplify the pattern, use -F for literal text, or search from a later offset_line.";
 
-/** Runs a scan under the timeout; a message for the model when it was stopped or the engine gave up. */
-function sandboxed(script: Script, input: ScanInput): { hits: number[]; count: number } | { error: string } {
-  const context = createContext({ re: input.regex, text: input.text, from: input.from, firstLine: input.firstLine, cap: input.cap, countAll: input.countAll, invert: input.invert });
-  try {
-    const [hits, count] = script.runInContext(context, { timeout: SEARCH_TIMEOUT_MS }) as [number[], number];
-    return { hits: Array.from(hits), count };
-  } catch (err) {
-    if ((err as { code?: unknown }).code === "ERR_SCRIPT_EXECUTION_TIMEOUT") return { error: TIMED_OUT };
-    // The engine's own limits (a RangeError for a pattern too deep for its stack) belong to the pattern, not to svc.
-    return { error: `The pattern could not be run: ${err instanceof Error ? err.message : String(err)}. Simplify it.` };
+type RawScan = { hits: number[]; count: number } | { error: string };
+
+interface Job {
+  kind: "lines" | "spans";
+  input: ScanInput;
+  resolve(result: RawScan): void;
+}
+
+/**
+ * One long-lived thread that runs the scans, one at a time in the order asked. A scan that outlives
+ * SEARCH_TIMEOUT_MS is stopped by terminating the thread (a running regular expression cannot be
+ * interrupted otherwise), and the next scan starts a new one. The thread is unreferenced: it never keeps
+ * svc from exiting, and an idle one costs no CPU.
+ */
+class SearchThread {
+  private worker: Worker | undefined;
+  private readonly waiting: Job[] = [];
+  private running: { job: Job; deadline: NodeJS.Timeout } | undefined;
+
+  scan(kind: Job["kind"], input: ScanInput): Promise<RawScan> {
+    return new Promise((resolve) => {
+      this.waiting.push({ kind, input, resolve });
+      this.startNext();
+    });
+  }
+
+  private startNext(): void {
+    if (this.running || this.waiting.length === 0) return;
+    const job = this.waiting.shift()!;
+    const { regex, text, from, firstLine, cap, countAll, invert } = job.input;
+    const deadline = setTimeout(() => this.abandon({ error: TIMED_OUT }), SEARCH_TIMEOUT_MS).unref();
+    this.running = { job, deadline };
+    this.thread().postMessage({ kind: job.kind, source: regex.source, flags: regex.flags, text, from, firstLine, cap, countAll, invert });
+  }
+
+  private finish(result: RawScan): void {
+    const running = this.running;
+    if (!running) return;
+    clearTimeout(running.deadline);
+    this.running = undefined;
+    running.job.resolve(result);
+    this.startNext();
+  }
+
+  /** The running scan ends with `result`, and its thread with it. */
+  private abandon(result: RawScan): void {
+    const worker = this.worker;
+    this.worker = undefined;
+    void worker?.terminate();
+    this.finish(result);
+  }
+
+  private thread(): Worker {
+    if (this.worker) return this.worker;
+    const worker = new Worker(THREAD_SOURCE, { eval: true });
+    worker.unref();
+    const current = () => this.worker === worker;
+    worker.on("message", (reply: RawScan | { failure: string }) => current() && this.finish("failure" in reply ? { error: cannotRun(reply.failure) } : reply));
+    worker.on("error", (err) => current() && this.abandon({ error: cannotRun(err) }));
+    worker.on("exit", () => current() && this.abandon({ error: cannotRun(new Error("the search thread exited")) }));
+    this.worker = worker;
+    return worker;
   }
 }
 
-export function scanLines(input: ScanInput): Scan<LineHit> | { error: string } {
-  const result = sandboxed(LINE_SCAN, input);
+// The engine's own limits (a RangeError for a pattern too deep for its stack) belong to the pattern, not to svc.
+const cannotRun = (reason: unknown) => `The pattern could not be run: ${reason instanceof Error ? reason.message : String(reason)}. Simplify it.`;
+
+const searchThread = new SearchThread();
+
+export async function scanLines(input: ScanInput): Promise<Scan<LineHit> | { error: string }> {
+  const result = await searchThread.scan("lines", input);
   if ("error" in result) return result;
   const hits: LineHit[] = [];
   for (let i = 0; i < result.hits.length; i += 4) {
@@ -134,8 +207,8 @@ export function scanLines(input: ScanInput): Scan<LineHit> | { error: string } {
   return { hits, count: result.count };
 }
 
-export function scanSpans(input: ScanInput): Scan<SpanHit> | { error: string } {
-  const result = sandboxed(SPAN_SCAN, input);
+export async function scanSpans(input: ScanInput): Promise<Scan<SpanHit> | { error: string }> {
+  const result = await searchThread.scan("spans", input);
   if ("error" in result) return result;
   const hits: SpanHit[] = [];
   for (let i = 0; i < result.hits.length; i += 2) hits.push({ index: result.hits[i]!, length: result.hits[i + 1]! });

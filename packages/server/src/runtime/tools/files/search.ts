@@ -47,13 +47,13 @@ export async function searchFiles(deps: FileToolDeps, agentId: string, input: Se
   const scope = { regex, text: file.text, from: from === -1 ? file.text.length : from, firstLine: offset - 1, invert: options.invert };
 
   if (options.filesWithMatches || options.count) {
-    const scan = options.multiline ? scanSpans({ ...scope, cap: 0, countAll: options.count }) : scanLines({ ...scope, cap: 0, countAll: options.count });
+    const scan = await (options.multiline ? scanSpans({ ...scope, cap: 0, countAll: options.count }) : scanLines({ ...scope, cap: 0, countAll: options.count }));
     if ("error" in scan) return scan;
     // With cap 0 and no counting, the scan stops at the first hit, which is all -l needs to know.
     if (options.filesWithMatches) return { value: { paths: scan.count > 0 ? [file.path] : [], truncated: false } };
     return { value: { counts: [{ path: file.path, count: scan.count }], truncated: false } };
   }
-  const found = contentHits(options.multiline, { ...scope, cap: limit + 1, countAll: false });
+  const found = await contentHits(options.multiline, { ...scope, cap: limit + 1, countAll: false });
   if ("error" in found) return found;
   return { value: contentResult(file, options, found.hits, found.capped, limit, scope.firstLine) };
 }
@@ -62,13 +62,13 @@ export async function searchFiles(deps: FileToolDeps, agentId: string, input: Se
  * The hits of a content search, up to the scan's cap. With -U, matches sharing lines merge into fewer
  * hits, so `capped` says whether the scan itself stopped at its cap.
  */
-function contentHits(multiline: boolean, scope: ScanInput): { hits: Hit[]; capped: boolean } | { error: string } {
+async function contentHits(multiline: boolean, scope: ScanInput): Promise<{ hits: Hit[]; capped: boolean } | { error: string }> {
   if (!multiline) {
-    const scan = scanLines(scope);
+    const scan = await scanLines(scope);
     if ("error" in scan) return scan;
     return { hits: scan.hits.map((h) => ({ firstLine: h.line, lastLine: h.line, start: h.start, matchIndex: h.matchIndex })), capped: scan.hits.length >= scope.cap };
   }
-  const scan = scanSpans(scope);
+  const scan = await scanSpans(scope);
   if ("error" in scan) return scan;
   return { hits: spanHits(scope.text, scope.from, scope.firstLine, scan.hits), capped: scan.hits.length >= scope.cap };
 }
