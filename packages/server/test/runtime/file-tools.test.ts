@@ -491,6 +491,9 @@ describe("search_files", () => {
     expect(during).toEqual(Array(5).fill("running"));
     const [result] = await done;
     expect(failure(result)).toContain("The search was stopped after 2 s.");
+    // The stopped thread is replaced: the next search runs.
+    const [after] = await callTools(project, agentId, [{ name: "search_files", input: { path: `/artifacts/${id}`, args: ["-c", "-e", "a!"] } }]);
+    expect(value(after)).toMatchObject({ counts: [{ path: `/artifacts/${id}`, count: 1 }] });
   });
 });
 
