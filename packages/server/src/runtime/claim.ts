@@ -8,7 +8,7 @@ import { loadTurnState, pendingToolWork, readyStepCalls, batchIncomplete, type T
 import type { ModelStep } from "./model-step.js";
 import type { ToolStep } from "./tool-step.js";
 import type { AgentSignals } from "./signals.js";
-import { lockReadyAgent, readTurnSummary, startModelCall, type TurnSummary, type WaitingInput } from "./store/claim.js";
+import { lockReadyAgent, readTurnSummary, startModelCall, type TurnProgress, type TurnSummary, type WaitingInput } from "./store/claim.js";
 import { runToolWork } from "./tools/execute.js";
 import type { ToolPorts } from "./tools/machine-tools.js";
 import { clearWakeup, scheduleWakeup } from "./wakeups.js";
@@ -53,7 +53,7 @@ export async function claimNext(tx: Tx, signals: AgentSignals, options: ClaimOpt
 }
 
 /** The model work the latest turn's own state asks for (frontier.ts's rules over the summary). */
-function modelWork(summary: TurnSummary): ModelWork {
+function modelWork(summary: TurnProgress): ModelWork {
   const { last, turnId } = summary;
   if (!turnId) return { kind: "none" };
   if (last?.state === "started") return { kind: "running" };
@@ -80,7 +80,7 @@ function decide(summary: TurnSummary): Decision {
  * The turn can take no more model work (no open call, no running or pending model call, nothing
  * unanswered), so what arrives next opens a new turn.
  */
-export function turnIsSettled(summary: TurnSummary): boolean {
+export function turnIsSettled(summary: TurnProgress): boolean {
   return !summary.turnId || (!summary.callsOpen && modelWork(summary).kind === "none");
 }
 

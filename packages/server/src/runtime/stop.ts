@@ -4,7 +4,7 @@ import { dbNow } from "../db/schema/columns.js";
 import type { Tx } from "../platform/db/index.js";
 import { turnIsSettled } from "./claim.js";
 import { loadTurnState } from "./frontier.js";
-import { readTurnSummary } from "./store/claim.js";
+import { readTurnProgress } from "./store/claim.js";
 import type { AgentSignals } from "./signals.js";
 import { markWakeup } from "./wakeups.js";
 import * as inputs from "./store/inputs.js";
@@ -27,8 +27,7 @@ export interface StopResult {
  * nothing changes (`affected: false`), so repeating a cancel is safe.
  */
 export async function stopCurrentWork(tx: Tx, signals: AgentSignals, agent: AgentRow, actorId: string | null): Promise<StopResult> {
-  const summary = await readTurnSummary(tx, agent.id);
-  if (turnIsSettled(summary)) return { event: null, runtimeCancelRequested: false, affected: false };
+  if (turnIsSettled(await readTurnProgress(tx, agent.id))) return { event: null, runtimeCancelRequested: false, affected: false };
   const state = (await loadTurnState(tx, agent.id))!;
   const running = state.contexts.filter((c) => c.state === "started");
 

@@ -7,7 +7,7 @@ import { newUuid } from "../../platform/ids.js";
 import { jsonDigest } from "../../platform/json.js";
 import { dropMcpConnectionsOutsideSql } from "../../runtime/mcp/connections.js";
 import { turnIsSettled } from "../../runtime/claim.js";
-import { readTurnSummary, type TurnSummary } from "../../runtime/store/claim.js";
+import { readTurnProgress, type TurnProgress } from "../../runtime/store/claim.js";
 import type { AgentSignals } from "../../runtime/signals.js";
 import { clearWakeup } from "../../runtime/wakeups.js";
 import { resolveInputActor } from "../actors/service.js";
@@ -92,7 +92,7 @@ export function createAgentsService(deps: AgentsDeps) {
    * (resolved as written), the agent's current config and the removal of MCP connections the new config
    * no longer names. The new config applies from the next model call on.
    */
-  async function appendConfigChange(tx: Tx, agent: AgentRow, config: AgentConfigRow, key: string | null, digest: string, summary?: TurnSummary) {
+  async function appendConfigChange(tx: Tx, agent: AgentRow, config: AgentConfigRow, key: string | null, digest: string, summary?: TurnProgress) {
     const eventId = newUuid();
     const input: inputs.InputRow = {
       id: newUuid(),
@@ -159,7 +159,7 @@ export function createAgentsService(deps: AgentsDeps) {
           lockAgent(tx, agentId),
           compileConfig(tx, orgId, projectId, body),
           key ? inputs.findByKey(tx, agentId, CONFIG_SCOPE, key) : undefined,
-          readTurnSummary(tx, agentId),
+          readTurnProgress(tx, agentId),
         ]);
         const agent = settledValue(locked);
         if (!agent || agent.orgId !== orgId || agent.projectId !== projectId) throw notFound("agent");

@@ -57,7 +57,8 @@ export interface WaitingInput {
 }
 
 /** The latest turn's model work, read from the turn row and the turn's own contexts and calls. */
-export interface TurnSummary {
+/** Where the latest turn stands: what decides whether it still has model work. */
+export interface TurnProgress {
   turnId: string | null;
   latestPromptSequence: number;
   /** Some tool call of the turn is not completed: the full frontier decides (tool work, waits). */
@@ -66,6 +67,10 @@ export interface TurnSummary {
   last: { state: string; recoveryKind: string | null; retryAt: Date | null; retryDue: boolean; attempt: number; operation: "normal" | "compaction" } | null;
   /** Highest watermark a live, uncanceled context of the turn was started with. */
   seen: number;
+}
+
+/** The turn's progress and the head of the agent's backlog: everything the claim decides on. */
+export interface TurnSummary extends TurnProgress {
   steering: WaitingInput[];
   queued: WaitingInput | null;
 }
@@ -81,6 +86,9 @@ interface SummaryRow {
   last_attempt: number | null;
   last_operation: "normal" | "compaction" | null;
   seen: number | null;
+}
+
+interface BacklogRow {
   steering: Array<{ id: string; content_blocks: unknown[] }>;
   queued: { id: string; content_blocks: unknown[] } | null;
 }
@@ -94,25 +102,40 @@ const waitingInput = (agentId: string, mode: "steering" | "queued"): SQL =>
  * its cost does not grow with the timeline.
  */
 export async function readTurnSummary(tx: Tx, agentId: string): Promise<TurnSummary> {
-  const [row] = await rawRows<SummaryRow>(
-    tx,
-    sql`SELECT t.id AS turn_id, t.latest_prompt_sequence::float8 AS latest_prompt_sequence,
+  const backlog = sql`,
+        (SELECT coalesce(json_agg(json_build_object('id', i.id, 'content_blocks', i.content_blocks) ORDER BY i.input_rank, i.queued_at, i.id), '[]'::json)
+          FROM agent_inputs i WHERE ${waitingInput(agentId, "steering")}) AS steering,
+        (SELECT json_build_object('id', i.id, 'content_blocks', i.content_blocks) FROM agent_inputs i
+          WHERE ${waitingInput(agentId, "queued")} ORDER BY i.input_rank, i.queued_at, i.id LIMIT 1) AS queued`;
+  const [row] = await rawRows<SummaryRow & BacklogRow>(tx, turnStateSql(agentId, backlog));
+  const input = (i: { id: string; content_blocks: unknown[] }): WaitingInput => ({ id: i.id, contentBlocks: i.content_blocks });
+  return { ...progressOf(row!), steering: row!.steering.map(input), queued: row!.queued ? input(row!.queued) : null };
+}
+
+/**
+ * The latest turn's progress without the backlog, for a caller that only asks whether the turn has
+ * settled (a config change joins an unsettled turn): the backlog's subqueries were most of the
+ * statement's time on PGlite.
+ */
+export async function readTurnProgress(tx: Tx, agentId: string): Promise<TurnProgress> {
+  const [row] = await rawRows<SummaryRow>(tx, turnStateSql(agentId, sql``));
+  return progressOf(row!);
+}
+
+function turnStateSql(agentId: string, extraColumns: SQL): SQL {
+  return sql`SELECT t.id AS turn_id, t.latest_prompt_sequence::float8 AS latest_prompt_sequence,
         EXISTS (SELECT 1 FROM tool_calls c WHERE c.turn_id = t.id AND c.state <> 'completed') AS calls_open,
         lc.state AS last_state, lc.recovery_kind AS last_recovery, ${epochMs(sql`lc.retry_at`)} AS last_retry_at_ms,
         lc.retry_at <= ${dbNow} AS last_retry_due, lc.attempt_number AS last_attempt, lc.operation_kind AS last_operation,
         (SELECT max(c.input_event_sequence)::float8 FROM model_call_contexts c
-          WHERE c.turn_id = t.id AND c.state <> 'canceled' AND c.input_event_sequence >= t.stop_sequence) AS seen,
-        (SELECT coalesce(json_agg(json_build_object('id', i.id, 'content_blocks', i.content_blocks) ORDER BY i.input_rank, i.queued_at, i.id), '[]'::json)
-          FROM agent_inputs i WHERE ${waitingInput(agentId, "steering")}) AS steering,
-        (SELECT json_build_object('id', i.id, 'content_blocks', i.content_blocks) FROM agent_inputs i
-          WHERE ${waitingInput(agentId, "queued")} ORDER BY i.input_rank, i.queued_at, i.id LIMIT 1) AS queued
+          WHERE c.turn_id = t.id AND c.state <> 'canceled' AND c.input_event_sequence >= t.stop_sequence) AS seen${extraColumns}
       FROM (SELECT 1) AS one
       LEFT JOIN LATERAL (SELECT * FROM agent_turns WHERE agent_id = ${agentId} ORDER BY turn_sequence DESC LIMIT 1) t ON true
       LEFT JOIN LATERAL (SELECT * FROM model_call_contexts c WHERE c.turn_id = t.id AND c.input_event_sequence >= t.stop_sequence
-        ORDER BY c.created_at DESC, c.attempt_number DESC LIMIT 1) lc ON true`,
-  );
-  const r = row!;
-  const input = (i: { id: string; content_blocks: unknown[] }): WaitingInput => ({ id: i.id, contentBlocks: i.content_blocks });
+        ORDER BY c.created_at DESC, c.attempt_number DESC LIMIT 1) lc ON true`;
+}
+
+function progressOf(r: SummaryRow): TurnProgress {
   return {
     turnId: r.turn_id,
     latestPromptSequence: r.latest_prompt_sequence ?? 0,
@@ -128,8 +151,6 @@ export async function readTurnSummary(tx: Tx, agentId: string): Promise<TurnSumm
         }
       : null,
     seen: r.seen ?? 0,
-    steering: r.steering.map(input),
-    queued: r.queued ? input(r.queued) : null,
   };
 }
 
