@@ -4,6 +4,7 @@ import { dbNow } from "../../db/schema/columns.js";
 import type { AppDb, Tx } from "../../platform/db/index.js";
 import { builtOnce } from "../../platform/db/prepared.js";
 import { allOf, keyset, nameMatches, type PageRequest } from "../../platform/http/lists.js";
+import { TtlCache } from "../../platform/ttl-cache.js";
 import type { AgentRow } from "../../runtime/store/journal.js";
 
 type Db = AppDb | Tx;
@@ -33,9 +34,15 @@ export async function findByIdempotencyKey(tx: Db, projectId: string, key: strin
 // Every agent the API shows reads it: built once (platform/db/prepared.ts).
 const configModel = builtOnce((db) => db.select(modelColumns).from(agentConfigs).where(eq(agentConfigs.id, sql.placeholder("configId"))).prepare("svc_agent_config_model"));
 
+/** Config rows never change once written, so what one names as its model is kept by config id. */
+const modelOfConfig = new TtlCache<string, { providerConfig: string; modelName: string }>(Number.POSITIVE_INFINITY, 4096);
+
 export async function withModel(tx: Db, agent: AgentRow): Promise<AgentWithModel> {
-  const [row] = await configModel(tx).execute({ configId: agent.currentConfigId });
-  return { agent, providerConfig: row?.providerConfig ?? "", modelName: row?.modelName ?? "" };
+  const model = await modelOfConfig.readThrough(agent.currentConfigId, async () => {
+    const [row] = await configModel(tx).execute({ configId: agent.currentConfigId });
+    return row && { providerConfig: row.providerConfig ?? "", modelName: row.modelName ?? "" };
+  });
+  return { agent, providerConfig: model?.providerConfig ?? "", modelName: model?.modelName ?? "" };
 }
 
 export async function listActive(
