@@ -108,8 +108,9 @@ export async function readTurnSummary(tx: Tx, agentId: string): Promise<TurnSumm
         (SELECT json_build_object('id', i.id, 'content_blocks', i.content_blocks) FROM agent_inputs i
           WHERE ${waitingInput(agentId, "queued")} ORDER BY i.input_rank, i.queued_at, i.id LIMIT 1) AS queued`;
   const [row] = await rawRows<SummaryRow & BacklogRow>(tx, turnStateSql(agentId, backlog));
+  const r = row!;
   const input = (i: { id: string; content_blocks: unknown[] }): WaitingInput => ({ id: i.id, contentBlocks: i.content_blocks });
-  return { ...progressOf(row!), steering: row!.steering.map(input), queued: row!.queued ? input(row!.queued) : null };
+  return { ...progressOf(r), steering: r.steering.map(input), queued: r.queued ? input(r.queued) : null };
 }
 
 /**

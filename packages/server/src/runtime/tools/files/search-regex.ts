@@ -192,7 +192,7 @@ class SearchThread {
   }
 }
 
-// The engine's own limits (a RangeError for a pattern too deep for its stack) belong to the pattern, not to svc.
+// An error the engine raises while running a pattern belongs to the pattern, not to svc.
 const cannotRun = (reason: unknown) => `The pattern could not be run: ${reason instanceof Error ? reason.message : String(reason)}. Simplify it.`;
 
 const searchThread = new SearchThread();
