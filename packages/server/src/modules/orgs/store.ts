@@ -36,7 +36,22 @@ export async function lockOrg(tx: Tx, orgId: string): Promise<OrgRow | undefined
 
 export async function deleteOrg(tx: Db, orgId: string): Promise<void> {
   await deleteAgentsAndProfiles(tx, orgId, null);
+  await deleteRestrictedReferences(tx, orgId);
   await tx.delete(orgs).where(eq(orgs.id, orgId));
+}
+
+/**
+ * The org's rows whose references are RESTRICT (a grant's model, a model's provider config, a provider
+ * config's or a pool's secret) go first, referencing rows before referenced ones. Left to the org's
+ * cascade, a RESTRICT check fires as soon as its referenced row is deleted, and PostgreSQL runs the
+ * cascade's triggers in the order of their names, which carry OIDs: whether the secret or the provider
+ * config went first changed from one database to the next, and the deletion failed when the secret did.
+ */
+async function deleteRestrictedReferences(tx: Db, orgId: string): Promise<void> {
+  await tx.execute(sql`DELETE FROM project_model_grants WHERE org_id = ${orgId}`);
+  await tx.execute(sql`DELETE FROM configured_models WHERE org_id = ${orgId}`);
+  await tx.execute(sql`DELETE FROM model_provider_configs WHERE org_id = ${orgId}`);
+  await tx.execute(sql`DELETE FROM machine_pools WHERE org_id = ${orgId}`);
 }
 
 /**
