@@ -1,11 +1,14 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { agentProject, yamlConfig, type AgentProject } from "../support/agents.js";
 import { createConfig, eventually, events, finalOutputs, launch, untilEvents } from "../support/agent-loop.js";
 import { connectMachine, untilConnection, useDaemons } from "../support/daemon.js";
 import { useFakeProvider } from "../support/fake-provider.js";
 import { useTestServer } from "../support/server.js";
+
+// Every test here starts svc or svcd processes from their TypeScript sources: 3–6 s apiece on a busy CI machine.
+vi.setConfig({ testTimeout: 120_000 });
 
 /*
  * The machine daemon end to end: a real `svcd` process connected to svc over HTTP and WebSocket, an agent

@@ -1,11 +1,14 @@
 import { execFileSync } from "node:child_process";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it, onTestFinished } from "vitest";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { agentProject, yamlConfig } from "../support/agents.js";
 import { createConfig, eventually, finalOutputs, send, untilEvents } from "../support/agent-loop.js";
 import { useFakeProvider } from "../support/fake-provider.js";
 import { useTestServer } from "../support/server.js";
+
+// Every test here starts svc or svcd processes from their TypeScript sources: 3–6 s apiece on a busy CI machine.
+vi.setConfig({ testTimeout: 120_000 });
 
 /*
  * The `local` provider's isolation (docs/machines.md, "The local provider"): with bubblewrap installed, a

@@ -1,13 +1,16 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { decodeId } from "../../src/platform/ids.js";
 import { agentProject, yamlConfig, type AgentProject } from "../support/agents.js";
 import { createConfig, eventually, events, finalOutputs, send } from "../support/agent-loop.js";
 import { connectMachine, startDaemon, SVCD, tempDir, untilConnection, type Daemon } from "../support/daemon.js";
 import { useFakeProvider } from "../support/fake-provider.js";
 import { startTestServer, TSX, useTestServer, type TestServer } from "../support/server.js";
+
+// Every test here starts svc or svcd processes from their TypeScript sources: 3–6 s apiece on a busy CI machine.
+vi.setConfig({ testTimeout: 120_000 });
 
 /*
  * Pool machines that sleep and wake, and the ways their agents lose them, end to end with real `svcd`

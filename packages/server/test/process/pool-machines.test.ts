@@ -1,12 +1,15 @@
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { decodeId } from "../../src/platform/ids.js";
 import { agentProject, yamlConfig, type AgentProject } from "../support/agents.js";
 import { createConfig, eventually, finalOutputs, send, untilEvents } from "../support/agent-loop.js";
 import { useFakeProvider } from "../support/fake-provider.js";
 import { startTestServer, useTestServer, type TestServer } from "../support/server.js";
+
+// Every test here starts svc or svcd processes from their TypeScript sources: 3–6 s apiece on a busy CI machine.
+vi.setConfig({ testTimeout: 120_000 });
 
 /*
  * Pools that make machines, end to end: the `local` provider starts a real `svcd` child per pool machine,

@@ -2,9 +2,12 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { ApiClient } from "../support/client.js";
 import { exited, freePort, ready, SVC_FROM_SOURCE } from "../support/process.js";
+
+// Every test here starts svc or svcd processes from their TypeScript sources: 3–6 s apiece on a busy CI machine.
+vi.setConfig({ testTimeout: 120_000 });
 
 const dataDir = mkdtempSync(join(tmpdir(), "svc-process-"));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));

@@ -1,12 +1,15 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { agentProject, yamlConfig, type AgentProject } from "../support/agents.js";
 import { createConfig, eventually, finalOutputs, launch, send, untilEvents } from "../support/agent-loop.js";
 import { connectMachine, untilConnection, useDaemons } from "../support/daemon.js";
 import { useFakeProvider } from "../support/fake-provider.js";
 import { useTestServer } from "../support/server.js";
 import { sendForm, skillFiles, skillMd, skillZip, tarGz, uploadSkill, zip } from "../api/skills-fixtures.js";
+
+// Every test here starts svc or svcd processes from their TypeScript sources: 3–6 s apiece on a busy CI machine.
+vi.setConfig({ testTimeout: 120_000 });
 
 /*
  * The skill tool with machines, end to end with real `svcd` processes: the skill's files installed on each

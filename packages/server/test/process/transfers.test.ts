@@ -1,12 +1,15 @@
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { agentProject, yamlConfig, type AgentProject } from "../support/agents.js";
 import { createConfig, eventually, events, finalOutputs, send } from "../support/agent-loop.js";
 import { connectMachine, untilConnection, useDaemons, type Daemon } from "../support/daemon.js";
 import { useFakeProvider } from "../support/fake-provider.js";
 import { useTestServer } from "../support/server.js";
+
+// Every test here starts svc or svcd processes from their TypeScript sources: 3–6 s apiece on a busy CI machine.
+vi.setConfig({ testTimeout: 120_000 });
 
 /*
  * upload_file and download_file end to end with a real `svcd`: a file a command made goes up as an artifact
