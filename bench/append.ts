@@ -4,7 +4,7 @@
 import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import pg from "pg";
-import { benchProject, changeConfig, launchAgent, progress, summary, type BenchResult, type BenchServer, type Project } from "./lib.js";
+import { benchProject, configSource, launchAgent, progress, summary, type BenchResult, type BenchServer, type Project } from "./lib.js";
 
 const CONCURRENCY = 8;
 
@@ -76,11 +76,15 @@ export async function appendThroughput(server: BenchServer, providerUrl: string,
   const project = await benchProject(server.api, providerUrl);
   const agentId = await launchAgent(server.api, project);
   const lanesAgents = await Promise.all(Array.from({ length: CONCURRENCY }, () => launchAgent(server.api, project)));
-  for (let i = 0; i < 20; i++) await changeConfig(server.api, project, agentId, `warm ${i % 2}`);
+  const append = async (agent: string, instruction: string) => {
+    const reply = await server.timed.send("POST", `${project.base}/agents/${agent}/config`, project.token, { source: configSource(instruction), source_format: "yaml" });
+    if (reply.status !== 200) throw new Error(`config change: ${reply.status} ${reply.text.slice(0, 500)}`);
+  };
+  for (let i = 0; i < 20; i++) await append(agentId, `warm ${i % 2}`);
 
-  const apiSeq = await timed(sequential, 1, (_l, i) => changeConfig(server.api, project, agentId, `instruction ${i % 2}`));
+  const apiSeq = await timed(sequential, 1, (_l, i) => append(agentId, `instruction ${i % 2}`));
   progress(`append: ${sequential} sequential API appends done`);
-  const apiPar = await timed(concurrent, CONCURRENCY, (lane, i) => changeConfig(server.api, project, lanesAgents[lane]!, `instruction ${i % 2}`));
+  const apiPar = await timed(concurrent, CONCURRENCY, (lane, i) => append(lanesAgents[lane]!, `instruction ${i % 2}`));
 
   progress("append: API done; raw baseline");
   // Baseline: per append, one transaction that locks a counter row, inserts an input row (jsonb content)
@@ -120,6 +124,7 @@ export async function appendThroughput(server: BenchServer, providerUrl: string,
         "the worker) and tool results need a model-made tool call. Each request includes HTTP + auth + access check, compiling " +
         "the config (its own transaction), then one transaction that locks the agent row, inserts the `config_change` input, " +
         "opens a turn, inserts the event, advances the counters, marks the input resolved, sets the current config and NOTIFYs. " +
+        "The client is undici's `request` on keep-alive connections, each reply read to its end. " +
         `Sequential: one client, one agent, ${sequential} appends. Concurrent: ${CONCURRENCY} clients, each on its own agent, ${concurrent} appends.`,
       baseline:
         "Raw transactions on the same database (pg client per lane; for PGlite, its worker thread's client, as svc uses it): lock a counter row " +

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import pg from "pg";
+import { Pool } from "undici";
 import { buildApp, type App } from "../packages/server/src/app.js";
 import { loadConfig, type Config } from "../packages/server/src/config.js";
 import { EmbeddedWorkerClient, migratePostgres, openEmbedded, openPostgres, type Database, type EmbeddedClient } from "../packages/server/src/platform/db/index.js";
@@ -35,6 +36,8 @@ export interface BenchServer {
   db: Database;
   app: App;
   api: ApiClient;
+  /** The client of the timed requests (see `TimedClient`). */
+  timed: TimedClient;
   /** Raw access to the same database, for baselines: the embedded database's client or a pg connection string. */
   raw: { pglite?: EmbeddedClient; pgUrl?: string };
   /** Resolution time (performance.now()) of the last `db.tx` that committed. */
@@ -113,6 +116,7 @@ export async function startBenchServer(kind: DbKind, env: Record<string, string>
     db,
     app,
     api: new ApiClient(url, ORIGIN),
+    timed: new TimedClient(url),
     raw,
     lastCommitAt: 0,
     startWorker(options: WorkerOptions = {}) {
@@ -125,6 +129,7 @@ export async function startBenchServer(kind: DbKind, env: Record<string, string>
       return startAgentWorker({ db, services: app.services, config: { ...config, runtime } as Config, log: quiet, ...models });
     },
     async close() {
+      await server.timed.close();
       await app.http.close();
       await inner.close();
       await drop();
@@ -193,6 +198,32 @@ export async function changeConfig(api: ApiClient, project: Project, agentId: st
   const reply = await api.post(`${project.base}/agents/${agentId}/config`, { source: configSource(instruction), source_format: "yaml" }, { token: project.token });
   must(reply, [200], "config change");
   return reply.body;
+}
+
+/**
+ * The client of the requests a benchmark times: undici's `request` over keep-alive connections, as the
+ * load test's clients and tools such as autocannon send them. The suite's `ApiClient` is built on `fetch`,
+ * whose WHATWG streams and Headers cost the shared process 0.6–1 ms per request (config changes and event
+ * pages sent in turn by both clients to one svc), which the numbers would charge to svc. A reply is read
+ * to its end before the clock stops; checking it is the caller's business.
+ */
+export class TimedClient {
+  private readonly pool: Pool;
+
+  constructor(url: string) {
+    this.pool = new Pool(url, { connections: 16 });
+  }
+
+  async send(method: "GET" | "POST", path: string, token: string, body?: unknown): Promise<{ status: number; text: string }> {
+    const headers: Record<string, string> = { authorization: `Bearer ${token}` };
+    if (body !== undefined) headers["content-type"] = "application/json";
+    const reply = await this.pool.request({ method, path, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    return { status: reply.statusCode, text: await reply.body.text() };
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
 }
 
 /* ---------- statistics ---------- */

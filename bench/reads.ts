@@ -56,8 +56,9 @@ export async function pageReads(server: BenchServer, timeline: { project: Projec
   // Offsets cycle through the whole timeline; page 1 (after_sequence=0) is the one the task names.
   const offsets = Array.from({ length: reads }, (_, i) => (i % 5 === 0 ? 0 : Math.floor(((i * 7919) % Math.max(1, total - LIMIT)))));
 
+  const readPage = (after: number) => server.timed.send("GET", `${path}?after_sequence=${after}&limit=${LIMIT}`, project.token);
   for (let i = 0; i < 20; i++) {
-    await server.api.get(`${path}?after_sequence=${offsets[i]}&limit=${LIMIT}`, { token: project.token });
+    await readPage(offsets[i]!);
     await raw.query(text, [agentId, offsets[i], LIMIT], PAGE_STATEMENT);
   }
   const api: number[] = [];
@@ -65,9 +66,9 @@ export async function pageReads(server: BenchServer, timeline: { project: Projec
   let apiStart = performance.now();
   for (const after of offsets) {
     const t = performance.now();
-    const reply = await server.api.get(`${path}?after_sequence=${after}&limit=${LIMIT}`, { token: project.token });
-    if (reply.status !== 200 || reply.body.data.length === 0) throw new Error(`page read failed: ${reply.status}`);
+    const reply = await readPage(after);
     api.push(performance.now() - t);
+    if (reply.status !== 200 || !reply.text.startsWith(`{"data":[{`)) throw new Error(`page read failed: ${reply.status}`);
   }
   const apiSeconds = (performance.now() - apiStart) / 1000;
   apiStart = performance.now();
@@ -87,7 +88,8 @@ export async function pageReads(server: BenchServer, timeline: { project: Projec
     measured:
       `\`GET …/agents/{id}/events?after_sequence=X&limit=${LIMIT}\` on one agent with ${total} \`agent_input\` events (${written} written ` +
       "through the API by benchmark 2, the rest by svc's journal functions in batches), " + `${reads} sequential requests; every fifth has after_sequence=0, the others spread over the timeline. Includes ` +
-      "HTTP, bearer auth, the agent access check, the page query and JSON serialization of 100 events.",
+      "HTTP, bearer auth, the agent access check, the page query and JSON serialization of 100 events. The client is undici's " +
+      "`request` on a keep-alive connection, each reply read to its end.",
     baseline:
       "The same page query svc runs (the SQL text of `eventsAfter`: the page of events chosen first, then five joins), " +
       "executed raw on the same database with the same parameters, as a named prepared statement like svc's (a pg client, or " +
