@@ -3,7 +3,7 @@ import { integer, jsonb, pgTable, text, timestamp } from "drizzle-orm/pg-core";
 import { describe, expect, it } from "vitest";
 import { rawRows } from "../../src/platform/db/index.js";
 import { builtOnce } from "../../src/platform/db/prepared.js";
-import { statementName } from "../../src/platform/db/prepared-statements.js";
+import { PreparingClient, statementName } from "../../src/platform/db/prepared-statements.js";
 import { useTestServer } from "../support/server.js";
 
 /* Issue 8: svc's frequent parameterized statements are named prepared statements, on both databases. */
@@ -31,6 +31,48 @@ describe("prepared statements", () => {
       return rawRows<{ statement: string }>(tx, sql`select statement from pg_prepared_statements where statement like ${`%${"as often"}%`} or statement like ${`%${"as once"}%`}`);
     });
     expect(seen.map((row) => row.statement)).toEqual([expect.stringContaining("as often")]);
+  });
+});
+
+describe.skipIf(!process.env["DATABASE_URL"])("a transaction's BEGIN on PostgreSQL", () => {
+  const connected = async () => {
+    const client = new PreparingClient({ connectionString: process.env["DATABASE_URL"], pipeline: true } as never);
+    await client.connect();
+    return client;
+  };
+  /** Bytes the client has read from PostgreSQL: an answer received shows here. */
+  const received = (client: PreparingClient) => (client as unknown as { connection: { stream: { bytesRead: number } } }).connection.stream.bytesRead;
+
+  it("is answered without waiting for PostgreSQL, and the statements behind it run inside the transaction", async () => {
+    const client = await connected();
+    try {
+      const before = received(client);
+      await client.query("begin");
+      expect(received(client)).toBe(before);
+      const [inside] = (await client.query("select now() = statement_timestamp() as first, txid_current_if_assigned() is null as fresh")).rows;
+      await client.query("create temporary table begin_probe (n int)");
+      await client.query("rollback");
+      expect(inside).toEqual({ first: false, fresh: true });
+      // The table went with the rollback: it was made inside the transaction BEGIN opened.
+      await expect(client.query("select * from begin_probe")).rejects.toMatchObject({ code: "42P01" });
+    } finally {
+      await client.end();
+    }
+  });
+
+  it("fails the next statement with BEGIN's error when the connection is gone", async () => {
+    const client = await connected();
+    const killer = await connected();
+    try {
+      const pid = (client as unknown as { processID: number }).processID;
+      await killer.query("select pg_terminate_backend($1)", [pid]);
+      client.on("error", () => {});
+      await client.query("begin");
+      await expect(client.query("select 1")).rejects.toThrow();
+    } finally {
+      await killer.end();
+      await client.end().catch(() => {});
+    }
   });
 });
 
