@@ -1,5 +1,6 @@
 import { eq, sql } from "drizzle-orm";
 import { integer, jsonb, pgTable, text, timestamp } from "drizzle-orm/pg-core";
+import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { rawRows } from "../../src/platform/db/index.js";
 import { builtOnce } from "../../src/platform/db/prepared.js";
@@ -35,13 +36,13 @@ describe("prepared statements", () => {
 });
 
 describe.skipIf(!process.env["DATABASE_URL"])("a transaction's BEGIN on PostgreSQL", () => {
-  const connected = async () => {
-    const client = new PreparingClient({ connectionString: process.env["DATABASE_URL"], pipeline: true } as never);
+  const connected = async (): Promise<pg.Client> => {
+    const client: pg.Client = new PreparingClient({ connectionString: process.env["DATABASE_URL"], pipeline: true } as pg.ClientConfig);
     await client.connect();
     return client;
   };
   /** Bytes the client has read from PostgreSQL: an answer received shows here. */
-  const received = (client: PreparingClient) => (client as unknown as { connection: { stream: { bytesRead: number } } }).connection.stream.bytesRead;
+  const received = (client: pg.Client) => (client as unknown as { connection: { stream: { bytesRead: number } } }).connection.stream.bytesRead;
 
   it("is answered without waiting for PostgreSQL, and the statements behind it run inside the transaction", async () => {
     const client = await connected();
