@@ -18,6 +18,7 @@ import { createSkillsService, type SkillsService } from "./modules/skills/servic
 import { createAgentSignals, type AgentSignals } from "./runtime/signals.js";
 import { createMetrics, type Metrics } from "./platform/metrics.js";
 import { createAgentMachines } from "./modules/machines/agent-tools.js";
+import { poolUsingSecret } from "./modules/machines/secret-users.js";
 import type { AgentMachines } from "./runtime/tools/machine-tools.js";
 
 /**
@@ -51,7 +52,7 @@ export function buildServices(config: Config, db: Database): Services {
   const orgs = createOrgService({ db });
   const mailer = config.smtpUrl ? createSmtpMailer({ url: config.smtpUrl, from: config.mailFrom }) : null;
   const identity = createIdentityService({ db, config, rateLimiter, mailer, directory: orgs });
-  const secrets = createSecretsService({ db, cipher });
+  const secrets = createSecretsService({ db, cipher, users: [poolUsingSecret] });
   const credentials = createOrgCredentials({ cipher });
   const models = createModelsService({ db, credentials, outbound: config });
   const deviceLogin = createDeviceLoginService({ db, config, rateLimiter, tokens: identity });

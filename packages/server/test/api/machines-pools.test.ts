@@ -171,6 +171,33 @@ describe("machine pools", () => {
   });
 });
 
+describe("a secret a machine pool uses", () => {
+  it("cannot be deleted (409, naming the pool) until the pool and its grants stop using it; a connected machine's can", async () => {
+    const { token, orgId, projects } = await orgWithProjects(server.api);
+    const inPool = await createGenericSecret(server.api, token, orgId, { kind: "org" }, "pool-npm");
+    const inGrant = await createGenericSecret(server.api, token, orgId, { kind: "project", project_id: projects.Default.id }, "grant-npm");
+    const unused = await createGenericSecret(server.api, token, orgId, { kind: "org" }, "unused");
+    const pool = await createPool(token, orgId, { name: "builders", default_machine_secret_env: { NPM_TOKEN: inPool.id } });
+    const grants = `/api/v1/orgs/${orgId}/projects/${projects.Default.id}/machine-pool-grants`;
+    const grant = await server.api.post(grants, { machine_pool_id: pool.id, default_machine_secret_env_overlay: { GRANT_TOKEN: inGrant.id } }, { token });
+    expect(grant.status, grant.text).toBe(201);
+    const remove = (secret: { id: string }) => server.api.delete(`/api/v1/orgs/${orgId}/secrets/${secret.id}`, { token });
+
+    for (const secret of [inPool, inGrant]) {
+      const refused = await remove(secret);
+      expect(refused.status, refused.text).toBe(409);
+      expect(refused.body).toMatchObject({ code: "conflict", error: expect.stringContaining('machine pool "builders"') });
+      expect((await server.api.get(`/api/v1/orgs/${orgId}/secrets/${secret.id}`, { token })).status).toBe(200);
+    }
+    expect((await remove(unused)).status).toBe(204);
+
+    expect((await server.api.put(`${poolsOf(orgId)}/${pool.id}`, { default_machine_secret_env: {} }, { token })).status).toBe(200);
+    expect((await remove(inPool)).status).toBe(204);
+    expect((await server.api.patch(`${grants}/${grant.body.id}`, { default_machine_secret_env_overlay: {} }, { token })).status).toBe(200);
+    expect((await remove(inGrant)).status).toBe(204);
+  });
+});
+
 describe("project machine pool grants", () => {
   it("grants a pool with narrower limits and overlays, updates it, and revokes it", async () => {
     const { token, orgId, projects } = await orgWithProjects(server.api, "Beta");

@@ -28,8 +28,14 @@ export interface CreateSecretInput {
 }
 
 /** Secrets: encrypted values owned by an org, a project or a user, used by projects directly or through grants. */
-export function createSecretsService(deps: { db: Database; cipher: EnvelopeCipher }) {
-  const { db, cipher } = deps;
+/**
+ * A module that keeps secret references where no foreign key can see them (inside JSON): names what
+ * still uses the secret, or undefined. Deleting a secret in use is a 409.
+ */
+export type SecretUser = (tx: Tx, orgId: string, secretId: string) => Promise<string | undefined>;
+
+export function createSecretsService(deps: { db: Database; cipher: EnvelopeCipher; users?: readonly SecretUser[] }) {
+  const { db, cipher, users = [] } = deps;
 
   return {
     async listSecrets(principal: Principal, orgId: string, query: SecretListQuery) {
@@ -99,11 +105,15 @@ export function createSecretsService(deps: { db: Database; cipher: EnvelopeCiphe
       );
     },
 
-    /** A secret still referenced elsewhere (a model provider config's credential) is a 409, never a 500. */
+    /** A secret still referenced elsewhere (a model provider config's credential, a machine pool) is a 409, never a 500. */
     async deleteSecret(principal: Principal, orgId: string, secretId: string): Promise<void> {
       try {
         await db.tx(async (tx) => {
           await requireSecret(tx, principal, orgId, secretId, "change");
+          for (const user of users) {
+            const usedBy = await user(tx, orgId, secretId);
+            if (usedBy !== undefined) throw conflict(`the secret is in use by ${usedBy}; stop using it first`);
+          }
           await store.deleteSecret(tx, orgId, secretId);
         });
       } catch (err) {
