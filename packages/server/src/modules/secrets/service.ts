@@ -27,13 +27,13 @@ export interface CreateSecretInput {
   material: SecretMaterial;
 }
 
-/** Secrets: encrypted values owned by an org, a project or a user, used by projects directly or through grants. */
 /**
  * A module that keeps secret references where no foreign key can see them (inside JSON): names what
  * still uses the secret, or undefined. Deleting a secret in use is a 409.
  */
 export type SecretUser = (tx: Tx, orgId: string, secretId: string) => Promise<string | undefined>;
 
+/** Secrets: encrypted values owned by an org, a project or a user, used by projects directly or through grants. */
 export function createSecretsService(deps: { db: Database; cipher: EnvelopeCipher; users?: readonly SecretUser[] }) {
   const { db, cipher, users = [] } = deps;
 
