@@ -4,7 +4,7 @@
 import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import pg from "pg";
-import { benchProject, configSource, launchAgent, progress, summary, type BenchResult, type BenchServer, type Project } from "./lib.js";
+import { benchProject, configChange, launchAgent, progress, summary, type BenchResult, type BenchServer, type Project } from "./lib.js";
 
 const CONCURRENCY = 8;
 
@@ -77,7 +77,8 @@ export async function appendThroughput(server: BenchServer, providerUrl: string,
   const agentId = await launchAgent(server.api, project);
   const lanesAgents = await Promise.all(Array.from({ length: CONCURRENCY }, () => launchAgent(server.api, project)));
   const append = async (agent: string, instruction: string) => {
-    const reply = await server.timed.send("POST", `${project.base}/agents/${agent}/config`, project.token, { source: configSource(instruction), source_format: "yaml" });
+    const { path, body } = configChange(project, agent, instruction);
+    const reply = await server.timed.send("POST", path, project.token, body);
     if (reply.status !== 200) throw new Error(`config change: ${reply.status} ${reply.text.slice(0, 500)}`);
   };
   for (let i = 0; i < 20; i++) await append(agentId, `warm ${i % 2}`);

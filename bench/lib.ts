@@ -194,8 +194,13 @@ export async function sendInput(api: ApiClient, project: Project, agentId: strin
 }
 
 /** One timeline append through the API: a mid-conversation config change (one `agent_input` event). */
+export function configChange(project: Project, agentId: string, instruction: string) {
+  return { path: `${project.base}/agents/${agentId}/config`, body: { source: configSource(instruction), source_format: "yaml" } };
+}
+
 export async function changeConfig(api: ApiClient, project: Project, agentId: string, instruction: string) {
-  const reply = await api.post(`${project.base}/agents/${agentId}/config`, { source: configSource(instruction), source_format: "yaml" }, { token: project.token });
+  const { path, body } = configChange(project, agentId, instruction);
+  const reply = await api.post(path, body, { token: project.token });
   must(reply, [200], "config change");
   return reply.body;
 }

@@ -26,12 +26,6 @@ interface QueryConfig {
 
 type Send = (...args: unknown[]) => Promise<unknown>;
 
-/** What drizzle's node-postgres session sends to open a transaction (`sql\`begin\``, no options). */
-function isPlainBegin(config: QueryConfig | string, values: unknown): boolean {
-  const text = typeof config === "string" ? config : config.text;
-  return text === "begin" && (values === undefined || (Array.isArray(values) && values.length === 0)) && (typeof config === "string" || !config.values?.length);
-}
-
 /**
  * A pg client that names svc's frequent parameterized statements (drizzle sends them as config objects),
  * and does not wait for a transaction's BEGIN: the pool's clients run in pipeline mode, so the
@@ -46,7 +40,10 @@ export class PreparingClient extends pg.Client {
   override query(...args: unknown[]): never {
     const [config, values] = args as [QueryConfig | string, unknown[] | undefined];
     const send = super.query as Send;
-    if (args.length <= 2 && isPlainBegin(config, values)) {
+    const text = typeof config === "string" ? config : config.text;
+    const parameters = typeof config === "object" ? (config.values ?? values) : values;
+    // What drizzle's node-postgres session sends to open a transaction (`sql\`begin\``, no options, no callback).
+    if (text === "begin" && !parameters?.length && typeof args.at(-1) !== "function") {
       // Settled to its error (or undefined) at once, so a failure is never an unhandled rejection.
       this.pendingBegin = send.apply(this, args).then(
         () => undefined,
@@ -54,9 +51,8 @@ export class PreparingClient extends pg.Client {
       );
       return Promise.resolve({ command: "BEGIN", rowCount: null, rows: [], fields: [] }) as never;
     }
-    const parameters = typeof config === "object" ? (config.values ?? values) : undefined;
-    if (typeof config === "object" && config.name === undefined && typeof config.text === "string" && Array.isArray(parameters) && parameters.length > 0) {
-      const name = statementName(config.text);
+    if (typeof config === "object" && config.name === undefined && typeof text === "string" && Array.isArray(parameters) && parameters.length > 0) {
+      const name = statementName(text);
       if (name !== undefined) args[0] = { ...config, name };
     }
     const sent = send.apply(this, args);

@@ -56,8 +56,7 @@ export interface WaitingInput {
   contentBlocks: unknown[];
 }
 
-/** The latest turn's model work, read from the turn row and the turn's own contexts and calls. */
-/** Where the latest turn stands: what decides whether it still has model work. */
+/** Where the latest turn stands, read from the turn row and its own contexts and calls: whether it still has model work. */
 export interface TurnProgress {
   turnId: string | null;
   latestPromptSequence: number;
