@@ -39,9 +39,10 @@ type ModelWork = StartCall | { kind: "retry_later"; at: Date } | { kind: "runnin
 
 /**
  * One claim (reference design-brief.md §3.1), in the caller's transaction: lock a ready agent, read its turn in one
- * statement and decide. A model call starts in one more statement; transactional tool work (permission
- * checks, built-in calls) and calls run in a tool step take the full frontier, which reads the turn's calls.
- * `undefined` means there was nothing to claim.
+ * statement and decide. A model call starts in one more statement, the transaction's last, which takes its
+ * COMMIT along (`Tx.commitWith`): nothing may follow the claim in its transaction. Transactional tool work
+ * (permission checks, built-in calls) and calls run in a tool step take the full frontier, which reads the
+ * turn's calls. `undefined` means there was nothing to claim.
  */
 export async function claimNext(tx: Tx, signals: AgentSignals, options: ClaimOptions, ports: ToolPorts = {}): Promise<Claim | undefined> {
   const claimed = await lockReadyAgent(tx);
@@ -87,7 +88,8 @@ export function turnIsSettled(summary: TurnProgress): boolean {
 /** Starts the decided model call, or leaves the wakeup for a retry's time, or consumes it. */
 async function carryOut(tx: Tx, agent: AgentRow, decision: Decision, options: ClaimOptions): Promise<ModelStep | undefined> {
   if (decision.kind === "start") {
-    const started = await startModelCall(tx, { agent, ...options, ...decision });
+    // The claim's last statement: its COMMIT goes with it.
+    const started = await tx.commitWith(() => startModelCall(tx, { agent, ...options, ...decision }));
     return { kind: "model", agentId: agent.id, orgId: agent.orgId, projectId: agent.projectId, ...started };
   }
   if (decision.kind === "retry_later") await scheduleWakeup(tx, agent.id, decision.at, "model_retry_wait");

@@ -76,7 +76,7 @@ export async function runModelStep(deps: StepDeps, step: ModelStep, signal: Abor
       deps.db.tx(async (tx) => {
         const agent = await lockAgent(tx, step.agentId);
         if (!agent) return null;
-        if (reply) return recordReply(tx, agent, step, reply);
+        if (reply) return tx.commitWith(() => recordReply(tx, agent, step, reply));
         await recordOtherwise(tx, deps.signals, agent, step, outcome);
         return null;
       }),

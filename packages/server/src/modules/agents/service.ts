@@ -171,7 +171,7 @@ export function createAgentsService(deps: AgentsDeps) {
         if (body.expectedCurrentConfigId && body.expectedCurrentConfigId !== agent.currentConfigId) {
           throw conflict("the agent's current config is not expected_current_config_id; read the agent and try again");
         }
-        const { input, event } = await appendConfigChange(tx, agent, config, key ?? null, digest, settledValue(summary));
+        const { input, event } = await tx.commitWith(() => appendConfigChange(tx, agent, config, key ?? null, digest, settledValue(summary)));
         return { config, input, eventId: event.id };
       });
     } catch (err) {

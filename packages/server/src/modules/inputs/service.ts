@@ -35,26 +35,25 @@ export interface ContentInput {
 
 /**
  * Adds a content input to the backlog of a locked, active agent and wakes the worker. Shared by
- * send-input and by launch (the opening message).
+ * send-input and by launch (the opening message). `last`: the enqueue is the transaction's last
+ * statement, and takes its COMMIT along (`Tx.commitWith`).
  */
-export async function enqueueContentInput(tx: Tx, deps: InputsDeps, agent: AgentRow, input: ContentInput): Promise<store.InputRow> {
+export async function enqueueContentInput(tx: Tx, deps: InputsDeps, agent: AgentRow, input: ContentInput, last = false): Promise<store.InputRow> {
   await deps.artifacts.recordArtifacts(tx, input.prepared, { orgId: agent.orgId, projectId: agent.projectId, agentId: agent.id });
   const wakeReason = input.deliveryMode === "steering" ? "steering_input" : "queued_input";
-  return store.enqueueAndWake(
-    tx,
-    {
-      orgId: agent.orgId,
-      agentId: agent.id,
-      inputKind: "content",
-      deliveryMode: input.deliveryMode,
-      actorId: input.actorId,
-      idempotencyScope: CONTENT_SCOPE,
-      inputIdempotencyKey: input.key,
-      requestDigest: input.digest,
-      contentBlocks: input.prepared.blocks,
-    },
-    wakeReason,
-  );
+  const row = {
+    orgId: agent.orgId,
+    agentId: agent.id,
+    inputKind: "content" as const,
+    deliveryMode: input.deliveryMode,
+    actorId: input.actorId,
+    idempotencyScope: CONTENT_SCOPE,
+    inputIdempotencyKey: input.key,
+    requestDigest: input.digest,
+    contentBlocks: input.prepared.blocks,
+  };
+  const enqueue = () => store.enqueueAndWake(tx, row, wakeReason);
+  return last ? tx.commitWith(enqueue) : enqueue();
 }
 
 export function assertActive(agent: AgentRow): void {
@@ -101,9 +100,10 @@ export function createInputsService(deps: InputsDeps) {
           if (existing) return replay(existing, digest);
         }
         const actor = await resolveInputActor(tx, principal, orgId, projectId, body.actor);
-        const input = await enqueueContentInput(tx, deps, locked, { deliveryMode: mode, actorId: actor?.id ?? null, prepared, key: key ?? null, digest });
         // The steering input supersedes the interactions it cancels: it is their resolved_by_input_id.
-        if (mode === "steering" && body.cancel_open_interactions) await cancelOpenInteractions(tx, deps.signals, locked, input.id);
+        const cancels = mode === "steering" && body.cancel_open_interactions === true;
+        const input = await enqueueContentInput(tx, deps, locked, { deliveryMode: mode, actorId: actor?.id ?? null, prepared, key: key ?? null, digest }, !cancels);
+        if (cancels) await cancelOpenInteractions(tx, deps.signals, locked, input.id);
         return { input, created: true };
       });
     } catch (err) {

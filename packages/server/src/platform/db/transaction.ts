@@ -1,4 +1,9 @@
-import type { AppDb, Tx } from "./types.js";
+import type { AppDb, CommitsBehind, Tx } from "./types.js";
+
+/** Drizzle (0.45.4) keeps a transaction's driver connection in the plain field `session.client` (see prepared.ts). */
+interface TxInternals {
+  session: { client: Partial<CommitsBehind> };
+}
 
 /**
  * One transaction with post-commit hooks. Hooks act on this process only (dropping cached entries a
@@ -8,7 +13,12 @@ import type { AppDb, Tx } from "./types.js";
 export async function runTransaction<T>(db: AppDb, work: (tx: Tx) => Promise<T>): Promise<T> {
   const hooks: Array<() => void> = [];
   const result = await db.transaction(async (drizzleTx) => {
-    const tx = Object.assign(drizzleTx, { afterCommit: (hook: () => void) => void hooks.push(hook) });
+    const connection = (drizzleTx as unknown as TxInternals).session.client;
+    const tx = Object.assign(drizzleTx, {
+      afterCommit: (hook: () => void) => void hooks.push(hook),
+      // A driver that cannot (an in-thread PGlite, for benchmark baselines) commits after `last` as usual.
+      commitWith: <R>(last: () => Promise<R>) => (connection.commitBehindNextStatement?.(), last()),
+    });
     return work(tx);
   });
   for (const hook of hooks) {

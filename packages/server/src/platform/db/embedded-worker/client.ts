@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { Results, Transaction } from "@electric-sql/pglite";
+import type { CommitsBehind } from "../types.js";
 import type { HostOptions, Reply, Request, RowMode, WireError } from "./protocol.js";
 
 /** What svc (and drizzle's PGlite driver) asks of an embedded database; a PGlite instance has it too. */
@@ -57,19 +58,21 @@ export class EmbeddedWorkerClient implements EmbeddedClient {
 
   /**
    * The transaction's number is chosen here, so its first statement follows the `begin` at once: one
-   * round trip fewer per transaction. A failed BEGIN fails that statement and the `end`.
+   * round trip fewer per transaction. A failed BEGIN fails that statement and the `end`. A transaction
+   * whose last statement took its commit along (`Tx.commitWith`) already ended in the worker.
    */
   async transaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T> {
     const tx = this.nextTransaction++;
     this.call({ op: "begin", tx }).catch(() => {});
+    const handle = this.transactionHandle(tx);
     let result: T;
     try {
-      result = await work(this.transactionHandle(tx));
+      result = await work(handle);
     } catch (err) {
-      await this.call({ op: "end", tx, commit: false }).catch(() => {});
+      if (!handle.ended) await this.call({ op: "end", tx, commit: false }).catch(() => {});
       throw err;
     }
-    await this.call({ op: "end", tx, commit: true });
+    if (!handle.ended) await this.call({ op: "end", tx, commit: true });
     return result;
   }
 
@@ -99,13 +102,29 @@ export class EmbeddedWorkerClient implements EmbeddedClient {
     await this.worker.terminate();
   }
 
-  /** Only what drizzle's PGlite driver uses inside a transaction; savepoints are statements like any other. */
-  private transactionHandle(tx: number): Transaction {
-    const handle: Pick<Transaction, "query" | "exec"> = {
-      query: (sql, params = [], options) => this.call({ op: "query", sql, params, rowMode: options?.rowMode ?? "object", tx }) as Promise<never>,
-      exec: (sql) => this.call({ op: "exec", sql, tx }) as Promise<Results[]>,
+  /**
+   * Only what drizzle's PGlite driver uses inside a transaction; savepoints are statements like any other.
+   * `ended` once a statement was sent with the commit behind it: the worker ends the transaction there.
+   */
+  private transactionHandle(tx: number): Transaction & CommitsBehind & { readonly ended: boolean } {
+    let commitBehindNext = false;
+    let ended = false;
+    const statement = (op: Op): Promise<never> => {
+      if (ended) return Promise.reject(new Error("a statement after the transaction's last one (Tx.commitWith)"));
+      if (op.op !== "query" || !commitBehindNext) return this.call(op) as Promise<never>;
+      commitBehindNext = false;
+      ended = true;
+      return this.call({ ...op, commit: true }) as Promise<never>;
     };
-    return handle as Transaction;
+    const handle: Pick<Transaction, "query" | "exec"> & CommitsBehind & { readonly ended: boolean } = {
+      query: (sql, params = [], options) => statement({ op: "query", sql, params, rowMode: options?.rowMode ?? "object", tx }),
+      exec: (sql) => statement({ op: "exec", sql, tx }),
+      commitBehindNextStatement: () => void (commitBehindNext = true),
+      get ended() {
+        return ended;
+      },
+    };
+    return handle as Transaction & typeof handle;
   }
 
   private call(op: Op): Promise<unknown> {

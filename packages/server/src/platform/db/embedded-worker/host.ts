@@ -136,6 +136,23 @@ async function query(pg: PGlite, request: Extract<Request, { op: "query" }>): Pr
   return tx === undefined ? pg._runExclusiveTransaction(viaName) : viaName();
 }
 
+/**
+ * A transaction's last statement, with the transaction ended right behind it here (`Tx.commitWith`):
+ * committed when the statement succeeded, rolled back when it failed. Its answer waits for the end, so
+ * a failed commit is this statement's error.
+ */
+async function lastStatement(pg: PGlite, request: Extract<Request, { op: "query" }>): Promise<Results> {
+  let result: Results;
+  try {
+    result = await query(pg, request);
+  } catch (err) {
+    await end(request.tx!, false);
+    throw err;
+  }
+  await end(request.tx!, true);
+  return result;
+}
+
 // A transaction enters the gate at `begin` and leaves at its end; a dump takes it alone.
 const GATED_ELSEWHERE = new Set<Request["op"]>(["begin", "end", "dump", "close"]);
 
@@ -147,7 +164,7 @@ function handle(pg: PGlite, request: Request): Promise<unknown> {
 async function run(pg: PGlite, request: Request): Promise<unknown> {
   switch (request.op) {
     case "query":
-      return query(pg, request);
+      return request.commit ? lastStatement(pg, request) : query(pg, request);
     case "exec":
       return (await target(pg, request.tx)).exec(request.sql);
     case "begin":

@@ -6,7 +6,8 @@
 export type RowMode = "object" | "array";
 
 export type Request =
-  | { id: number; op: "query"; sql: string; params: unknown[]; rowMode: RowMode; tx?: number }
+  /** `commit`: the transaction's last statement; the worker ends the transaction right behind it (`Tx.commitWith`). */
+  | { id: number; op: "query"; sql: string; params: unknown[]; rowMode: RowMode; tx?: number; commit?: boolean }
   | { id: number; op: "exec"; sql: string; tx?: number }
   | { id: number; op: "begin"; tx: number }
   | { id: number; op: "end"; tx: number; commit: boolean }
