@@ -58,6 +58,14 @@ describe("Tx.commitWith", () => {
     });
     expect(result).toBe("nothing sent");
     expect(await ids()).toContain("d1");
+    // The request to commit behind the next statement ended with its transaction: the next transaction
+    // (on PostgreSQL, the pool hands the same idle connection back) still rolls back as a whole.
+    const next = server.db.tx(async (tx) => {
+      await tx.execute(insert("d2"));
+      throw new Error("roll back");
+    });
+    await expect(next).rejects.toThrow("roll back");
+    expect(await ids()).not.toContain("d2");
   });
 
   it("is rolled back with the rest when the callback throws before its last statement", async () => {

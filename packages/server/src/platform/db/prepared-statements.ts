@@ -1,5 +1,6 @@
 import pg from "pg";
 import { StatementNames } from "./statement-names.js";
+import { statementAfterLast } from "./transaction.js";
 import type { CommitsBehind } from "./types.js";
 
 /*
@@ -56,7 +57,7 @@ export class PreparingClient extends pg.Client implements CommitsBehind {
     const text = typeof config === "string" ? config : config.text;
     const parameters = typeof config === "object" ? (config.values ?? values) : values;
     // What drizzle's node-postgres session sends to open and end a transaction (no options, no callback).
-    const boundary = !parameters?.length && typeof args.at(-1) !== "function" ? TRANSACTION_BOUNDARIES.get(text) : undefined;
+    const boundary = !parameters?.length && typeof args.at(-1) !== "function" && TRANSACTION_BOUNDARIES.has(text) ? text : undefined;
     if (boundary === "begin") {
       // Settled to its error (or undefined) at once, so a failure is never an unhandled rejection.
       this.pendingBegin = send.apply(this, args).then(
@@ -66,7 +67,7 @@ export class PreparingClient extends pg.Client implements CommitsBehind {
       return Promise.resolve(answered("BEGIN")) as never;
     }
     if (this.committedEarly) {
-      if (boundary === undefined) return Promise.reject(new Error("a statement after the transaction's last one (Tx.commitWith)")) as never;
+      if (boundary === undefined) return Promise.reject(statementAfterLast()) as never;
       this.committedEarly = false;
       return Promise.resolve(answered(boundary.toUpperCase())) as never;
     }
@@ -103,11 +104,7 @@ export class PreparingClient extends pg.Client implements CommitsBehind {
   }
 }
 
-const TRANSACTION_BOUNDARIES = new Map<unknown, "begin" | "commit" | "rollback">([
-  ["begin", "begin"],
-  ["commit", "commit"],
-  ["rollback", "rollback"],
-]);
+const TRANSACTION_BOUNDARIES = new Set<unknown>(["begin", "commit", "rollback"]);
 
 function answered(command: string) {
   return { command, rowCount: null, rows: [], fields: [] };

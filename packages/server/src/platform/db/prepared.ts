@@ -8,7 +8,7 @@ type Db = AppDb | Tx;
  * internal in its types but are plain fields: a handle's `session` holds the driver `client` (the pool, a
  * pooled connection, or the embedded database's client), and a prepared query runs on its own `client`.
  */
-interface HandleInternals {
+export interface HandleInternals {
   session: { client: unknown };
 }
 interface PreparedInternals {

@@ -1,8 +1,9 @@
+import type { HandleInternals } from "./prepared.js";
 import type { AppDb, CommitsBehind, Tx } from "./types.js";
 
-/** Drizzle (0.45.4) keeps a transaction's driver connection in the plain field `session.client` (see prepared.ts). */
-interface TxInternals {
-  session: { client: Partial<CommitsBehind> };
+/** What a connection answers to a statement sent after its transaction's last one (`Tx.commitWith`). */
+export function statementAfterLast(): Error {
+  return new Error("a statement after the transaction's last one (Tx.commitWith)");
 }
 
 /**
@@ -13,7 +14,7 @@ interface TxInternals {
 export async function runTransaction<T>(db: AppDb, work: (tx: Tx) => Promise<T>): Promise<T> {
   const hooks: Array<() => void> = [];
   const result = await db.transaction(async (drizzleTx) => {
-    const connection = (drizzleTx as unknown as TxInternals).session.client;
+    const connection = (drizzleTx as unknown as HandleInternals).session.client as Partial<CommitsBehind>;
     const tx = Object.assign(drizzleTx, {
       afterCommit: (hook: () => void) => void hooks.push(hook),
       // A driver that cannot (an in-thread PGlite, for benchmark baselines) commits after `last` as usual.

@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { Results, Transaction } from "@electric-sql/pglite";
+import { statementAfterLast } from "../transaction.js";
 import type { CommitsBehind } from "../types.js";
 import type { HostOptions, Reply, Request, RowMode, WireError } from "./protocol.js";
 
@@ -110,7 +111,7 @@ export class EmbeddedWorkerClient implements EmbeddedClient {
     let commitBehindNext = false;
     let ended = false;
     const statement = (op: Op): Promise<never> => {
-      if (ended) return Promise.reject(new Error("a statement after the transaction's last one (Tx.commitWith)"));
+      if (ended) return Promise.reject(statementAfterLast());
       if (op.op !== "query" || !commitBehindNext) return this.call(op) as Promise<never>;
       commitBehindNext = false;
       ended = true;
