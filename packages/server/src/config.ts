@@ -29,6 +29,8 @@ export interface Config {
   readonly authCacheTtlMs: number;
   /** API requests worked on at once; more wait their turn (platform/http/admission.ts). 0: no limit. */
   readonly maxConcurrentRequests: number;
+  /** API requests started per turn of the event loop; more start in the next turns (platform/http/pacing.ts). 0: no pacing. */
+  readonly requestStartsPerTurn: number;
   readonly rateLimits: RateLimitConfig;
   readonly deviceLogin: DeviceLoginConfig;
   readonly runtime: RuntimeConfig;
@@ -174,6 +176,7 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownTimeoutMs: intVar(env, "SVC_SHUTDOWN_TIMEOUT_MS", 10_000, 0, 600_000),
     authCacheTtlMs: intVar(env, "SVC_AUTH_CACHE_TTL_MS", 5_000, 0, 60_000),
     maxConcurrentRequests: intVar(env, "SVC_MAX_CONCURRENT_REQUESTS", 32, 0, 100_000),
+    requestStartsPerTurn: intVar(env, "SVC_REQUEST_STARTS_PER_TURN", 16, 0, 100_000),
     rateLimits: Object.freeze({
       authPerWindow: intVar(env, "SVC_RATE_LIMIT_AUTH", 20, 1, 1_000_000),
       authPerAccountPerWindow: intVar(env, "SVC_RATE_LIMIT_AUTH_ACCOUNT", 10, 1, 1_000_000),

@@ -18,12 +18,11 @@ declare module "fastify" {
 /**
  * At most `limit` API requests are worked on at once; the rest wait their turn, in arrival order, once
  * received and authenticated (a request whose body is still arriving holds no place, so slow senders
- * cannot take them all) and before validation and the handler. When many requests arrive together, as when
- * hundreds of clients connect at once, every one of them would otherwise run its first steps in the same
- * turns of the event loop, and everything else on the loop waits for those turns: a `/healthz` probe,
- * a stream's next frame, a new connection (Node accepts one per turn). With the limit, a turn holds at
- * most `limit` requests' work. On the embedded database, whose thread answers one statement at a time,
- * more requests in flight add waiting, not throughput (docs/performance.md, load test).
+ * cannot take them all) and before validation and the handler. Without it, every request in flight would
+ * hold memory and take its share of each turn of the event loop, and everything else on the loop waits for
+ * those turns: a `/healthz` probe, a stream's next frame, a new connection. A burst's first steps, up to
+ * this hook, are spread over turns by pacing.ts. On the embedded database, whose thread answers one
+ * statement at a time, more requests in flight add waiting, not throughput (docs/performance.md, load test).
  *
  * Not counted: `/healthz`, `/readyz`, `/metrics` and everything else outside `/api/`, event streams (held
  * open for long), and the machine daemons' routes (a daemon's request may be what a waiting call needs).

@@ -11,6 +11,7 @@ import { errorHandler } from "./error-handler.js";
 import { acceptAbsentBodies, markOptionalBodies } from "./optional-body.js";
 import { refuseUnstorableText } from "./storable-input.js";
 import { clientError, frameworkError, MAX_PARAM_LENGTH, secureResponses } from "./hardening.js";
+import { pacedServerFactory } from "./pacing.js";
 import { strictQueries } from "./strict-query.js";
 import { traceRequests } from "./tracing.js";
 import { validatorCompiler } from "./validation.js";
@@ -40,6 +41,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
     frameworkErrors: frameworkError,
     clientErrorHandler: clientError,
     ajv: { customOptions: { strict: false } },
+    serverFactory: pacedServerFactory(config.requestStartsPerTurn),
   }).withTypeProvider<TypeBoxTypeProvider>();
   traceRequests(app);
   app.setValidatorCompiler(validatorCompiler);
