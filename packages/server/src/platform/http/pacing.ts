@@ -13,12 +13,11 @@ type Handler = (request: IncomingMessage, response: ServerResponse) => void;
  * a `/healthz` probe, a stream's next frame, accepting a new connection. Deferring all but `perTurn` of
  * them to the check phase, `perTurn` per turn, lets the poll phase come round between batches. Requests
  * outside `/api/` (probes, `/metrics`) start at once. `perTurn` 0 starts every request at once.
- *
- * Fastify sets these on the servers it creates itself; a factory's server must set them too.
  */
 export function pacedServerFactory(perTurn: number) {
   return (handler: Handler, options: FastifyServerOptions): Server => {
     const server = createServer(perTurn > 0 ? pacedHandler(handler, perTurn) : handler);
+    // Fastify sets these on the servers it creates itself; it leaves them to a factory's server.
     server.keepAliveTimeout = options.keepAliveTimeout ?? server.keepAliveTimeout;
     server.requestTimeout = options.requestTimeout ?? server.requestTimeout;
     server.setTimeout(options.connectionTimeout ?? 0);
