@@ -237,7 +237,15 @@ describe("model output deltas", () => {
 
   it("are never replayed", async () => {
     const { agent, turnId } = await agentWith(1);
-    await server.app.services.signals.publishDelta(agent.id, envelope(turnId, newUuid(), 1, "gone"));
+    const signals = server.app.services.signals;
+    // On PostgreSQL a published delta reaches this process's listener a moment later: wait until it has
+    // been dispatched, or a stream opened meanwhile would rightly receive it live.
+    let delivered!: () => void;
+    const dispatched = new Promise<void>((resolve) => (delivered = resolve));
+    const stopWatching = await signals.onDelta(agent.id, () => delivered());
+    await signals.publishDelta(agent.id, envelope(turnId, newUuid(), 1, "gone"));
+    await dispatched;
+    stopWatching();
     const stream = await open(agent, "?stream_deltas=true");
     try {
       expect(ids(await stream.frames(1))).toEqual([1]);
