@@ -8,7 +8,7 @@ import { newUuid } from "../../platform/ids.js";
 import { projectRoleOf, requireOrg, requireProject } from "../orgs/access.js";
 import { projectRoleAllows } from "../orgs/policy.js";
 import { authorityOver, requireListScope, requireOwnerManage, requireSecret } from "./authority.js";
-import * as grants from "./grants-store.js";
+import { grants, type GrantRow } from "./grants-store.js";
 import { checkMaterial, openMaterial, payloadKeys, sealMaterial } from "./material.js";
 import type { AvailabilitySource, OwnerKind, SecretKind, SecretMaterial } from "./schemas.js";
 import * as store from "./store.js";
@@ -144,7 +144,7 @@ export function createSecretsService(deps: { db: Database; cipher: EnvelopeCiphe
     async listGrants(principal: Principal, orgId: string, secretId: string, query: { name?: string; page: store.Page }) {
       return db.tx(async (tx) => {
         await requireSecret(tx, principal, orgId, secretId, "manage");
-        return grants.listGrants(tx, { orgId, secretId, name: query.name, page: query.page });
+        return grants.listGrants(tx, { orgId, subjectId: secretId, name: query.name, page: query.page });
       });
     },
 
@@ -153,7 +153,7 @@ export function createSecretsService(deps: { db: Database; cipher: EnvelopeCiphe
      * in the target project, so a grant never hands a value to a project by someone who could not put
      * one there themselves.
      */
-    async createGrant(principal: Principal, orgId: string, secretId: string, targetProjectId: string): Promise<grants.GrantRow> {
+    async createGrant(principal: Principal, orgId: string, secretId: string, targetProjectId: string): Promise<GrantRow> {
       return withConflicts(() =>
         db.tx(async (tx) => {
           const { secret } = await requireSecret(tx, principal, orgId, secretId, "change");

@@ -13,7 +13,7 @@ import { projectRoleAllows } from "../orgs/policy.js";
 import { checkArchive, replaceSkillMd, type CheckedArchive } from "./archive.js";
 import { archiveError } from "./archive-rules.js";
 import { authorityOver, requireListScope, requireOwnerManage, requireSkill } from "./authority.js";
-import * as grants from "./grants-store.js";
+import { grants, type GrantRow } from "./grants-store.js";
 import type { AvailabilitySource, OwnerKind } from "./schemas.js";
 import { parseSkillMd } from "./skill-md.js";
 import * as store from "./store.js";
@@ -144,12 +144,12 @@ export function createSkillsService(deps: { db: Database; blobs: BlobStore }) {
     async listGrants(principal: Principal, orgId: string, skillId: string, query: { name?: string; page: PageRequest }) {
       return db.tx(async (tx) => {
         await requireSkill(tx, principal, orgId, skillId, "manage");
-        return grants.listGrants(tx, { orgId, skillId, name: query.name, page: query.page });
+        return grants.listGrants(tx, { orgId, subjectId: skillId, name: query.name, page: query.page });
       });
     },
 
     /** Makes the skill available to another project; the caller manages the skill and the target project. */
-    async createGrant(principal: Principal, orgId: string, skillId: string, targetProjectId: string): Promise<grants.GrantRow> {
+    async createGrant(principal: Principal, orgId: string, skillId: string, targetProjectId: string): Promise<GrantRow> {
       return withConflicts(() =>
         db.tx(async (tx) => {
           const { skill } = await requireSkill(tx, principal, orgId, skillId, "change");
