@@ -70,7 +70,7 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
   const agents = createAgentsService({ db, signals, artifacts });
   const inputs = createInputsService({ db, signals, artifacts });
   const interactions = createInteractionsService({ db, signals });
-  const tools = createToolsService({ db, signals, artifacts });
+  const tools = createToolsService({ db, artifacts });
   const skillInstalls = createSkillInstallService({
     db,
     signals,
@@ -80,7 +80,7 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
     tokenSeconds: config.machines.skillDownloadTokenSeconds,
     machines: services.agentMachines,
   });
-  const daemon = createDaemonService({ db, signals, credentials: createOrgCredentials({ cipher: services.cipher }), artifacts, skillInstalls });
+  const daemon = createDaemonService({ db, credentials: createOrgCredentials({ cipher: services.cipher }), artifacts, skillInstalls });
 
   const http = await createHttpApp({
     config,

@@ -152,7 +152,7 @@ async function backupSocket(config: Config, dump: () => Promise<string>, log: pi
 export function maintenanceTasks(db: Database, services: Services, config: Config): MaintenanceTask[] {
   return [
     leaseReaper(db, services),
-    unreachableMachines(db, services, config),
+    unreachableMachines(db, config),
     byoBindingsFollowConfig(db, services),
     skillInstallDeadlines(db, services),
     { name: "expired-sessions", run: () => services.identity.sweepExpired() },

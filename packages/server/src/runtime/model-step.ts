@@ -77,7 +77,7 @@ export async function runModelStep(deps: StepDeps, step: ModelStep, signal: Abor
         const agent = await lockAgent(tx, step.agentId);
         if (!agent) return null;
         if (reply) return tx.commitWith(() => recordReply(tx, agent, step, reply));
-        await recordOtherwise(tx, deps.signals, agent, step, outcome);
+        await recordOtherwise(tx, agent, step, outcome);
         return null;
       }),
     );
@@ -105,16 +105,16 @@ async function recordUnstorable(deps: StepDeps, step: ModelStep, err: unknown): 
   await deps.db
     .tx(async (tx) => {
       const agent = await lockAgent(tx, step.agentId);
-      if (agent) await recordOtherwise(tx, deps.signals, agent, step, { kind: "failure", failure: { kind: "runtime", message, retryable: false } });
+      if (agent) await recordOtherwise(tx, agent, step, { kind: "failure", failure: { kind: "runtime", message, retryable: false } });
     })
     .catch(() => undefined);
 }
 
 /** Outcomes other than a well-formed reply: the lock and context are checked, then the general recorders run. */
-async function recordOtherwise(tx: Tx, signals: AgentSignals, agent: AgentRow, step: ModelStep, outcome: Outcome): Promise<void> {
+async function recordOtherwise(tx: Tx, agent: AgentRow, step: ModelStep, outcome: Outcome): Promise<void> {
   const [context] = await tx.select().from(modelCallContexts).where(eq(modelCallContexts.id, step.context.id));
   const [lock] = await tx.select().from(agentRuntimeLocks).where(eq(agentRuntimeLocks.id, step.lockId));
-  if (context?.state === "started" && lock) await record(tx, signals, agent, context, outcome);
+  if (context?.state === "started" && lock) await record(tx, agent, context, outcome);
   if (lock) await tx.delete(agentRuntimeLocks).where(eq(agentRuntimeLocks.id, step.lockId));
   await markWakeup(tx, agent.id, "model_step_done");
 }
@@ -188,13 +188,13 @@ function asFailure(err: unknown): Failure {
   return { kind: "runtime", message: storableText(`the model call failed inside svc: ${(err as Error)?.message ?? String(err)}`), retryable: true };
 }
 
-async function record(tx: Tx, signals: AgentSignals, agent: AgentRow, context: ContextRow, outcome: Outcome): Promise<void> {
+async function record(tx: Tx, agent: AgentRow, context: ContextRow, outcome: Outcome): Promise<void> {
   if (outcome.kind === "failure") {
-    await recordFailure(tx, signals, agent, context, outcome.failure);
+    await recordFailure(tx, agent, context, outcome.failure);
     return;
   }
   if (outcome.kind === "compact") {
-    await recordCompactionNeeded(tx, signals, agent, context, outcome.message);
+    await recordCompactionNeeded(tx, agent, context, outcome.message);
     return;
   }
   if (outcome.kind === "checkpoint") {
@@ -207,7 +207,7 @@ async function record(tx: Tx, signals: AgentSignals, agent: AgentRow, context: C
     return;
   }
   // A result comes here only when it was malformed: a well-formed one was recorded by recordReply.
-  await recordFailure(tx, signals, agent, context, { kind: "invalid_response", message: "the model asked to use tools but named none", retryable: true });
+  await recordFailure(tx, agent, context, { kind: "invalid_response", message: "the model asked to use tools but named none", retryable: true });
 }
 
 /**

@@ -6,7 +6,6 @@ import type { Tx } from "../platform/db/index.js";
 import { newUuid } from "../platform/ids.js";
 import { appendEvent, type AgentRow } from "./store/journal.js";
 import type { ContextRow } from "./frontier.js";
-import type { AgentSignals } from "./signals.js";
 import { markWakeup, scheduleWakeup } from "./wakeups.js";
 
 /** At most this many attempts per model operation; then the failure is terminal. */
@@ -37,7 +36,7 @@ export interface Failure {
  * reason `error` and the message as an `error` block, which ends the turn and stays in the history
  * the next turn sees. The agent must be locked and the context still `started`.
  */
-export async function recordFailure(tx: Tx, signals: AgentSignals, agent: AgentRow, context: ContextRow, failure: Failure): Promise<"retry" | "terminal"> {
+export async function recordFailure(tx: Tx, agent: AgentRow, context: ContextRow, failure: Failure): Promise<"retry" | "terminal"> {
   const base = { state: "failed", errorKind: failure.kind, errorMessage: failure.message, completedAt: dbNow, runtimeLockId: null };
   if (failure.retryable && context.attemptNumber < MAX_MODEL_ATTEMPTS) {
     const delay = Math.max(backoffMs(context.id, context.attemptNumber), failure.retryAfterMs ?? 0);
@@ -62,7 +61,7 @@ export async function recordFailure(tx: Tx, signals: AgentSignals, agent: AgentR
 }
 
 /** The context needs a summary of older events before it can be retried (context window exceeded). */
-export async function recordCompactionNeeded(tx: Tx, signals: AgentSignals, agent: AgentRow, context: ContextRow, message: string): Promise<void> {
+export async function recordCompactionNeeded(tx: Tx, agent: AgentRow, context: ContextRow, message: string): Promise<void> {
   await tx
     .update(modelCallContexts)
     .set({ state: "failed", recoveryKind: "compact", errorKind: "context_window", errorMessage: message, completedAt: dbNow, runtimeLockId: null })

@@ -37,7 +37,7 @@ export async function reapExpiredLeases(db: Database, signals: AgentSignals): Pr
         .from(modelCallContexts)
         .where(and(eq(modelCallContexts.runtimeLockId, lock.id), eq(modelCallContexts.state, "started")));
       for (const context of started) {
-        await recordFailure(tx, signals, agent, context, {
+        await recordFailure(tx, agent, context, {
           kind: "runtime",
           message: "runtime lease expired before the model result was accepted",
           retryable: true,

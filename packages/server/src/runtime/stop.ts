@@ -61,7 +61,7 @@ export async function stopCurrentWork(tx: Tx, signals: AgentSignals, agent: Agen
   // Only a waiting call can have process work queued for a daemon.
   const waiting = unfinished.filter((call) => call.state === "waiting").map((call) => call.id);
   for (const call of unfinished) {
-    await completeToolCall(tx, signals, agent, call, "canceled", [textBlock("The tool call was canceled because the user stopped the agent.")]);
+    await completeToolCall(tx, agent, call, "canceled", [textBlock("The tool call was canceled because the user stopped the agent.")]);
   }
   await endQueuedWorkOf(tx, waiting);
   const event = await appendEvent(tx, agent, { turnId: state.turn.id, kind: "agent_input", agentInputId: control.id, semantic: false, marks: "stop" });

@@ -159,7 +159,7 @@ async function recordCall(deps: StepDeps, step: ToolStep, call: ToolCallRow, out
         .where(and(eq(toolCalls.id, call.id), eq(toolCalls.runtimeLockId, step.lockId), eq(toolCalls.state, "running")));
       if (!current) return;
       await deps.artifacts.recordArtifacts(tx, prepared, { orgId: step.orgId, projectId: step.projectId, agentId: step.agentId });
-      await completeToolCall(tx, deps.signals, agent, current, outcome, prepared.blocks);
+      await completeToolCall(tx, agent, current, outcome, prepared.blocks);
     }),
   );
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { agentProject, yamlConfig } from "../support/agents.js";
-import { createConfig, launch } from "../support/agent-loop.js";
+import { startAgentWorker } from "../../src/runtime/index.js";
+import { createConfig, eventually, launch } from "../support/agent-loop.js";
 import { useFakeProvider } from "../support/fake-provider.js";
 import { useTestServer } from "../support/server.js";
 import { countStatements } from "../support/statements.js";
@@ -51,6 +52,32 @@ describe("the cost of an append", () => {
     const sources = [yamlConfig(project, "", "You are the second config."), yamlConfig(project)];
     const change = () => server.api.post(`${project.base}/agents/${agentId}/config`, { source: sources.shift(), source_format: "yaml" }, { token: project.token });
     expect(await costOfSecond(change, 200)).toEqual({ statements: 4, transactions: 1 });
+  });
+
+  // A custom tool's answer: the agent and the call are read together (the check before media is stored),
+  // then, under the agent's lock, the call again and one statement writing result, call state, event,
+  // wakeup and their hints, which takes its COMMIT along (nine statements when those were written one by one).
+  it("submits a custom tool call's result in five statements in one transaction", async () => {
+    const project = await agentProject(server.api, provider.baseUrl);
+    const tools = "tools:\n  lookup:\n    type: custom\n    description: Looks a thing up\n    input_schema: { type: object }\n";
+    // Asked for by the message, not by a script: the worker also answers the agents of the tests above.
+    const agentId = await launch(server.api, project, await createConfig(server.api, project, yamlConfig(project, tools)), "call tool lookup {}");
+    const calls = `${project.base}/agents/${agentId}/tool-calls`;
+    const worker = startAgentWorker({ db: server.db, services: server.app.services, config: server.config, log: { warn: () => {}, error: () => {} } });
+    const ready = await eventually(
+      async () => (await server.api.get(`${calls}?state=ready`, { token: project.token })).body.data,
+      (list: Array<{ id: string }>) => list.length === 1,
+    ).finally(() => worker.stop());
+    expect((await server.api.get(calls, { token: project.token })).status).toBe(200);
+    const stop = countStatements(server);
+    const reply = await server.api.post(`${calls}/${ready[0]!.id}/result`, { outcome: "succeeded", content_blocks: [{ type: "text", text: "42" }] }, { token: project.token });
+    const { statements, transactions } = stop();
+    expect(reply.status, reply.text).toBe(200);
+    expect(reply.body.tool_call).toMatchObject({ state: "completed", outcome: "succeeded" });
+    expect(reply.body.tool_result).toMatchObject({ outcome: "succeeded", content_blocks: [{ type: "text", text: "42" }] });
+    // Written by one statement, so with one clock reading.
+    expect(reply.body.tool_call.completed_at).toBe(reply.body.tool_result.created_at);
+    expect({ statements, transactions }).toEqual({ statements: 5, transactions: 1 });
   });
 
   // Not an append, but on the same path of every agent response: a config row never changes, so the model

@@ -228,7 +228,7 @@ export class TimelineWriter {
   async toolResult(toolCallId: string, outcome: ToolOutcome, blocks: unknown[]): Promise<WrittenEvent> {
     return this.locked(async (tx, agent) => {
       const [call] = await tx.select().from(toolCalls).where(eq(toolCalls.id, toolCallId));
-      const { event } = await completeToolCall(tx, this.signals, agent, call!, outcome, blocks);
+      const { event } = await completeToolCall(tx, agent, call!, outcome, blocks);
       return { sequence: event.sequence, eventId: event.id, turnId: event.turnId };
     });
   }

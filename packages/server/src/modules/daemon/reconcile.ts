@@ -1,7 +1,6 @@
 import type { Disposition, ProcessActionDirective, ProcessClaim, ProcessDirective } from "@svc/protocol";
 import type { Tx } from "../../platform/db/index.js";
 import { decodeId } from "../../platform/ids.js";
-import type { AgentSignals } from "../../runtime/signals.js";
 import { encodeId } from "../../platform/ids.js";
 import { TERMINAL_PROCESS_STATES, abandonProcess, settleAction, type ProcessActionRow, type ProcessRow } from "../../runtime/store/processes.js";
 import { textBlock } from "../../runtime/store/tool-calls.js";
@@ -34,7 +33,7 @@ import * as store from "./store.js";
  * daemon's home: its call completes as failed with that reason, and it is never offered again.
  */
 
-export async function reconcile(tx: Tx, signals: AgentSignals, runtime: store.RuntimeRow, claims: readonly ProcessClaim[]): Promise<ProcessDirective[]> {
+export async function reconcile(tx: Tx, runtime: store.RuntimeRow, claims: readonly ProcessClaim[]): Promise<ProcessDirective[]> {
   const ids = claims.map((c) => decodeId("process", c.process_id)).filter((id): id is string => id !== null);
   const known = new Map((await store.processesOfMachine(tx, runtime.machineId, ids)).map((p) => [p.id, p]));
   const directives: ProcessDirective[] = [];
@@ -47,12 +46,12 @@ export async function reconcile(tx: Tx, signals: AgentSignals, runtime: store.Ru
     const disposition = decide(claim, process);
     if (disposition === "retain" && !TERMINAL_PROCESS_STATES.has(process!.state)) rebind.push(process!.id);
     if (disposition === "start") start.push(process!.id);
-    const actions = disposition === "retain" || disposition === "start" ? await reconcileActions(tx, signals, claim, accepted.filter((a) => a.processId === process!.id)) : [];
+    const actions = disposition === "retain" || disposition === "start" ? await reconcileActions(tx, claim, accepted.filter((a) => a.processId === process!.id)) : [];
     directives.push({ process_id: claim.process_id, supervisor_instance_id: claim.supervisor_instance_id, disposition, actions });
   }
   await store.bindProcessesToRuntime(tx, rebind, runtime.id);
   await store.bindProcessesToRuntime(tx, start, runtime.id, "running");
-  for (const lost of await store.liveProcessesNotIn(tx, runtime.machineId, [...rebind, ...start])) await settleLost(tx, signals, lost);
+  for (const lost of await store.liveProcessesNotIn(tx, runtime.machineId, [...rebind, ...start])) await settleLost(tx, lost);
   return directives;
 }
 
@@ -65,17 +64,16 @@ function decide(claim: ProcessClaim, process: ProcessRow | undefined): Dispositi
   return process.state === "queued" ? "release" : "retain";
 }
 
-async function settleLost(tx: Tx, signals: AgentSignals, process: ProcessRow): Promise<void> {
+async function settleLost(tx: Tx, process: ProcessRow): Promise<void> {
   await abandonProcess(
     tx,
-    signals,
     process,
     "The machine's daemon restarted without any record of this process (its home directory was lost or replaced), so " +
       "its outcome is unknown. It was not run again.",
   );
 }
 
-async function reconcileActions(tx: Tx, signals: AgentSignals, claim: ProcessClaim, accepted: ProcessActionRow[]): Promise<ProcessActionDirective[]> {
+async function reconcileActions(tx: Tx, claim: ProcessClaim, accepted: ProcessActionRow[]): Promise<ProcessActionDirective[]> {
   const claimed = new Map(claim.actions.map((a) => [decodeId("processAction", a.process_action_id), a]));
   const directives: ProcessActionDirective[] = [];
   for (const action of accepted) {
@@ -88,7 +86,7 @@ async function reconcileActions(tx: Tx, signals: AgentSignals, claim: ProcessCla
       const reason =
         "The machine's daemon restarted while applying this action, so whether it had its effect is unknown. It was not applied again; " +
         "read the process's output to see where it stands.";
-      await settleAction(tx, signals, action, "unknown", reason, { outcome: "failed", blocks: [textBlock(reason)] });
+      await settleAction(tx, action, "unknown", reason, { outcome: "failed", blocks: [textBlock(reason)] });
       if (held) directives.push({ ...named, disposition: "release" });
     } else await store.requeueAction(tx, action.id);
   }

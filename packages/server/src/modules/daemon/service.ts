@@ -9,11 +9,9 @@ import { putToSleep } from "../machines/sleep.js";
 import { notifyDaemon } from "../machines/store.js";
 import type { OrgCredentials } from "../secrets/org-credentials.js";
 import type { ArtifactsService } from "../artifacts/service.js";
-import type { AgentSignals } from "../../runtime/signals.js";
 import { TERMINAL_PROCESS_STATES, settleAction, settleProcess, type ProcessRow } from "../../runtime/store/processes.js";
 import { lockAgent } from "../../runtime/store/journal.js";
 import { completeToolCall } from "../../runtime/store/tool-calls.js";
-import { markWakeup } from "../../runtime/wakeups.js";
 import { reconcile } from "./reconcile.js";
 import { actionResult, finishedResult, startedResult } from "./results.js";
 import { transferFinished, transferOffer, transferStarted } from "./transfer-results.js";
@@ -33,8 +31,8 @@ const ACTION_OFFERS_PER_DRAIN = 16;
  * The machine daemon's side of svc (docs/architecture.md, "The daemon protocol"): who a daemon token is,
  * runtimes and their leases, offers, grants and reports. Every time decision uses the database clock.
  */
-export function createDaemonService(deps: { db: Database; signals: AgentSignals; credentials: OrgCredentials; artifacts: ArtifactsService; skillInstalls: SkillInstallService }) {
-  const { db, signals } = deps;
+export function createDaemonService(deps: { db: Database; credentials: OrgCredentials; artifacts: ArtifactsService; skillInstalls: SkillInstallService }) {
+  const { db } = deps;
 
   async function authenticate(tokenHash: string): Promise<DaemonPrincipal | null> {
     const found = await store.findDaemonByTokenHash(db.read, tokenHash);
@@ -76,7 +74,7 @@ export function createDaemonService(deps: { db: Database; signals: AgentSignals;
           });
       // The lease comes from the database clock: renewed in the statement, not from the values above.
       const leased = (await store.renewLease(tx, runtime.id))!;
-      const directives = await reconcile(tx, signals, leased, body.processes);
+      const directives = await reconcile(tx, leased, body.processes);
       await clearFailure(tx, daemon.machineId);
       // The replaced runtime's socket (maybe on another replica) hears it and closes.
       if (replaced.length > 0) await notifyDaemon(tx, daemon.machineId);
@@ -210,7 +208,7 @@ export function createDaemonService(deps: { db: Database; signals: AgentSignals;
     const answer = () => (process.kind === "command" ? finishedResult(deps.artifacts, process, event) : transferFinished(db.read, process, event));
     const result = answers ? await answer() : { outcome, prepared: { artifacts: [], blocks: [] } };
     const applied = await db.tx(async (tx) => {
-      const settled = await settleProcess(tx, signals, process, {
+      const settled = await settleProcess(tx, process, {
         state: event.state,
         exitCode: event.exit_code,
         exitSignal: event.exit_signal,
@@ -239,9 +237,8 @@ export function createDaemonService(deps: { db: Database; signals: AgentSignals;
       const agent = await lockAgent(tx, process.agentId);
       const call = agent ? await waitingCall(tx, process) : undefined;
       if (!agent || !call) return "cleanup_only";
-      await completeToolCall(tx, signals, agent, call, "succeeded", prepared.blocks);
-      await markWakeup(tx, agent.id, "process_started");
       await deps.artifacts.recordArtifacts(tx, prepared, { orgId: process.orgId, projectId: agent.projectId, agentId: process.agentId });
+      await tx.commitWith(() => completeToolCall(tx, agent, call, "succeeded", prepared.blocks, { wake: "process_started" }));
       return "committed";
     });
   }
@@ -254,7 +251,7 @@ export function createDaemonService(deps: { db: Database; signals: AgentSignals;
     // A read re-offered after a restart may be reported while queued again; its first report answers it.
     if (found.action.state !== "accepted" && found.action.state !== "queued") return "cleanup_only";
     const state = event.type === "process_action_applied" ? "applied" : event.type === "process_action_failed" ? "failed" : "unknown";
-    const settled = await db.tx((tx) => settleAction(tx, signals, found.action, state, event.reason ?? "", actionResult(found.process, found.action, event)));
+    const settled = await db.tx((tx) => settleAction(tx, found.action, state, event.reason ?? "", actionResult(found.process, found.action, event)));
     return settled ? "committed" : "cleanup_only";
   }
 

@@ -103,7 +103,7 @@ export function createInputsService(deps: InputsDeps) {
         // The steering input supersedes the interactions it cancels: it is their resolved_by_input_id.
         const cancels = mode === "steering" && body.cancel_open_interactions === true;
         const input = await enqueueContentInput(tx, deps, locked, { deliveryMode: mode, actorId: actor?.id ?? null, prepared, key: key ?? null, digest }, !cancels);
-        if (cancels) await cancelOpenInteractions(tx, deps.signals, locked, input.id);
+        if (cancels) await cancelOpenInteractions(tx, locked, input.id);
         return { input, created: true };
       });
     } catch (err) {
@@ -181,7 +181,7 @@ export function createInputsService(deps: InputsDeps) {
       onWaitingInput(principal, orgId, projectId, agentId, inputId, async (tx, agent, input) => {
         if (input.deliveryMode !== "queued") throw stateConflict("the input is already steering");
         assertActive(agent);
-        if (options.cancelOpenInteractions) await cancelOpenInteractions(tx, deps.signals, agent, input.id);
+        if (options.cancelOpenInteractions) await cancelOpenInteractions(tx, agent, input.id);
         await placeInput(tx, agent.id, input, "steering", { position: "back" });
         await markWakeup(tx, agent.id, "steering_input");
       }),

@@ -1,5 +1,4 @@
 import type { Tx } from "../../platform/db/index.js";
-import type { AgentSignals } from "../../runtime/signals.js";
 import { completeToolCall, textBlock } from "../../runtime/store/tool-calls.js";
 import { latestTurn, type AgentRow } from "../../runtime/store/journal.js";
 import { findToolCall } from "../tools/store.js";
@@ -10,7 +9,7 @@ import * as store from "../../runtime/store/interactions.js";
  * call completes as `canceled` with its result event. The turn, the runtime and every other tool call are
  * left alone (spec: promote_to_steering with cancel_open_interactions). The agent must be locked.
  */
-export async function cancelOpenInteractions(tx: Tx, signals: AgentSignals, agent: AgentRow, resolvedByInputId: string | null): Promise<number> {
+export async function cancelOpenInteractions(tx: Tx, agent: AgentRow, resolvedByInputId: string | null): Promise<number> {
   const turn = await latestTurn(tx, agent.id);
   if (!turn) return 0;
   const open = await store.openInteractionsOfTurn(tx, turn.id);
@@ -18,7 +17,7 @@ export async function cancelOpenInteractions(tx: Tx, signals: AgentSignals, agen
   for (const interaction of open) {
     const call = await findToolCall(tx, agent.id, interaction.toolCallId);
     if (!call || call.state === "completed") continue;
-    await completeToolCall(tx, signals, agent, call, "canceled", [textBlock(`The ${interaction.interactionKind} request was canceled before anyone answered it.`)]);
+    await completeToolCall(tx, agent, call, "canceled", [textBlock(`The ${interaction.interactionKind} request was canceled before anyone answered it.`)]);
   }
   return open.length;
 }

@@ -79,7 +79,7 @@ export function createInteractionsService(deps: { db: Database; signals: AgentSi
         await setToolCallState(tx, signals, call, "ready");
       } else {
         const reason = answer!.text?.trim();
-        await completeToolCall(tx, signals, agent, call, "denied", [textBlock(reason ? `Permission denied: ${reason}` : "Permission denied.")]);
+        await completeToolCall(tx, agent, call, "denied", [textBlock(reason ? `Permission denied: ${reason}` : "Permission denied.")]);
       }
       return;
     }
@@ -92,7 +92,7 @@ export function createInteractionsService(deps: { db: Database; signals: AgentSi
         ...(answer.text ? { text: answer.text } : {}),
       };
     });
-    await completeToolCall(tx, signals, agent, call, "succeeded", [{ type: "structured_data", value: { answers: value } }]);
+    await completeToolCall(tx, agent, call, "succeeded", [{ type: "structured_data", value: { answers: value } }]);
   }
 
   return { list, resolve };

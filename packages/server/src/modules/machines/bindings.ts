@@ -111,15 +111,15 @@ export async function releaseBindings(
     .select()
     .from(processes)
     .where(and(inArray(processes.bindingId, released.map((b) => b.id)), inArray(processes.state, ["queued", "starting", "running"])));
-  for (const process of live) await abandonProcess(tx, signals, process, reason);
+  for (const process of live) await abandonProcess(tx, process, reason);
   // A pool machine belongs to the binding that made it: releasing the binding deletes the machine.
   await scheduleDeletion(tx, signals, released.filter((b) => b.kind === "pool").map((b) => b.machineId), reason);
 }
 
 /** Abandons the machine's live processes (queued, starting, running): a call still waiting for one fails with `reason`. */
-export async function abandonMachineProcesses(tx: Tx, signals: AgentSignals, machineId: string, reason: string): Promise<void> {
+export async function abandonMachineProcesses(tx: Tx, machineId: string, reason: string): Promise<void> {
   const live = await tx.select().from(processes).where(and(eq(processes.machineId, machineId), inArray(processes.state, ["queued", "starting", "running"])));
-  for (const process of live) await abandonProcess(tx, signals, process, reason);
+  for (const process of live) await abandonProcess(tx, process, reason);
 }
 
 /**
@@ -134,7 +134,7 @@ export async function scheduleDeletion(tx: Tx, signals: AgentSignals, machineIds
     .where(and(inArray(machines.id, machineIds), eq(machines.sourceKind, "pool"), isNull(machines.deletedAt), ne(machines.lifecycleState, "deleting")))
     .returning({ id: machines.id, createToolCallId: machines.createToolCallId });
   for (const machine of scheduled) {
-    await failCreateCall(tx, signals, machine.createToolCallId, `The machine was deleted before it was ready: ${reason}`);
+    await failCreateCall(tx, machine.createToolCallId, `The machine was deleted before it was ready: ${reason}`);
     await releaseBindings(tx, signals, { machineId: machine.id }, reason);
   }
 }

@@ -1,10 +1,8 @@
 import { and, eq } from "drizzle-orm";
 import { toolCalls } from "../../db/schema/index.js";
 import type { Tx } from "../../platform/db/index.js";
-import type { AgentSignals } from "../../runtime/signals.js";
 import { lockAgent } from "../../runtime/store/journal.js";
 import { completeToolCall, textBlock, type ToolOutcome } from "../../runtime/store/tool-calls.js";
-import { markWakeup } from "../../runtime/wakeups.js";
 
 /*
  * A `create_machine` call waits (`waiting`) until its machine is online or has failed; the machine row keeps
@@ -13,7 +11,6 @@ import { markWakeup } from "../../runtime/wakeups.js";
 
 export async function completeCreateCall(
   tx: Tx,
-  signals: AgentSignals,
   toolCallId: string | null,
   outcome: ToolOutcome,
   blocks: unknown[],
@@ -25,10 +22,9 @@ export async function completeCreateCall(
   // Read again under the agent's lock: a cancel may have completed it in between.
   const [call] = await tx.select().from(toolCalls).where(and(eq(toolCalls.id, toolCallId), eq(toolCalls.state, "waiting")));
   if (!agent || !call) return false;
-  await completeToolCall(tx, signals, agent, call, outcome, blocks);
-  await markWakeup(tx, agent.id, "machine_ready");
+  await completeToolCall(tx, agent, call, outcome, blocks, { wake: "machine_ready" });
   return true;
 }
 
-export const failCreateCall = (tx: Tx, signals: AgentSignals, toolCallId: string | null, message: string) =>
-  completeCreateCall(tx, signals, toolCallId, "failed", [textBlock(message)]);
+export const failCreateCall = (tx: Tx, toolCallId: string | null, message: string) =>
+  completeCreateCall(tx, toolCallId, "failed", [textBlock(message)]);

@@ -169,7 +169,7 @@ export function poolMachineTasks(deps: { db: Database; signals: AgentSignals; co
         executable: true,
         cwd: binding?.cwd || active.cwd,
       };
-      await completeCreateCall(tx, signals, active.createToolCallId, "succeeded", [{ type: "structured_data", value }]);
+      await completeCreateCall(tx, active.createToolCallId, "succeeded", [{ type: "structured_data", value }]);
     });
   }
 
@@ -182,9 +182,9 @@ export function poolMachineTasks(deps: { db: Database; signals: AgentSignals; co
         .returning({ createToolCallId: machines.createToolCallId });
       if (!failed) return;
       const reason = `provision_failed: the machine ${machine.displayName} could not be started. ${message}`;
-      await failCreateCall(tx, signals, failed.createToolCallId, reason);
+      await failCreateCall(tx, failed.createToolCallId, reason);
       // Commands queued for it while it was provisioning will never run.
-      await abandonMachineProcesses(tx, signals, machine.id, reason);
+      await abandonMachineProcesses(tx, machine.id, reason);
     });
     await drivers[machine.provider]?.delete(machine.id);
   }
@@ -310,7 +310,7 @@ export function poolMachineTasks(deps: { db: Database; signals: AgentSignals; co
           await revokeTokens(tx, machine.id, "machine_deleted");
           await deleteGrantsOfMachine(tx, machine.id);
           await releaseBindings(tx, signals, { machineId: machine.id }, "machine_deleted: the machine was deleted; its processes are no longer followed.");
-          await failCreateCall(tx, signals, machine.createToolCallId, "The machine was deleted before it was ready.");
+          await failCreateCall(tx, machine.createToolCallId, "The machine was deleted before it was ready.");
           await markMachineDeleted(tx, machine.id);
         });
       } catch (err) {

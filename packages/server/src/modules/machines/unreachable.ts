@@ -4,7 +4,6 @@ import type { Config } from "../../config.js";
 import type { Database, Tx } from "../../platform/db/index.js";
 import { encodeId } from "../../platform/ids.js";
 import type { MaintenanceTask } from "../../maintenance.js";
-import type { AgentSignals } from "../../runtime/signals.js";
 import { abandonProcess, settleAction } from "../../runtime/store/processes.js";
 import { textBlock } from "../../runtime/store/tool-calls.js";
 
@@ -21,10 +20,10 @@ const BATCH = 100;
  * It lives in the machines module (issue 8: the engine does not read machine tables) and settles through
  * the engine's process store.
  */
-export function unreachableMachines(db: Database, services: { signals: AgentSignals }, config: Config): MaintenanceTask {
+export function unreachableMachines(db: Database, config: Config): MaintenanceTask {
   return {
     name: "unreachable-machine-processes",
-    run: () => abandonUnreachableProcesses(db, services.signals, config.runtime.machineGraceSeconds),
+    run: () => abandonUnreachableProcesses(db, config.runtime.machineGraceSeconds),
   };
 }
 
@@ -45,7 +44,7 @@ function reasonFor(state: string, machineName: string, machineId: string, graceS
   return `machine_unreachable: the machine ${name} ${why}, so ${what}. Retry when the machine is online.`;
 }
 
-export async function abandonUnreachableProcesses(db: Database, signals: AgentSignals, graceSeconds: number): Promise<number> {
+export async function abandonUnreachableProcesses(db: Database, graceSeconds: number): Promise<number> {
   const grace = sql`statement_timestamp() - make_interval(secs => ${graceSeconds})`;
   const stale = await db.read
     .select({ process: processes, machineName: machines.displayName, why: whyUnreachable })
@@ -64,10 +63,10 @@ export async function abandonUnreachableProcesses(db: Database, signals: AgentSi
     await db.tx(async (tx) => {
       // Checked again under the transaction: the daemon may have come back and reported meanwhile.
       if (await isOnline(tx, process.machineId)) return;
-      await abandonProcess(tx, signals, process, reason);
+      await abandonProcess(tx, process, reason);
     });
   }
-  return stale.length + (await failUnreachableActions(db, signals, graceSeconds));
+  return stale.length + (await failUnreachableActions(db, graceSeconds));
 }
 
 async function isOnline(tx: Tx, machineId: string): Promise<boolean> {
@@ -75,7 +74,7 @@ async function isOnline(tx: Tx, machineId: string): Promise<boolean> {
   return current?.online === true;
 }
 
-async function failUnreachableActions(db: Database, signals: AgentSignals, graceSeconds: number): Promise<number> {
+async function failUnreachableActions(db: Database, graceSeconds: number): Promise<number> {
   const grace = sql`statement_timestamp() - make_interval(secs => ${graceSeconds})`;
   const stale = await db.read
     .select({ action: processActions, machineId: processes.machineId, machineName: machines.displayName, why: whyUnreachable })
@@ -94,7 +93,7 @@ async function failUnreachableActions(db: Database, signals: AgentSignals, grace
     const reason = reasonFor(why, machineName, machineId, graceSeconds, `this ${action.kind} was ${action.state === "accepted" ? "perhaps not" : "not"} applied`);
     await db.tx(async (tx) => {
       if (await isOnline(tx, machineId)) return;
-      await settleAction(tx, signals, action, action.state === "accepted" ? "unknown" : "failed", reason, { outcome: "failed", blocks: [textBlock(reason)] });
+      await settleAction(tx, action, action.state === "accepted" ? "unknown" : "failed", reason, { outcome: "failed", blocks: [textBlock(reason)] });
     });
   }
   return stale.length;

@@ -2,9 +2,7 @@ import type { Static } from "typebox";
 import { conflict, notFound } from "../../platform/errors.js";
 import type { Database } from "../../platform/db/index.js";
 import type { Principal } from "../../platform/http/auth.js";
-import type { AgentSignals } from "../../runtime/signals.js";
-import { markWakeup } from "../../runtime/wakeups.js";
-import { requireAgent } from "../agents/access.js";
+import { requireAgentAlongside } from "../agents/access.js";
 import type { ArtifactsService } from "../artifacts/service.js";
 import { lockAgent } from "../../runtime/store/journal.js";
 import { completeToolCall } from "../../runtime/store/tool-calls.js";
@@ -13,18 +11,18 @@ import { findToolCall } from "./store.js";
 
 type SubmitBody = Static<typeof SubmitToolCallResultRequest>;
 
-export function createToolsService(deps: { db: Database; signals: AgentSignals; artifacts: ArtifactsService }) {
-  const { db, signals } = deps;
+export function createToolsService(deps: { db: Database; artifacts: ArtifactsService }) {
+  const { db } = deps;
 
   return {
     /**
      * Completes a ready custom tool call with the client's result (spec: Tool call state table). Only a
      * `ready` call of type `custom` accepts one; the first accepted result wins and any later one, or a
-     * result for another kind of call, is 409. Media is stored before the transaction.
+     * result for another kind of call, is 409. Media is stored before the transaction. The access check
+     * and the call's first read go out together; the completion is one statement that takes its COMMIT along.
      */
     async submitResult(principal: Principal, orgId: string, projectId: string, agentId: string, toolCallId: string, body: SubmitBody) {
-      await requireAgent(db.read, principal, orgId, projectId, agentId, "agent.operate");
-      const before = await findToolCall(db.read, agentId, toolCallId);
+      const { alongside: before } = await requireAgentAlongside(db.read, principal, orgId, projectId, agentId, "agent.operate", (id) => findToolCall(db.read, id, toolCallId));
       if (!before) throw notFound("tool call");
       assertAcceptsResult(before);
       const prepared = await deps.artifacts.prepareContentBlocks(body.content_blocks, new Set(["text", "media", "structured_data"]));
@@ -35,9 +33,7 @@ export function createToolsService(deps: { db: Database; signals: AgentSignals; 
         if (!call) throw notFound("tool call");
         assertAcceptsResult(call);
         await deps.artifacts.recordArtifacts(tx, prepared, { orgId, projectId, agentId });
-        const completed = await completeToolCall(tx, signals, agent, call, body.outcome, prepared.blocks);
-        await markWakeup(tx, agentId, "tool_result");
-        return completed;
+        return tx.commitWith(() => completeToolCall(tx, agent, call, body.outcome, prepared.blocks, { wake: "tool_result" }));
       });
     },
   };

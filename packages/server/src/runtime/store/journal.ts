@@ -71,6 +71,8 @@ export interface AppendOptions {
   opensTurn?: boolean;
   /** Further CTEs written in the same statement (`name AS (…)`), such as the input the event admits. */
   alongside?: SQL[];
+  /** Further hints the statement sends on commit (`notifyIn` expressions), after the event's own. */
+  hints?: SQL[];
 }
 
 /**
@@ -110,7 +112,7 @@ export async function appendEvent(tx: Tx, agent: AgentRow, event: NewEvent, opti
   ];
   const [written] = await rawRows<{ created_ms: number }>(
     tx,
-    sql`WITH ${sql.join(parts, sql`, `)} SELECT ${epochMs(sql`created_at`)} AS created_ms, ${notifyIn.events(agent.id)} FROM new_event`,
+    sql`WITH ${sql.join(parts, sql`, `)} SELECT ${sql.join([sql`${epochMs(sql`created_at`)} AS created_ms`, notifyIn.events(agent.id), ...(options.hints ?? [])], sql`, `)} FROM new_event`,
   );
   agent.nextEventSequence = row.sequence + 1;
   if (event.configId) agent.currentConfigId = event.configId;

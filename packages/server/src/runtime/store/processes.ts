@@ -2,8 +2,6 @@ import { and, eq, inArray, sql } from "drizzle-orm";
 import { processActions, processes, toolCalls } from "../../db/schema/index.js";
 import { dbNow } from "../../db/schema/columns.js";
 import type { AppDb, Tx } from "../../platform/db/index.js";
-import type { AgentSignals } from "../signals.js";
-import { markWakeup } from "../wakeups.js";
 import { lockAgent } from "./journal.js";
 import { completeToolCall, textBlock, type ToolOutcome } from "./tool-calls.js";
 import { encodeId } from "../../platform/ids.js";
@@ -39,7 +37,6 @@ export async function insertProcess(tx: Db, row: typeof processes.$inferInsert):
  */
 export async function settleProcess(
   tx: Tx,
-  signals: AgentSignals,
   process: ProcessRow,
   end: { state: Exclude<ProcessState, "queued" | "starting" | "running">; exitCode: number | null; exitSignal: string | null; reason: string; startedAt: Date | null; endedAt: Date | null; outputBytes: number },
   result: { outcome: ToolOutcome; blocks: unknown[] },
@@ -63,8 +60,7 @@ export async function settleProcess(
   if (!ended) return false;
   const [call] = await tx.select().from(toolCalls).where(and(eq(toolCalls.id, process.toolCallId), eq(toolCalls.state, "waiting")));
   if (call) {
-    await completeToolCall(tx, signals, agent, call, result.outcome, result.blocks);
-    await markWakeup(tx, agent.id, "process_finished");
+    await completeToolCall(tx, agent, call, result.outcome, result.blocks, { wake: "process_finished" });
   }
   return true;
 }
@@ -73,15 +69,14 @@ export async function settleProcess(
  * Ends a process svc can no longer follow (its daemon lost it, its machine was deleted, its binding
  * released) as `unknown`; a call still waiting for it fails with `reason`. It is never offered again.
  */
-export async function abandonProcess(tx: Tx, signals: AgentSignals, process: ProcessRow, reason: string): Promise<void> {
+export async function abandonProcess(tx: Tx, process: ProcessRow, reason: string): Promise<void> {
   const result = { process_id: encodeId("process", process.id), state: "unknown", command: process.command, done: true, exit_code: null, reason };
   // Its queued and accepted actions can no longer be applied (or told apart from not applied): they fail with it.
   for (const action of await openActions(tx, process.id)) {
-    await settleAction(tx, signals, action, action.state === "accepted" ? "unknown" : "failed", reason, { outcome: "failed", blocks: [textBlock(reason)] });
+    await settleAction(tx, action, action.state === "accepted" ? "unknown" : "failed", reason, { outcome: "failed", blocks: [textBlock(reason)] });
   }
   await settleProcess(
     tx,
-    signals,
     process,
     { state: "unknown", exitCode: null, exitSignal: null, reason, startedAt: null, endedAt: null, outputBytes: 0 },
     { outcome: "failed", blocks: [{ type: "structured_data", value: result }, textBlock(reason)] },
@@ -144,7 +139,6 @@ export async function openActions(tx: Db, processId: string): Promise<ProcessAct
  */
 export async function settleAction(
   tx: Tx,
-  signals: AgentSignals,
   action: ProcessActionRow,
   state: "applied" | "failed" | "unknown",
   reason: string,
@@ -161,8 +155,7 @@ export async function settleAction(
   if (!ended) return false;
   const [waiting] = await tx.select().from(toolCalls).where(and(eq(toolCalls.id, action.toolCallId), eq(toolCalls.state, "waiting")));
   if (waiting) {
-    await completeToolCall(tx, signals, agent, waiting, result.outcome, result.blocks);
-    await markWakeup(tx, agent.id, "process_action");
+    await completeToolCall(tx, agent, waiting, result.outcome, result.blocks, { wake: "process_action" });
   }
   const [process] = await tx.select({ machineId: processes.machineId }).from(processes).where(eq(processes.id, ended.processId));
   if (process) await notifyDaemonWork(tx, process.machineId);

@@ -78,17 +78,17 @@ export async function runToolWork(tx: Tx, signals: AgentSignals, agent: AgentRow
 async function authorize(tx: Tx, signals: AgentSignals, agent: AgentRow, call: ToolCallRow, definition: AgentDefinition, ports: ToolPorts): Promise<void> {
   const tool = call.type === "mcp" ? await mcpToolOf(tx, agent.id, definition, call.name) : definition.tools.find((t) => t.name === call.name && t.type === call.type);
   if (!tool) {
-    await completeToolCall(tx, signals, agent, call, "failed", [textBlock(`Unsupported tool: ${call.name} is not configured for this agent.`)]);
+    await completeToolCall(tx, agent, call, "failed", [textBlock(`Unsupported tool: ${call.name} is not configured for this agent.`)]);
     return;
   }
   const validate = validatorFor(tool.inputSchema);
   if (validate && !validate(call.input)) {
     const problems = (validate.errors ?? []).map((e) => `${e.instancePath || "input"} ${e.message ?? "is invalid"}`).join("; ");
-    await completeToolCall(tx, signals, agent, call, "failed", [textBlock(`Malformed input for ${call.name}: ${problems}`)]);
+    await completeToolCall(tx, agent, call, "failed", [textBlock(`Malformed input for ${call.name}: ${problems}`)]);
     return;
   }
   if (tool.permission === "always_deny") {
-    await completeToolCall(tx, signals, agent, call, "denied", [textBlock(`Permission denied: ${call.name} is not allowed for this agent.`)]);
+    await completeToolCall(tx, agent, call, "denied", [textBlock(`Permission denied: ${call.name} is not allowed for this agent.`)]);
     return;
   }
   if (tool.permission === "always_ask") {
@@ -111,5 +111,5 @@ async function dispatch(tx: Tx, signals: AgentSignals, agent: AgentRow, call: To
   if (MACHINE_TOOL_NAMES.has(call.name)) return dispatchMachineTool(tx, signals, agent, call, ports.machines);
   if (PROCESS_TOOL_NAMES.has(call.name)) return dispatchProcessTool(tx, signals, agent, call);
   if (TRANSFER_TOOL_NAMES.has(call.name)) return dispatchTransferTool(tx, signals, agent, call, ports);
-  await completeToolCall(tx, signals, agent, call, "failed", [textBlock(`The built-in tool ${call.name} cannot run in this deployment.`)]);
+  await completeToolCall(tx, agent, call, "failed", [textBlock(`The built-in tool ${call.name} cannot run in this deployment.`)]);
 }

@@ -73,7 +73,7 @@ export const MACHINE_TOOL_NAMES: ReadonlySet<string> = new Set(["list_machines",
 
 export async function dispatchMachineTool(tx: Tx, signals: AgentSignals, agent: AgentRow, call: ToolCallRow, machines: AgentMachines | undefined): Promise<void> {
   if (!machines) {
-    await completeToolCall(tx, signals, agent, call, "failed", [textBlock(`The built-in tool ${call.name} cannot run in this deployment.`)]);
+    await completeToolCall(tx, agent, call, "failed", [textBlock(`The built-in tool ${call.name} cannot run in this deployment.`)]);
     return;
   }
   const input = call.input as Record<string, unknown>;
@@ -86,6 +86,6 @@ export async function dispatchMachineTool(tx: Tx, signals: AgentSignals, agent: 
           ? await machines.create(tx, signals, agent, call, input)
           : await machines.remove(tx, signals, agent, input as { machine_id: string });
   if ("waiting" in answer) await setToolCallState(tx, signals, call, "waiting");
-  else if (answer.ok) await completeToolCall(tx, signals, agent, call, "succeeded", [{ type: "structured_data", value: answer.value }]);
-  else await completeToolCall(tx, signals, agent, call, "failed", [textBlock(answer.message)]);
+  else if (answer.ok) await completeToolCall(tx, agent, call, "succeeded", [{ type: "structured_data", value: answer.value }]);
+  else await completeToolCall(tx, agent, call, "failed", [textBlock(answer.message)]);
 }

@@ -32,7 +32,7 @@ const LABEL_CHARS = 200;
 
 export async function dispatchProcessTool(tx: Tx, signals: AgentSignals, agent: AgentRow, call: ToolCallRow): Promise<void> {
   const done = (outcome: "succeeded" | "failed", value: unknown) =>
-    completeToolCall(tx, signals, agent, call, outcome, outcome === "failed" && typeof value === "string" ? [textBlock(value)] : [{ type: "structured_data", value }]);
+    completeToolCall(tx, agent, call, outcome, outcome === "failed" && typeof value === "string" ? [textBlock(value)] : [{ type: "structured_data", value }]);
   if (call.name === "list_processes") return void (await done("succeeded", await listProcesses(tx, agent)));
 
   const input = call.input as unknown as ProcessInput;
@@ -57,7 +57,7 @@ export async function dispatchProcessTool(tx: Tx, signals: AgentSignals, agent: 
   } else {
     // Stopping what has ended is a no-op that succeeds, so a repeated stop is safe.
     if (ended) return void (await done("succeeded", { process_id: input.process_id, mode: input.mode, state: process.state, done: true, exit_code: process.exitCode, stopped: false }));
-    if (process.state === "queued") return void (await stopQueued(tx, signals, agent, call, process, input));
+    if (process.state === "queued") return void (await stopQueued(tx, agent, call, process, input));
     kind = input.mode === "interrupt" ? "interrupt" : "terminate";
     payload = {};
   }
@@ -66,11 +66,11 @@ export async function dispatchProcessTool(tx: Tx, signals: AgentSignals, agent: 
 }
 
 /** A process no daemon took yet never runs: it ends `killed` here. */
-async function stopQueued(tx: Tx, signals: AgentSignals, agent: AgentRow, call: ToolCallRow, process: ProcessRow, input: ProcessInput): Promise<void> {
+async function stopQueued(tx: Tx, agent: AgentRow, call: ToolCallRow, process: ProcessRow, input: ProcessInput): Promise<void> {
   const reason = "stop_process stopped it before any daemon started it";
   const result = { process_id: input.process_id, state: "killed", command: process.command, done: true, exit_code: null, reason };
-  await settleProcess(tx, signals, process, { state: "killed", exitCode: null, exitSignal: null, reason, startedAt: null, endedAt: null, outputBytes: 0 }, { outcome: "failed", blocks: [{ type: "structured_data", value: result }] });
-  await completeToolCall(tx, signals, agent, call, "succeeded", [{ type: "structured_data", value: { process_id: input.process_id, mode: input.mode, state: "killed", done: true, exit_code: null, stopped: true } }]);
+  await settleProcess(tx, process, { state: "killed", exitCode: null, exitSignal: null, reason, startedAt: null, endedAt: null, outputBytes: 0 }, { outcome: "failed", blocks: [{ type: "structured_data", value: result }] });
+  await completeToolCall(tx, agent, call, "succeeded", [{ type: "structured_data", value: { process_id: input.process_id, mode: input.mode, state: "killed", done: true, exit_code: null, stopped: true } }]);
 }
 
 async function listProcesses(tx: Tx, agent: AgentRow) {

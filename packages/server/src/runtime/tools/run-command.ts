@@ -48,7 +48,7 @@ export async function runCommandContext(tx: Tx, agent: AgentRow, input: RunComma
 export async function dispatchRunCommand(tx: Tx, signals: AgentSignals, agent: AgentRow, call: ToolCallRow, machines: AgentMachines | undefined): Promise<void> {
   const input = call.input as unknown as RunCommandInput;
   const answer = machines ? await machines.commandTarget(tx, agent, input) : { ok: false as const, message: NO_MACHINES };
-  if (!answer.ok) return void (await completeToolCall(tx, signals, agent, call, "failed", [textBlock(answer.message)]));
+  if (!answer.ok) return void (await completeToolCall(tx, agent, call, "failed", [textBlock(answer.message)]));
   const { target } = answer;
   await insertProcess(tx, {
     id: newUuid(),

@@ -8,7 +8,6 @@ import type { StepDeps } from "../model-step.js";
 import { lockAgent } from "../store/journal.js";
 import { expireInstalls, installsOfCall, settledWaitingCalls, startInstalls, waitingCall, withMachineNames, type InstallWithMachine } from "../store/skill-installs.js";
 import { completeToolCall, type ToolCallRow, type ToolOutcome } from "../store/tool-calls.js";
-import { markWakeup } from "../wakeups.js";
 import type { AgentMachines } from "./machine-tools.js";
 import { OVERFLOW_BYTES, previewOf, saveAsArtifact } from "./overflow.js";
 
@@ -94,8 +93,7 @@ export async function completeSkillCall(deps: SkillCompletionDeps, toolCallId: s
     const current = agent ? await waitingCall(tx, toolCallId) : undefined;
     if (!agent || !current) return false;
     await deps.artifacts.recordArtifacts(tx, result.prepared, { orgId: agent.orgId, projectId: agent.projectId, agentId: agent.id });
-    await completeToolCall(tx, deps.signals, agent, current, result.outcome, result.prepared.blocks);
-    await markWakeup(tx, agent.id, "skill_installed");
+    await tx.commitWith(() => completeToolCall(tx, agent, current, result.outcome, result.prepared.blocks, { wake: "skill_installed" }));
     return true;
   });
 }

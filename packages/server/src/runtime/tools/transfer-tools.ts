@@ -36,7 +36,7 @@ const DOWNLOAD_WAIT_MS = 10_000;
 export async function dispatchTransferTool(tx: Tx, signals: AgentSignals, agent: AgentRow, call: ToolCallRow, ports: ToolPorts): Promise<void> {
   const { machines } = ports;
   const input = call.input as unknown as TransferInput;
-  const fail = (message: string) => completeToolCall(tx, signals, agent, call, "failed", [textBlock(message)]);
+  const fail = (message: string) => completeToolCall(tx, agent, call, "failed", [textBlock(message)]);
   const planned = call.name === "upload_file" ? planUpload(input) : await planDownload(tx, agent, input, ports.artifacts);
   if (typeof planned === "string") return void (await fail(planned));
 
