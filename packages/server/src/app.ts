@@ -69,7 +69,7 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
   const invitations = createInvitationService({ db, memberships });
   const agents = createAgentsService({ db, signals, artifacts });
   const inputs = createInputsService({ db, signals, artifacts });
-  const interactions = createInteractionsService({ db, signals });
+  const interactions = createInteractionsService({ db });
   const tools = createToolsService({ db, artifacts });
   const skillInstalls = createSkillInstallService({
     db,

@@ -121,6 +121,6 @@ async function startToolStep(tx: Tx, signals: AgentSignals, agent: AgentRow, cal
     .set({ state: "running", runtimeLockId: lockId, updatedAt: dbNow })
     .where(inArray(toolCalls.id, calls.map((c) => c.id)))
     .returning();
-  for (const call of running) await signals.toolCallChanged(tx, agent.id, { toolCallId: encodeId("toolCall", call.id), state: "running" });
+  await signals.toolCallsChanged(tx, agent.id, running.map((call) => ({ toolCallId: encodeId("toolCall", call.id), state: "running" })));
   return { kind: "tools", agentId: agent.id, orgId: agent.orgId, projectId: agent.projectId, lockId, calls: running };
 }

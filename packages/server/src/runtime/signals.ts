@@ -31,8 +31,8 @@ export interface ToolCallSignal {
 type Listener<T> = (value: T) => void;
 
 export interface AgentSignals {
-  /** On commit: a tool call of the agent changed state. */
-  toolCallChanged(tx: Tx, agentId: string, signal: ToolCallSignal): Promise<void>;
+  /** On commit: tool calls of the agent changed state (one statement for all of them; none for an empty list). */
+  toolCallsChanged(tx: Tx, agentId: string, signals: ToolCallSignal[]): Promise<void>;
   /** On commit: the runtime working on this agent should stop what it is doing. */
   cancel(tx: Tx, agentId: string): Promise<void>;
   /** Immediately, no transaction: a live preview, lost when nobody listens. */
@@ -93,7 +93,9 @@ export function createAgentSignals(bus: Bus): AgentSignals {
   const ALL = "*";
 
   return {
-    toolCallChanged: async (tx, agentId, signal) => void (await tx.execute(sql`SELECT ${notifyIn.toolCalls(agentId, [signal])}`)),
+    toolCallsChanged: async (tx, agentId, signals) => {
+      if (signals.length > 0) await tx.execute(sql`SELECT ${notifyIn.toolCalls(agentId, signals)}`);
+    },
     cancel: async (tx, agentId) => void (await tx.execute(sql`SELECT pg_notify(${CHANNELS.control}, ${agentId}::text)`)),
     publishDelta: (agentId, envelope) => bus.publish(CHANNELS.deltas, JSON.stringify({ a: agentId, v: envelope })),
     onEvents: (agentId, listener) => listen(CHANNELS.events, agentId, listener, plain),

@@ -77,7 +77,7 @@ export async function releaseRunningCalls(tx: Tx, signals: AgentSignals, agentId
     .set({ state: "ready", runtimeLockId: null, updatedAt: dbNow })
     .where(and(eq(toolCalls.runtimeLockId, lockId), eq(toolCalls.state, "running")))
     .returning({ id: toolCalls.id });
-  for (const call of released) await signals.toolCallChanged(tx, agentId, { toolCallId: encodeId("toolCall", call.id), state: "ready" });
+  await signals.toolCallsChanged(tx, agentId, released.map((call) => ({ toolCallId: encodeId("toolCall", call.id), state: "ready" })));
 }
 
 /** Where a call goes: its server's endpoint (auth included), the agent's session there, and the server's own tool name. */

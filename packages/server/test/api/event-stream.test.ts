@@ -1,11 +1,9 @@
 import { sql } from "drizzle-orm";
 import Fastify, { type FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createBus } from "../../src/platform/bus.js";
 import { openPostgres, rawRows } from "../../src/platform/db/index.js";
 import { encodeId, newUuid } from "../../src/platform/ids.js";
 import { createEventStreams } from "../../src/modules/timeline/stream.js";
-import { createAgentSignals } from "../../src/runtime/signals.js";
 import { startTestServer, useTestServer } from "../support/server.js";
 import { refusedStream, SseStream, type SseFrame } from "../support/sse.js";
 import { createTestAgent, text, TimelineWriter, type TestAgent } from "./timeline-fixtures.js";
@@ -164,13 +162,13 @@ describe("live delivery", () => {
 
 describe.runIf(process.env["DATABASE_URL"])("across processes", () => {
   it("delivers events another process appends, also across a lost listening connection", async () => {
-    // Another process: its own pool, listener and hints, on the same database.
+    // Another process: its own pool on the same database.
     const url = new URL(process.env["DATABASE_URL"]!);
     const [current] = await rawRows<{ db: string }>(server.db.read, sql`select current_database() as db`);
     url.pathname = `/${current!.db}`;
     const other = openPostgres({ url: url.toString() });
     const { agent } = await agentWith(0);
-    const write = new TimelineWriter(server, agent, { db: other, signals: createAgentSignals(createBus(other.notifications)) });
+    const write = new TimelineWriter(server, agent, other);
     const stream = await open(agent);
     try {
       await stream.next();

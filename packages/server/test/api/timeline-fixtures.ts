@@ -3,7 +3,6 @@ import { eq } from "drizzle-orm";
 import { actors, agentConfigs, agentInputs, agents, contextCheckpoints, modelCallContexts, modelOutputs, toolCalls } from "../../src/db/schema/index.js";
 import type { AgentDefinition } from "../../src/runtime/definition.js";
 import type { Database, Tx } from "../../src/platform/db/index.js";
-import type { AgentSignals } from "../../src/runtime/signals.js";
 import { decodeId, encodeId, newUuid } from "../../src/platform/ids.js";
 import { appendEvent, lockAgent, openTurn, type AgentRow } from "../../src/runtime/store/journal.js";
 import { completeToolCall, setToolCallState, type ToolCallState, type ToolOutcome } from "../../src/runtime/store/tool-calls.js";
@@ -13,7 +12,7 @@ import type { TestServer } from "../support/server.js";
  * Timelines written the way the runtime writes them. Agents are launched through the API elsewhere;
  * here the config and agent rows are inserted directly with Drizzle, so these tests depend only on the
  * timeline's own write path: every change locks the agent, writes its payload rows and appends its
- * event with journal.ts in one transaction, and the signals hub announces it after commit.
+ * event with journal.ts in one transaction, whose statements send the hints that announce it on commit.
  */
 
 export interface TestAgent {
@@ -76,25 +75,14 @@ export interface WrittenEvent {
   turnId: string;
 }
 
-/** Where a writer writes: a database and the hints announcing its commits (another process's, possibly). */
-export interface WritePath {
-  db: Database;
-  signals: AgentSignals;
-}
-
 /** Writes one agent's timeline through journal.ts, one transaction per call, as the runtime does. */
 export class TimelineWriter {
-  private readonly db: Database;
-  private readonly signals: AgentSignals;
-
+  /** `db` may be another process's handle: a write's hints go out in its own statements, on commit. */
   constructor(
     server: TestServer,
     readonly agent: TestAgent,
-    via: WritePath = { db: server.db, signals: server.app.services.signals },
-  ) {
-    this.db = via.db;
-    this.signals = via.signals;
-  }
+    private readonly db: Database = server.db,
+  ) {}
 
   private locked<T>(work: (tx: Tx, agent: AgentRow) => Promise<T>): Promise<T> {
     return this.db.tx(async (tx) => {
@@ -220,7 +208,7 @@ export class TimelineWriter {
   async toolCallState(toolCallId: string, state: Exclude<ToolCallState, "completed">): Promise<void> {
     await this.locked(async (tx) => {
       const [call] = await tx.select().from(toolCalls).where(eq(toolCalls.id, toolCallId));
-      await setToolCallState(tx, this.signals, call!, state);
+      await setToolCallState(tx, call!, state);
     });
   }
 

@@ -3,7 +3,6 @@ import { AppError, invalidRequest, notFound } from "../../platform/errors.js";
 import type { Database, Tx } from "../../platform/db/index.js";
 import type { Principal } from "../../platform/http/auth.js";
 import { jsonDigest } from "../../platform/json.js";
-import type { AgentSignals } from "../../runtime/signals.js";
 import { markWakeup } from "../../runtime/wakeups.js";
 import { resolveInputActor } from "../actors/service.js";
 import { requireAgent } from "../agents/access.js";
@@ -20,8 +19,8 @@ type ResolveBody = Static<typeof ResolveAgentInteractionRequest>;
 /** Option 0 of a permission request allows the call, option 1 denies it. */
 export const ALLOW = 0;
 
-export function createInteractionsService(deps: { db: Database; signals: AgentSignals }) {
-  const { db, signals } = deps;
+export function createInteractionsService(deps: { db: Database }) {
+  const { db } = deps;
 
   async function list(principal: Principal, orgId: string, projectId: string, agentId: string, state: string | undefined, page: { limit: number; cursor?: string }) {
     const { agent } = await requireAgent(db.read, principal, orgId, projectId, agentId, "agent.read");
@@ -76,7 +75,7 @@ export function createInteractionsService(deps: { db: Database; signals: AgentSi
     if (interaction.interactionKind === "permission") {
       const [answer] = answers;
       if (answer!.option_indices[0] === ALLOW) {
-        await setToolCallState(tx, signals, call, "ready");
+        await setToolCallState(tx, call, "ready");
       } else {
         const reason = answer!.text?.trim();
         await completeToolCall(tx, agent, call, "denied", [textBlock(reason ? `Permission denied: ${reason}` : "Permission denied.")]);

@@ -73,7 +73,7 @@ export async function startInstalls(
   const pending = rows.filter((row) => row.state === "pending");
   if (pending.length > 0) {
     await tx.update(toolCalls).set({ state: "waiting", runtimeLockId: null, updatedAt: dbNow }).where(eq(toolCalls.id, call.id));
-    await signals.toolCallChanged(tx, agent.id, { toolCallId: encodeId("toolCall", call.id), state: "waiting" });
+    await signals.toolCallsChanged(tx, agent.id, [{ toolCallId: encodeId("toolCall", call.id), state: "waiting" }]);
     for (const machineId of new Set(pending.map((row) => row.machineId))) await notifyDaemonWork(tx, machineId);
   }
   return withMachineNames(rows, new Map(targets.map((t) => [t.id, t.name])));

@@ -1,9 +1,9 @@
-import { eq, sql } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import { toolCallResults, toolCalls } from "../../db/schema/index.js";
 import { dbNow } from "../../db/schema/columns.js";
 import type { Tx } from "../../platform/db/index.js";
 import { encodeId } from "../../platform/ids.js";
-import { notifyIn, type AgentSignals } from "../signals.js";
+import { notifyIn } from "../signals.js";
 import { wakeupUpsert } from "../wakeups.js";
 import { appendEvent, type AgentRow, type EventRow } from "./journal.js";
 
@@ -12,11 +12,11 @@ export type ToolCallResultRow = typeof toolCallResults.$inferSelect;
 export type ToolCallState = "awaiting_authorization" | "awaiting_permission" | "ready" | "running" | "waiting" | "completed";
 export type ToolOutcome = "succeeded" | "failed" | "denied" | "canceled";
 
-/** Moves a tool call to a non-terminal state and tells stream followers. The agent must be locked. */
-export async function setToolCallState(tx: Tx, signals: AgentSignals, call: ToolCallRow, state: Exclude<ToolCallState, "completed">): Promise<void> {
-  await tx.update(toolCalls).set({ state, updatedAt: dbNow }).where(eq(toolCalls.id, call.id));
+/** Moves a tool call to a non-terminal state and tells stream followers, in one statement. The agent must be locked. */
+export async function setToolCallState(tx: Tx, call: ToolCallRow, state: Exclude<ToolCallState, "completed">): Promise<void> {
+  const hint = notifyIn.toolCalls(call.agentId, [{ toolCallId: encodeId("toolCall", call.id), state }]);
+  await tx.execute(sql`WITH changed AS (UPDATE tool_calls SET state = ${state}::text, updated_at = ${dbNow} WHERE id = ${call.id}::uuid RETURNING 1) SELECT ${hint} FROM changed`);
   call.state = state;
-  await signals.toolCallChanged(tx, call.agentId, { toolCallId: encodeId("toolCall", call.id), state });
 }
 
 /**

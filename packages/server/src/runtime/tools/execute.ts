@@ -69,13 +69,13 @@ export function definitionsOfCalls(db: AppDb | Tx): (call: ToolCallRow) => Promi
 export async function runToolWork(tx: Tx, signals: AgentSignals, agent: AgentRow, calls: ToolCallRow[], ports: ToolPorts = {}): Promise<void> {
   const definitionFor = definitionsOfCalls(tx);
   for (const call of calls) {
-    if (call.state === "awaiting_authorization") await authorize(tx, signals, agent, call, await definitionFor(call), ports);
+    if (call.state === "awaiting_authorization") await authorize(tx, agent, call, await definitionFor(call), ports);
     // Tools that run in a tool step (the `skill` tool) are left ready for it.
     if (call.state === "ready" && call.type === "built_in" && !STEP_TOOLS.has(call.name)) await dispatch(tx, signals, agent, call, ports);
   }
 }
 
-async function authorize(tx: Tx, signals: AgentSignals, agent: AgentRow, call: ToolCallRow, definition: AgentDefinition, ports: ToolPorts): Promise<void> {
+async function authorize(tx: Tx, agent: AgentRow, call: ToolCallRow, definition: AgentDefinition, ports: ToolPorts): Promise<void> {
   const tool = call.type === "mcp" ? await mcpToolOf(tx, agent.id, definition, call.name) : definition.tools.find((t) => t.name === call.name && t.type === call.type);
   if (!tool) {
     await completeToolCall(tx, agent, call, "failed", [textBlock(`Unsupported tool: ${call.name} is not configured for this agent.`)]);
@@ -95,21 +95,21 @@ async function authorize(tx: Tx, signals: AgentSignals, agent: AgentRow, call: T
     // run_command's approver sees where and how the command would run, not only its input.
     const details = call.type === "built_in" && call.name === "run_command" ? await runCommandContext(tx, agent, call.input as unknown as RunCommandInput, ports.machines) : [];
     await insertInteraction(tx, { agentId: agent.id, turnId: call.turnId, toolCallId: call.id, kind: "permission", request: permissionForm(call.name, call.input, details) });
-    await setToolCallState(tx, signals, call, "awaiting_permission");
+    await setToolCallState(tx, call, "awaiting_permission");
     return;
   }
-  await setToolCallState(tx, signals, call, "ready");
+  await setToolCallState(tx, call, "ready");
 }
 
 async function dispatch(tx: Tx, signals: AgentSignals, agent: AgentRow, call: ToolCallRow, ports: ToolPorts): Promise<void> {
   if (call.name === "ask_question") {
     await insertInteraction(tx, { agentId: agent.id, turnId: call.turnId, toolCallId: call.id, kind: "question", request: questionForm(call.input as unknown as AskQuestionInput) });
-    await setToolCallState(tx, signals, call, "waiting");
+    await setToolCallState(tx, call, "waiting");
     return;
   }
-  if (call.name === "run_command") return dispatchRunCommand(tx, signals, agent, call, ports.machines);
+  if (call.name === "run_command") return dispatchRunCommand(tx, agent, call, ports.machines);
   if (MACHINE_TOOL_NAMES.has(call.name)) return dispatchMachineTool(tx, signals, agent, call, ports.machines);
-  if (PROCESS_TOOL_NAMES.has(call.name)) return dispatchProcessTool(tx, signals, agent, call);
-  if (TRANSFER_TOOL_NAMES.has(call.name)) return dispatchTransferTool(tx, signals, agent, call, ports);
+  if (PROCESS_TOOL_NAMES.has(call.name)) return dispatchProcessTool(tx, agent, call);
+  if (TRANSFER_TOOL_NAMES.has(call.name)) return dispatchTransferTool(tx, agent, call, ports);
   await completeToolCall(tx, agent, call, "failed", [textBlock(`The built-in tool ${call.name} cannot run in this deployment.`)]);
 }

@@ -85,7 +85,7 @@ export async function dispatchMachineTool(tx: Tx, signals: AgentSignals, agent: 
         : call.name === "create_machine"
           ? await machines.create(tx, signals, agent, call, input)
           : await machines.remove(tx, signals, agent, input as { machine_id: string });
-  if ("waiting" in answer) await setToolCallState(tx, signals, call, "waiting");
+  if ("waiting" in answer) await setToolCallState(tx, call, "waiting");
   else if (answer.ok) await completeToolCall(tx, agent, call, "succeeded", [{ type: "structured_data", value: answer.value }]);
   else await completeToolCall(tx, agent, call, "failed", [textBlock(answer.message)]);
 }

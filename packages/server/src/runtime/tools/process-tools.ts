@@ -2,7 +2,6 @@ import { and, asc, eq, inArray } from "drizzle-orm";
 import { processes } from "../../db/schema/index.js";
 import type { Tx } from "../../platform/db/index.js";
 import { decodeId, encodeId, newUuid } from "../../platform/ids.js";
-import type { AgentSignals } from "../signals.js";
 import type { AgentRow } from "../store/journal.js";
 import { TERMINAL_PROCESS_STATES, insertAction, lockAgentProcess, settleProcess, type ActionKind, type ProcessRow } from "../store/processes.js";
 import { completeToolCall, setToolCallState, textBlock, type ToolCallRow } from "../store/tool-calls.js";
@@ -30,7 +29,7 @@ interface ProcessInput {
 const LIST_LIMIT = 100;
 const LABEL_CHARS = 200;
 
-export async function dispatchProcessTool(tx: Tx, signals: AgentSignals, agent: AgentRow, call: ToolCallRow): Promise<void> {
+export async function dispatchProcessTool(tx: Tx, agent: AgentRow, call: ToolCallRow): Promise<void> {
   const done = (outcome: "succeeded" | "failed", value: unknown) =>
     completeToolCall(tx, agent, call, outcome, outcome === "failed" && typeof value === "string" ? [textBlock(value)] : [{ type: "structured_data", value }]);
   if (call.name === "list_processes") return void (await done("succeeded", await listProcesses(tx, agent)));
@@ -62,7 +61,7 @@ export async function dispatchProcessTool(tx: Tx, signals: AgentSignals, agent: 
     payload = {};
   }
   await insertAction(tx, process, call.id, newUuid(), kind, payload);
-  await setToolCallState(tx, signals, call, "waiting");
+  await setToolCallState(tx, call, "waiting");
 }
 
 /** A process no daemon took yet never runs: it ends `killed` here. */

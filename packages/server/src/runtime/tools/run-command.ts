@@ -1,6 +1,5 @@
 import type { Tx } from "../../platform/db/index.js";
 import { newUuid } from "../../platform/ids.js";
-import type { AgentSignals } from "../signals.js";
 import type { AgentRow } from "../store/journal.js";
 import { insertProcess, notifyDaemonWork } from "../store/processes.js";
 import { completeToolCall, setToolCallState, textBlock, type ToolCallRow } from "../store/tool-calls.js";
@@ -45,7 +44,7 @@ export async function runCommandContext(tx: Tx, agent: AgentRow, input: RunComma
   ];
 }
 
-export async function dispatchRunCommand(tx: Tx, signals: AgentSignals, agent: AgentRow, call: ToolCallRow, machines: AgentMachines | undefined): Promise<void> {
+export async function dispatchRunCommand(tx: Tx, agent: AgentRow, call: ToolCallRow, machines: AgentMachines | undefined): Promise<void> {
   const input = call.input as unknown as RunCommandInput;
   const answer = machines ? await machines.commandTarget(tx, agent, input) : { ok: false as const, message: NO_MACHINES };
   if (!answer.ok) return void (await completeToolCall(tx, agent, call, "failed", [textBlock(answer.message)]));
@@ -65,6 +64,6 @@ export async function dispatchRunCommand(tx: Tx, signals: AgentSignals, agent: A
     secretEnv: target.secretEnv,
     waitMs: input.wait_ms ?? DEFAULT_WAIT_MS,
   });
-  await setToolCallState(tx, signals, call, "waiting");
+  await setToolCallState(tx, call, "waiting");
   await notifyDaemonWork(tx, target.machineId);
 }

@@ -1,7 +1,6 @@
 import type { TransferSpec } from "../../db/schema/daemon.js";
 import type { Tx } from "../../platform/db/index.js";
 import { newUuid } from "../../platform/ids.js";
-import type { AgentSignals } from "../signals.js";
 import type { AgentRow } from "../store/journal.js";
 import { insertProcess, notifyDaemonWork } from "../store/processes.js";
 import { completeToolCall, setToolCallState, textBlock, type ToolCallRow } from "../store/tool-calls.js";
@@ -33,7 +32,7 @@ interface TransferInput {
 const UPLOAD_WAIT_MS = (TRANSFER_LIMITS.uploadTimeoutSeconds + 10) * 1000;
 const DOWNLOAD_WAIT_MS = 10_000;
 
-export async function dispatchTransferTool(tx: Tx, signals: AgentSignals, agent: AgentRow, call: ToolCallRow, ports: ToolPorts): Promise<void> {
+export async function dispatchTransferTool(tx: Tx, agent: AgentRow, call: ToolCallRow, ports: ToolPorts): Promise<void> {
   const { machines } = ports;
   const input = call.input as unknown as TransferInput;
   const fail = (message: string) => completeToolCall(tx, agent, call, "failed", [textBlock(message)]);
@@ -63,7 +62,7 @@ export async function dispatchTransferTool(tx: Tx, signals: AgentSignals, agent:
     secretEnv: {},
     waitMs: planned.kind === "upload" ? UPLOAD_WAIT_MS : DOWNLOAD_WAIT_MS,
   });
-  await setToolCallState(tx, signals, call, "waiting");
+  await setToolCallState(tx, call, "waiting");
   await notifyDaemonWork(tx, target.machineId);
 }
 
