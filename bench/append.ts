@@ -48,7 +48,7 @@ export async function rawAccess(server: BenchServer, clients: number): Promise<R
   };
 }
 
-async function timed(total: number, lanes: number, one: (lane: number, i: number) => Promise<void>) {
+export async function timed(total: number, lanes: number, one: (lane: number, i: number) => Promise<void>) {
   const latencies: number[] = [];
   let next = 0;
   const start = performance.now();

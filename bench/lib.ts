@@ -152,8 +152,8 @@ function must(reply: { status: number; text: string }, ok: number[], what: strin
   if (!ok.includes(reply.status)) throw new Error(`${what}: ${reply.status} ${reply.text.slice(0, 500)}`);
 }
 
-/** A user, org and project with one model on `providerUrl` (OpenAI chat completions) and an agent config. */
-export async function benchProject(api: ApiClient, providerUrl: string): Promise<Project> {
+/** A user, org and project with one model on `providerUrl` (OpenAI chat completions) and an agent config (`tools`: a YAML `tools:` section). */
+export async function benchProject(api: ApiClient, providerUrl: string, tools = ""): Promise<Project> {
   const { token, org, project, session } = await api.userWithOrg();
   const auth = { token };
   const secret = await api.post(`/api/v1/orgs/${org.id}/secrets`, { owner: { kind: "org" }, name: "k", material: { kind: "generic", value: "sk-bench" } }, auth);
@@ -173,7 +173,7 @@ export async function benchProject(api: ApiClient, providerUrl: string): Promise
   const grant = await api.post(`/api/v1/orgs/${org.id}/projects/${project.id}/model-grants`, { configured_model_id: model.body.id }, auth);
   must(grant, [201], "grant");
   const base = `/api/v1/orgs/${org.id}/projects/${project.id}`;
-  const cfg = await api.post(`${base}/agent-configs`, { source: configSource("You are a benchmark agent."), source_format: "yaml" }, auth);
+  const cfg = await api.post(`${base}/agent-configs`, { source: configSource("You are a benchmark agent.") + tools, source_format: "yaml" }, auth);
   must(cfg, [200, 201], "config");
   return { token, base, configId: cfg.body.id, orgId: org.id, session };
 }

@@ -4,7 +4,7 @@ import type { KindResults } from "./run.js";
 import { renderLoad } from "./report-load.js";
 import { TARGETS, targetCells } from "./targets.js";
 
-const ORDER = ["sse-fanout", "append", "reads", "orchestration", "conversation"];
+const ORDER = ["sse-fanout", "append", "reads", "tool-results", "orchestration", "conversation"];
 
 export function renderReport(all: KindResults[]): string {
   const out: string[] = [];
@@ -20,7 +20,7 @@ export function renderReport(all: KindResults[]): string {
     "```sh",
     "npm run bench                                   # PGlite",
     "DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm run bench   # PGlite, then PostgreSQL",
-    "npm run bench -- --db=postgres --only=sse,reads # one kind, some benchmarks (sse, append, reads, orchestration, conversation, load)",
+    "npm run bench -- --db=postgres --only=sse,reads # one kind, some benchmarks (sse, append, reads, tool-results, orchestration, conversation, load)",
     "npm run bench -- --db=pglite --only=conversation --sizes=10,100   # a quick check of benchmark 5 at small sizes",
     "npm run bench -- --db=pglite --only=orchestration --agents=1      # a quick check of benchmark 4, one scenario",
     "npm run bench -- --only=load                    # the load test only (200 clients, 30 s, 20 agents)",
@@ -44,7 +44,7 @@ export function renderReport(all: KindResults[]): string {
     "- **ratio** is how many times slower svc is than the baseline (svc ÷ baseline for times, baseline ÷ svc for rates): 1.0 is",
     "  parity, 3.0 means three times slower. It is the number to watch between runs; absolute values depend on the machine.",
     "- Client, server and (for PGlite) the database share one Node process and its CPU, in svc and baseline runs alike, so",
-    "  the numbers include the load generator. The requests benchmarks 2 and 3 time are sent with undici's `request`, so that",
+    "  the numbers include the load generator. The requests benchmarks 2, 3 and 7 time are sent with undici's `request`, so that",
     "  as little client work as possible is charged to svc. PGlite runs in its own worker thread, as in `svc serve`, but it is one",
     "  connection: every query of every request is serialized. The PGlite baselines go through the same thread.",
     "  The load test runs svc, the fake provider, the baseline server and the load generator as separate processes, still on",

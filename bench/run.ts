@@ -5,7 +5,7 @@
  *
  *   npm run bench                       # PGlite, plus PostgreSQL when DATABASE_URL is set
  *   npm run bench -- --db=pglite        # one kind only
- *   npm run bench -- --only=sse,reads   # some benchmarks (sse, append, reads, orchestration, conversation, load)
+ *   npm run bench -- --only=sse,reads   # some benchmarks (sse, append, reads, tool-results, orchestration, conversation, load)
  *   npm run bench -- --only=conversation --sizes=10,100   # the conversation benchmark at some sizes only (a quick check)
  *   npm run bench -- --only=orchestration --agents=1      # some orchestration scenarios only (a quick check)
  *   npm run bench -- --only=load --clients=50 --seconds=5 --load-agents=10   # a short load run (defaults 200, 30, 20)
@@ -22,6 +22,7 @@ import { machine, printResult, startBenchServer, type BenchResult, type DbKind, 
 import { orchestration } from "./orchestration.js";
 import { pageReads } from "./reads.js";
 import { sseFanout } from "./sse-fanout.js";
+import { toolResults } from "./tool-results.js";
 import { renderReport } from "./report.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -66,6 +67,14 @@ async function runKind(kind: DbKind): Promise<KindResults> {
         const { result, longTimeline } = await appendThroughput(server, provider.baseUrl, kind === "pglite" ? 600 : 2000, kind === "pglite" ? 320 : 1200);
         if (wanted("append")) keep(result);
         if (wanted("reads")) keep(await pageReads(server, longTimeline, kind === "pglite" ? 300 : 500));
+      } finally {
+        await server.close();
+      }
+    }
+    if (wanted("tool-results")) {
+      const server = await startBenchServer(kind);
+      try {
+        keep(await toolResults(server, provider.baseUrl, kind === "pglite" ? 300 : 500));
       } finally {
         await server.close();
       }
