@@ -68,12 +68,11 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
   const orgApiKeys = createOrgApiKeyService({ db, memberships, authCacheTtlMs: config.authCacheTtlMs });
   const invitations = createInvitationService({ db, memberships });
   const agents = createAgentsService({ db, signals, artifacts });
-  const inputs = createInputsService({ db, signals, artifacts });
+  const inputs = createInputsService({ db, artifacts });
   const interactions = createInteractionsService({ db });
   const tools = createToolsService({ db, artifacts });
   const skillInstalls = createSkillInstallService({
     db,
-    signals,
     artifacts,
     skills: services.skills,
     signer: createCapabilitySigner(loadMasterKey(config), "skill-archive-download"),
@@ -120,7 +119,7 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
       agentConfigRoutes(api, { agentConfigs: createAgentConfigService({ db }) });
       agentProfileRoutes(api, { agentProfiles: createAgentProfileService({ db }) });
       toolCatalogRoutes(api);
-      machineRoutes(api, { machines: createMachinesService({ db, signals, secrets: createOrgCredentials({ cipher: services.cipher }) }) });
+      machineRoutes(api, { machines: createMachinesService({ db, secrets: createOrgCredentials({ cipher: services.cipher }) }) });
       daemonRoutes(api, { daemon, hub: daemonHub });
       skillArchiveRoutes(api, { skillInstalls });
       await failureRoutes(api, { db });

@@ -123,7 +123,7 @@ async function startServices(command: Command, config: Config, db: Database, log
     stops.push(() => maintenance.stop());
     // Pool machines are made, restarted and deleted by the process that runs maintenance; it stops their
     // daemons when it stops, and starts them again when it starts (docs/machines.md).
-    const poolMachines = await startPoolMachines({ db, signals: services.signals, config, log });
+    const poolMachines = await startPoolMachines({ db, config, log });
     stops.push(() => poolMachines.stop());
     started.push("maintenance");
   }
@@ -153,7 +153,7 @@ export function maintenanceTasks(db: Database, services: Services, config: Confi
   return [
     leaseReaper(db, services),
     unreachableMachines(db, config),
-    byoBindingsFollowConfig(db, services),
+    byoBindingsFollowConfig(db),
     skillInstallDeadlines(db, services),
     { name: "expired-sessions", run: () => services.identity.sweepExpired() },
     { name: "rate-limit-windows", run: () => services.rateLimiter.sweep() },

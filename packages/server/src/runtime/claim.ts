@@ -101,7 +101,7 @@ async function carryOut(tx: Tx, agent: AgentRow, decision: Decision, options: Cl
 async function decideWithToolWork(tx: Tx, signals: AgentSignals, agent: AgentRow, options: ClaimOptions, ports: ToolPorts): Promise<Step | undefined> {
   let state = await loadTurnState(tx, agent.id);
   if (state && pendingToolWork(state).length > 0) {
-    await runToolWork(tx, signals, agent, pendingToolWork(state), ports);
+    await runToolWork(tx, agent, pendingToolWork(state), ports);
     state = await loadTurnState(tx, agent.id);
   }
   const stepCalls = state ? readyStepCalls(state) : [];

@@ -56,9 +56,9 @@ export function leaseReaper(db: Database, services: Pick<Services, "signals" | "
 }
 
 /** The maintenance task that ends skill installs past their deadline and completes their `skill` calls. */
-export function skillInstallDeadlines(db: Database, services: Pick<Services, "signals" | "skills" | "artifacts" | "agentMachines">) {
+export function skillInstallDeadlines(db: Database, services: Pick<Services, "skills" | "artifacts" | "agentMachines">) {
   return {
     name: "skill-install-deadlines",
-    run: () => sweepSkillInstalls({ db, signals: services.signals, skills: services.skills, artifacts: services.artifacts, machines: services.agentMachines }),
+    run: () => sweepSkillInstalls({ db, skills: services.skills, artifacts: services.artifacts, machines: services.agentMachines }),
   };
 }

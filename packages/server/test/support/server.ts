@@ -65,8 +65,8 @@ export async function startTestServer(env: Record<string, string> = {}, options:
   const address = await app.http.listen({ host: "127.0.0.1", port: 0 });
   const quiet = { warn: () => {}, error: () => {} };
   const worker = options.worker ? startAgentWorker({ db, services: app.services, config, log: quiet }) : undefined;
-  const maintenance = options.worker ? startMaintenance([leaseReaper(db, app.services), unreachableMachines(db, config), byoBindingsFollowConfig(db, app.services), skillInstallDeadlines(db, app.services)], quiet as never, config.runtime.maintenanceIntervalMs) : undefined;
-  const poolMachines = options.poolMachines ? await startPoolMachines({ db, signals: app.services.signals, config, log: { warn: () => {}, debug: () => {} }, url: address }) : undefined;
+  const maintenance = options.worker ? startMaintenance([leaseReaper(db, app.services), unreachableMachines(db, config), byoBindingsFollowConfig(db), skillInstallDeadlines(db, app.services)], quiet as never, config.runtime.maintenanceIntervalMs) : undefined;
+  const poolMachines = options.poolMachines ? await startPoolMachines({ db, config, log: { warn: () => {}, debug: () => {} }, url: address }) : undefined;
   return {
     databaseUrl,
     url: address,

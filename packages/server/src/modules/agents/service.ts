@@ -210,7 +210,7 @@ export function createAgentsService(deps: AgentsDeps) {
       if (agent.state === "archived") return store.withModel(tx, agent);
       const actor = await resolveInputActor(tx, principal, orgId, projectId, undefined);
       await stopCurrentWork(tx, signals, agent, actor?.id ?? null);
-      await releaseBindings(tx, signals, { agentId: agent.id }, "The agent was archived.");
+      await releaseBindings(tx, { agentId: agent.id }, "The agent was archived.");
       await inputs.cancelInputs(tx, (await inputs.waitingInputs(tx, agent.id)).map((i) => i.id));
       const archived = await store.archive(tx, agent.id);
       await clearWakeup(tx, agent.id);

@@ -6,7 +6,6 @@ import type { CapabilitySigner } from "../../platform/crypto/capabilities.js";
 import { AppError, forbidden, notFound } from "../../platform/errors.js";
 import type { DaemonPrincipal } from "../../platform/http/auth.js";
 import { decodeId, encodeId } from "../../platform/ids.js";
-import type { AgentSignals } from "../../runtime/signals.js";
 import { offerableInstalls, reportInstall } from "../../runtime/store/skill-installs.js";
 import { completeSkillCall } from "../../runtime/tools/skill.js";
 import type { AgentMachines } from "../../runtime/tools/machine-tools.js";
@@ -31,7 +30,6 @@ export interface ArchiveQuery {
 
 export interface SkillInstallDeps {
   db: Database;
-  signals: AgentSignals;
   artifacts: Pick<ArtifactsService, "prepareContentBlocks" | "recordArtifacts">;
   skills: Pick<SkillsService, "readRevision" | "readArchive">;
   signer: CapabilitySigner;

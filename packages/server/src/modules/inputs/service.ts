@@ -5,7 +5,6 @@ import type { Principal } from "../../platform/http/auth.js";
 import { decodeOpaqueCursor, encodeOpaqueCursor } from "../../platform/http/lists.js";
 import { isUuid } from "../../platform/ids.js";
 import { jsonDigest } from "../../platform/json.js";
-import type { AgentSignals } from "../../runtime/signals.js";
 import { markWakeup } from "../../runtime/wakeups.js";
 import { resolveInputActor } from "../actors/service.js";
 import { requireAgent } from "../agents/access.js";
@@ -21,7 +20,6 @@ export const CONTENT_SCOPE = "content_input";
 
 export interface InputsDeps {
   db: Database;
-  signals: AgentSignals;
   artifacts: ArtifactsService;
 }
 

@@ -183,7 +183,7 @@ export function createAgentMachines(): AgentMachines {
       return { ok: true, value: view(one) };
     },
 
-    async create(tx, _signals, agent, call, input) {
+    async create(tx, agent, call, input) {
       const pools = await poolSources(tx, agent.currentConfigId);
       if (pools.length === 0) return failed("Your config lists no machine pool in machine_sources, so create_machine has nothing to make machines from.");
       const names = pools.map((p) => p.poolName).join(", ");
@@ -200,14 +200,14 @@ export function createAgentMachines(): AgentMachines {
       return { waiting: true };
     },
 
-    async remove(tx, signals, agent, input) {
+    async remove(tx, agent, input) {
       const machineId = decodeId("machine", input.machine_id);
       const [one] = machineId ? await held(tx, agent.id, agent.projectId, { machineId }) : [];
       if (!one) return failed(`No machine ${input.machine_id} is attached to you; list_machines shows the ones that are.`);
       if (one.binding.bindingKind !== "pool") {
         return failed(`${input.machine_id} is a connected machine (binding_kind explicit); delete_machine deletes only machines made from a pool.`);
       }
-      await releaseBindings(tx, signals, { machineId: one.machine.id }, "machine_deleted: the agent deleted the machine with delete_machine.");
+      await releaseBindings(tx, { machineId: one.machine.id }, "machine_deleted: the agent deleted the machine with delete_machine.");
       return { ok: true, value: { machine_id: input.machine_id, machine_ref: one.binding.machineRef, lifecycle_state: "deleting", deleted: true } };
     },
   };

@@ -1,7 +1,6 @@
 import { and, asc, eq, inArray, isNull, ne } from "drizzle-orm";
 import { agentMachineBindings, machines, processes, projectMachineGrants } from "../../db/schema/index.js";
 import { dbNow } from "../../db/schema/columns.js";
-import type { AgentSignals } from "../../runtime/signals.js";
 import { abandonProcess } from "../../runtime/store/processes.js";
 import type { Tx } from "../../platform/db/index.js";
 import { encodeId } from "../../platform/ids.js";
@@ -91,7 +90,6 @@ export async function listBindings(tx: Tx, agentId: string): Promise<BindingRow[
  */
 export async function releaseBindings(
   tx: Tx,
-  signals: AgentSignals,
   of: { agentId: string } | { machineId: string; projectId?: string } | { bindingId: string },
   reason: string,
 ): Promise<void> {
@@ -113,7 +111,7 @@ export async function releaseBindings(
     .where(and(inArray(processes.bindingId, released.map((b) => b.id)), inArray(processes.state, ["queued", "starting", "running"])));
   for (const process of live) await abandonProcess(tx, process, reason);
   // A pool machine belongs to the binding that made it: releasing the binding deletes the machine.
-  await scheduleDeletion(tx, signals, released.filter((b) => b.kind === "pool").map((b) => b.machineId), reason);
+  await scheduleDeletion(tx, released.filter((b) => b.kind === "pool").map((b) => b.machineId), reason);
 }
 
 /** Abandons the machine's live processes (queued, starting, running): a call still waiting for one fails with `reason`. */
@@ -126,7 +124,7 @@ export async function abandonMachineProcesses(tx: Tx, machineId: string, reason:
  * Schedules pool machines for deletion: `deleting` now, deleted by the provider on the next maintenance
  * tick (lifecycle.ts). Their bindings are released, and a create_machine call still waiting on one fails.
  */
-export async function scheduleDeletion(tx: Tx, signals: AgentSignals, machineIds: string[], reason: string): Promise<void> {
+export async function scheduleDeletion(tx: Tx, machineIds: string[], reason: string): Promise<void> {
   if (machineIds.length === 0) return;
   const scheduled = await tx
     .update(machines)
@@ -135,7 +133,7 @@ export async function scheduleDeletion(tx: Tx, signals: AgentSignals, machineIds
     .returning({ id: machines.id, createToolCallId: machines.createToolCallId });
   for (const machine of scheduled) {
     await failCreateCall(tx, machine.createToolCallId, `The machine was deleted before it was ready: ${reason}`);
-    await releaseBindings(tx, signals, { machineId: machine.id }, reason);
+    await releaseBindings(tx, { machineId: machine.id }, reason);
   }
 }
 

@@ -4,7 +4,6 @@ import { dbNow } from "../../db/schema/columns.js";
 import type { Database, Tx } from "../../platform/db/index.js";
 import type { MaintenanceTask } from "../../maintenance.js";
 import type { ByoMachineSourceDefinition } from "../../runtime/definition.js";
-import type { AgentSignals } from "../../runtime/signals.js";
 import { lockAgent } from "../../runtime/store/journal.js";
 import { configMachineSources, insertBinding, machineRef } from "./binding-rows.js";
 import { releaseBindings } from "./bindings.js";
@@ -21,10 +20,10 @@ const BATCH = 100;
  * takes the source's working directory and environment for the processes started from then on. Pool
  * machines follow the config through the pool-machines tasks (lifecycle.ts).
  */
-export function byoBindingsFollowConfig(db: Database, services: { signals: AgentSignals }): MaintenanceTask {
+export function byoBindingsFollowConfig(db: Database): MaintenanceTask {
   return {
     name: "machine-bindings-follow-config",
-    run: async () => (await releaseUnlisted(db, services.signals)) + (await bindListed(db)) + (await updateChanged(db)),
+    run: async () => (await releaseUnlisted(db)) + (await bindListed(db)) + (await updateChanged(db)),
   };
 }
 
@@ -34,7 +33,7 @@ const sourceFor = (machineId: unknown) => sql`(SELECT sources.item FROM ${agentC
   WHERE ${agentConfigs.id} = ${agents.currentConfigId} AND sources.item ->> 'kind' = 'machine' AND sources.item ->> 'machineId' = ${machineId}::text
   LIMIT 1)`;
 
-async function releaseUnlisted(db: Database, signals: AgentSignals): Promise<number> {
+async function releaseUnlisted(db: Database): Promise<number> {
   const rows = await db.read
     .select({ bindingId: agentMachineBindings.id })
     .from(agentMachineBindings)
@@ -49,7 +48,7 @@ async function releaseUnlisted(db: Database, signals: AgentSignals): Promise<num
     )
     .limit(BATCH);
   for (const row of rows) {
-    await db.tx((tx) => releaseBindings(tx, signals, { bindingId: row.bindingId }, "released: the agent's config no longer lists the machine."));
+    await db.tx((tx) => releaseBindings(tx, { bindingId: row.bindingId }, "released: the agent's config no longer lists the machine."));
   }
   return rows.length;
 }

@@ -7,7 +7,6 @@ import type { Config } from "../../config.js";
 import type { Database } from "../../platform/db/index.js";
 import { mintToken, sha256Hex } from "../../platform/crypto/tokens.js";
 import { encodeId, newUuid } from "../../platform/ids.js";
-import type { AgentSignals } from "../../runtime/signals.js";
 import { startMaintenance, type MaintenanceTask } from "../../maintenance.js";
 import { configMachineSources } from "./binding-rows.js";
 import { abandonMachineProcesses, releaseBindings, scheduleDeletion } from "./bindings.js";
@@ -55,7 +54,7 @@ export interface PoolMachinesLog {
  * Starts the pool machine loop beside maintenance (every `SVC_MACHINE_RECONCILE_INTERVAL_MS`, short so a
  * machine is usable soon after its daemon registers). `stop` ends the loop and every daemon started.
  */
-export async function startPoolMachines(deps: { db: Database; signals: AgentSignals; config: Config; log: PoolMachinesLog; url?: string }) {
+export async function startPoolMachines(deps: { db: Database; config: Config; log: PoolMachinesLog; url?: string }) {
   const { config } = deps;
   const drivers = await createDrivers({
     dataDir: config.dataDir,
@@ -85,8 +84,8 @@ function defaultDaemonCommand(): string[] {
   }
 }
 
-export function poolMachineTasks(deps: { db: Database; signals: AgentSignals; config: Config; drivers: Record<string, MachineDriver>; url: string }): MaintenanceTask[] {
-  const { db, signals, drivers } = deps;
+export function poolMachineTasks(deps: { db: Database; config: Config; drivers: Record<string, MachineDriver>; url: string }): MaintenanceTask[] {
+  const { db, drivers } = deps;
   const machinesConfig = deps.config.machines;
 
   const inState = (state: string, also?: SQL) =>
@@ -296,7 +295,7 @@ export function poolMachineTasks(deps: { db: Database; signals: AgentSignals; co
       .where(and(eq(agentMachineBindings.state, "attached"), eq(agentMachineBindings.bindingKind, "pool"), sql`NOT ${listed}`))
       .limit(BATCH);
     for (const row of rows) {
-      await db.tx((tx) => releaseBindings(tx, signals, { machineId: row.machineId }, "released: the agent's config no longer lists the machine's pool."));
+      await db.tx((tx) => releaseBindings(tx, { machineId: row.machineId }, "released: the agent's config no longer lists the machine's pool."));
     }
     return rows.length;
   }
@@ -309,7 +308,7 @@ export function poolMachineTasks(deps: { db: Database; signals: AgentSignals; co
         await db.tx(async (tx) => {
           await revokeTokens(tx, machine.id, "machine_deleted");
           await deleteGrantsOfMachine(tx, machine.id);
-          await releaseBindings(tx, signals, { machineId: machine.id }, "machine_deleted: the machine was deleted; its processes are no longer followed.");
+          await releaseBindings(tx, { machineId: machine.id }, "machine_deleted: the machine was deleted; its processes are no longer followed.");
           await failCreateCall(tx, machine.createToolCallId, "The machine was deleted before it was ready.");
           await markMachineDeleted(tx, machine.id);
         });
@@ -353,7 +352,7 @@ export function poolMachineTasks(deps: { db: Database; signals: AgentSignals; co
       .limit(BATCH);
     for (const row of rows) {
       const reason = row.unbound ? "released: no agent holds the machine any more" : "idle: the machine was idle for longer than its idle period";
-      await db.tx((tx) => scheduleDeletion(tx, signals, [row.id], reason));
+      await db.tx((tx) => scheduleDeletion(tx, [row.id], reason));
     }
     return rows.length;
   }

@@ -1,5 +1,4 @@
 import type { Database, Tx } from "../../platform/db/index.js";
-import type { AgentSignals } from "../../runtime/signals.js";
 import { releaseBindings } from "./bindings.js";
 import { isUniqueViolation } from "../../platform/db/index.js";
 import { AppError, conflict, idempotencyConflict, type Issue } from "../../platform/errors.js";
@@ -28,7 +27,7 @@ export interface ConnectInput extends CreateMachineRequest {
  * BYO machines: records of computers whose daemon dials in with a daemon token. Creating, changing and
  * deleting them needs org.manage; reading them, that or a grant to a project the caller can read.
  */
-export function createMachineService(deps: { db: Database; secrets: SecretDirectory; signals: AgentSignals }) {
+export function createMachineService(deps: { db: Database; secrets: SecretDirectory }) {
   const { db, secrets } = deps;
 
   /** The checked environment of a create, with secret references as UUIDs. */
@@ -122,7 +121,7 @@ export function createMachineService(deps: { db: Database; secrets: SecretDirect
         if (machine.sourceKind !== "byo") throw conflict("a pool machine is deleted through its pool or by the agent holding it, not here");
         await tokens.revokeTokens(tx, machineId, "machine_deleted");
         await grants.deleteGrantsOfMachine(tx, machineId);
-        await releaseBindings(tx, deps.signals, { machineId }, "machine_deleted: the machine was deleted; its processes are no longer followed.");
+        await releaseBindings(tx, { machineId }, "machine_deleted: the machine was deleted; its processes are no longer followed.");
         await store.markMachineDeleted(tx, machineId);
       });
     },

@@ -4,7 +4,6 @@ import { conflict, notFound, type Issue } from "../../platform/errors.js";
 import type { Principal } from "../../platform/http/auth.js";
 import type { PageRequest } from "../../platform/http/lists.js";
 import { newUuid } from "../../platform/ids.js";
-import type { AgentSignals } from "../../runtime/signals.js";
 import { requireProject } from "../orgs/access.js";
 import { scheduleDeletion } from "./bindings.js";
 import { checkSecretRefs, nameIssues, throwIssues, type SecretDirectory } from "./environment.js";
@@ -63,7 +62,7 @@ function applied(current: Overrides, input: PoolGrantOverrides): Overrides {
  * narrow the pool's, with its own defaults and environment overlays. Managing them needs
  * project.access_manage on the project. Secret overlays must name generic secrets the project can use.
  */
-export function createPoolGrantService(deps: { db: Database; secrets: SecretDirectory; signals: AgentSignals }) {
+export function createPoolGrantService(deps: { db: Database; secrets: SecretDirectory }) {
   const { db, secrets } = deps;
 
   async function checked(tx: Tx, orgId: string, projectId: string, pool: pools.PoolRow, overrides: Overrides, input: PoolGrantOverrides) {
@@ -141,7 +140,7 @@ export function createPoolGrantService(deps: { db: Database; secrets: SecretDire
         const grant = await grants.findPoolGrant(tx, orgId, projectId, grantId);
         if (!grant) throw notFound("machine pool grant");
         const made = await grants.machinesMadeThrough(tx, grantId);
-        await scheduleDeletion(tx, deps.signals, made, "machine_deleted: the pool grant the machine was made through was deleted.");
+        await scheduleDeletion(tx, made, "machine_deleted: the pool grant the machine was made through was deleted.");
         await grants.deletePoolGrant(tx, grantId);
       });
     },

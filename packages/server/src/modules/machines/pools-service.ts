@@ -1,7 +1,6 @@
 import { and, eq, isNull } from "drizzle-orm";
 import { machines } from "../../db/schema/index.js";
 import type { Database, Tx } from "../../platform/db/index.js";
-import type { AgentSignals } from "../../runtime/signals.js";
 import { scheduleDeletion } from "./bindings.js";
 import { isUniqueViolation } from "../../platform/db/index.js";
 import { conflict, notFound, type Issue } from "../../platform/errors.js";
@@ -26,7 +25,7 @@ type PoolSettings = Omit<store.PoolRow, "id" | "orgId" | "managementKind" | "cre
  * the rows, lifecycle.ts the machines). Every pool route needs org.manage. Limits are checked for consistency when written;
  * secret references in the default environment must be org-owned generic secrets.
  */
-export function createPoolService(deps: { db: Database; secrets: SecretDirectory; signals: AgentSignals }) {
+export function createPoolService(deps: { db: Database; secrets: SecretDirectory }) {
   const { db, secrets } = deps;
 
   /** Every rule a pool's settings must satisfy, on the whole of them, with issues at the body's paths. */
@@ -152,7 +151,7 @@ export function createPoolService(deps: { db: Database; secrets: SecretDirectory
         // Its machines' rows go with it (foreign keys cascade); first their agents let go of them, so no
         // call waits on a process or a machine that is gone. The provider stops their daemons next tick.
         const live = await tx.select({ id: machines.id }).from(machines).where(and(eq(machines.machinePoolId, poolId), isNull(machines.deletedAt)));
-        await scheduleDeletion(tx, deps.signals, live.map((m) => m.id), "machine_deleted: the machine's pool was deleted.");
+        await scheduleDeletion(tx, live.map((m) => m.id), "machine_deleted: the machine's pool was deleted.");
         await store.deletePool(tx, poolId);
       });
     },

@@ -1,5 +1,4 @@
 import type { Database } from "../../platform/db/index.js";
-import type { AgentSignals } from "../../runtime/signals.js";
 import type { SecretDirectory } from "./environment.js";
 import { createMachineGrantService } from "./grants-service.js";
 import { createMachineService } from "./machines-service.js";
@@ -8,7 +7,7 @@ import { createPoolService } from "./pools-service.js";
 import { createDaemonTokenService } from "./tokens-service.js";
 
 /** The machines area: BYO machines, their daemon tokens, project machine grants, pools and pool grants. */
-export function createMachinesService(deps: { db: Database; secrets: SecretDirectory; signals: AgentSignals }) {
+export function createMachinesService(deps: { db: Database; secrets: SecretDirectory }) {
   return {
     ...createMachineService(deps),
     ...createDaemonTokenService(deps),

@@ -7,7 +7,6 @@ import { insertInteraction } from "../store/interactions.js";
 import { completeToolCall, setToolCallState, textBlock, type ToolCallRow } from "../store/tool-calls.js";
 import type { AgentRow } from "../store/journal.js";
 import type { AgentDefinition } from "../definition.js";
-import type { AgentSignals } from "../signals.js";
 import { permissionForm, questionForm, type AskQuestionInput } from "./forms.js";
 import { STEP_TOOLS } from "./catalog.js";
 import { dispatchRunCommand, runCommandContext, type RunCommandInput } from "./run-command.js";
@@ -66,12 +65,12 @@ export function definitionsOfCalls(db: AppDb | Tx): (call: ToolCallRow) => Promi
   };
 }
 
-export async function runToolWork(tx: Tx, signals: AgentSignals, agent: AgentRow, calls: ToolCallRow[], ports: ToolPorts = {}): Promise<void> {
+export async function runToolWork(tx: Tx, agent: AgentRow, calls: ToolCallRow[], ports: ToolPorts = {}): Promise<void> {
   const definitionFor = definitionsOfCalls(tx);
   for (const call of calls) {
     if (call.state === "awaiting_authorization") await authorize(tx, agent, call, await definitionFor(call), ports);
     // Tools that run in a tool step (the `skill` tool) are left ready for it.
-    if (call.state === "ready" && call.type === "built_in" && !STEP_TOOLS.has(call.name)) await dispatch(tx, signals, agent, call, ports);
+    if (call.state === "ready" && call.type === "built_in" && !STEP_TOOLS.has(call.name)) await dispatch(tx, agent, call, ports);
   }
 }
 
@@ -101,14 +100,14 @@ async function authorize(tx: Tx, agent: AgentRow, call: ToolCallRow, definition:
   await setToolCallState(tx, call, "ready");
 }
 
-async function dispatch(tx: Tx, signals: AgentSignals, agent: AgentRow, call: ToolCallRow, ports: ToolPorts): Promise<void> {
+async function dispatch(tx: Tx, agent: AgentRow, call: ToolCallRow, ports: ToolPorts): Promise<void> {
   if (call.name === "ask_question") {
     await insertInteraction(tx, { agentId: agent.id, turnId: call.turnId, toolCallId: call.id, kind: "question", request: questionForm(call.input as unknown as AskQuestionInput) });
     await setToolCallState(tx, call, "waiting");
     return;
   }
   if (call.name === "run_command") return dispatchRunCommand(tx, agent, call, ports.machines);
-  if (MACHINE_TOOL_NAMES.has(call.name)) return dispatchMachineTool(tx, signals, agent, call, ports.machines);
+  if (MACHINE_TOOL_NAMES.has(call.name)) return dispatchMachineTool(tx, agent, call, ports.machines);
   if (PROCESS_TOOL_NAMES.has(call.name)) return dispatchProcessTool(tx, agent, call);
   if (TRANSFER_TOOL_NAMES.has(call.name)) return dispatchTransferTool(tx, agent, call, ports);
   await completeToolCall(tx, agent, call, "failed", [textBlock(`The built-in tool ${call.name} cannot run in this deployment.`)]);

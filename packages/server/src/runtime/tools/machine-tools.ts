@@ -1,6 +1,5 @@
 import type { ArtifactsService } from "../../modules/artifacts/service.js";
 import type { AppDb, Tx } from "../../platform/db/index.js";
-import type { AgentSignals } from "../signals.js";
 import type { AgentRow } from "../store/journal.js";
 import { completeToolCall, setToolCallState, textBlock, type ToolCallRow } from "../store/tool-calls.js";
 
@@ -58,8 +57,8 @@ export interface AgentMachines {
   commandTarget(tx: Tx, agent: AgentRow, input: { machine_id?: string }): Promise<CommandTargetAnswer>;
   list(tx: Tx, agent: AgentRow, input: { cursor?: string; limit?: number }): Promise<MachineToolAnswer>;
   inspect(tx: Tx, agent: AgentRow, input: { machine_id?: string }): Promise<MachineToolAnswer>;
-  create(tx: Tx, signals: AgentSignals, agent: AgentRow, call: ToolCallRow, input: { machine_pool_name?: string }): Promise<MachineToolAnswer>;
-  remove(tx: Tx, signals: AgentSignals, agent: AgentRow, input: { machine_id: string }): Promise<MachineToolAnswer>;
+  create(tx: Tx, agent: AgentRow, call: ToolCallRow, input: { machine_pool_name?: string }): Promise<MachineToolAnswer>;
+  remove(tx: Tx, agent: AgentRow, input: { machine_id: string }): Promise<MachineToolAnswer>;
 }
 
 /** What the transactional tool phase may call beyond the engine's own tables. */
@@ -71,7 +70,7 @@ export interface ToolPorts {
 
 export const MACHINE_TOOL_NAMES: ReadonlySet<string> = new Set(["list_machines", "inspect_machine", "create_machine", "delete_machine"]);
 
-export async function dispatchMachineTool(tx: Tx, signals: AgentSignals, agent: AgentRow, call: ToolCallRow, machines: AgentMachines | undefined): Promise<void> {
+export async function dispatchMachineTool(tx: Tx, agent: AgentRow, call: ToolCallRow, machines: AgentMachines | undefined): Promise<void> {
   if (!machines) {
     await completeToolCall(tx, agent, call, "failed", [textBlock(`The built-in tool ${call.name} cannot run in this deployment.`)]);
     return;
@@ -83,8 +82,8 @@ export async function dispatchMachineTool(tx: Tx, signals: AgentSignals, agent: 
       : call.name === "inspect_machine"
         ? await machines.inspect(tx, agent, input)
         : call.name === "create_machine"
-          ? await machines.create(tx, signals, agent, call, input)
-          : await machines.remove(tx, signals, agent, input as { machine_id: string });
+          ? await machines.create(tx, agent, call, input)
+          : await machines.remove(tx, agent, input as { machine_id: string });
   if ("waiting" in answer) await setToolCallState(tx, call, "waiting");
   else if (answer.ok) await completeToolCall(tx, agent, call, "succeeded", [{ type: "structured_data", value: answer.value }]);
   else await completeToolCall(tx, agent, call, "failed", [textBlock(answer.message)]);

@@ -31,7 +31,6 @@ type SkillDeps = Pick<StepDeps, "db" | "signals" | "skills" | "artifacts" | "ski
 /** What completing a call needs, also outside the worker (daemon reports, maintenance). */
 export interface SkillCompletionDeps {
   db: StepDeps["db"];
-  signals: StepDeps["signals"];
   skills: StepDeps["skills"];
   artifacts: Pick<ArtifactsService, "prepareContentBlocks" | "recordArtifacts">;
   /** The machines' names for the result; without the machines module there are no installs to name. */
