@@ -33,10 +33,10 @@ async function serve(dataDir: string) {
   const url = `http://127.0.0.1:${port}`;
   const child = spawn(process.execPath, [...SVC_FROM_SOURCE, "serve"], {
     env: { ...embeddedEnv(dataDir), PORT: String(port), HOST: "127.0.0.1", SVC_PUBLIC_URL: url },
-    stdio: ["ignore", "ignore", "inherit"],
+    stdio: ["ignore", "pipe", "pipe"],
   });
   children.push(child);
-  await ready(url);
+  await ready(url, child);
   return {
     api: new ApiClient(url, url),
     async stop() {

@@ -31,7 +31,7 @@ async function databaseEnv(): Promise<Record<string, string>> {
 }
 
 function svc(env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, [...SVC_FROM_SOURCE, "serve"], { env: { ...process.env, ...env }, stdio: ["ignore", "ignore", "inherit"] });
+  return spawn(process.execPath, [...SVC_FROM_SOURCE, "serve"], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
 }
 
 /**
@@ -42,7 +42,7 @@ async function startNode() {
   const { url, env } = await serveEnv();
   let child = svc(env);
   cleanups.push(async () => child.kill("SIGKILL"));
-  await ready(url);
+  await ready(url, child);
   return {
     url,
     api: new ApiClient(url, url),
@@ -50,7 +50,7 @@ async function startNode() {
       child.kill("SIGKILL");
       await exited(child);
       child = svc(env);
-      await ready(url);
+      await ready(url, child);
     },
     async stop() {
       child.kill("SIGTERM");

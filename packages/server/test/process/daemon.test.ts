@@ -209,7 +209,7 @@ describe("machine_sources and run_command", () => {
     const cancel = await server.api.post(`${project.base}/agents/${agentId}/cancel`, {}, { token: project.token });
     expect(cancel.status, cancel.text).toBe(200);
     // The next heartbeat (10 s) finds the process; its killed report is acknowledged.
-    await eventually(async () => finishedJournals(home).length === 1 && readdirSync(join(home, "outbox")).length === 0, (done) => done, 250);
+    await eventually(async () => finishedJournals(home).length === 1 && readdirSync(join(home, "outbox")).length === 0, (done) => done);
     expect(existsSync(join(work, "after"))).toBe(false);
     const results = (await events(server.api, project, agentId)).filter((e) => e.event_kind === "tool_result");
     expect(results).toHaveLength(1);

@@ -34,7 +34,7 @@ describe("log secrecy", () => {
     child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
     child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
     try {
-      await ready(url);
+      await ready(url, child);
       const api = new ApiClient(url, url);
       const session = await api.signup({ email: "logs@example.com", password: PLANTED.password });
       const token = await api.pat(session);

@@ -56,14 +56,14 @@ describe("OTLP traces", () => {
       OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
       OTEL_SERVICE_NAME: "svc-under-test",
     };
-    const child = spawn(process.execPath, [...SVC_FROM_SOURCE, "serve"], { env, stdio: ["ignore", "ignore", "inherit"] });
+    const child = spawn(process.execPath, [...SVC_FROM_SOURCE, "serve"], { env, stdio: ["ignore", "pipe", "pipe"] });
     cleanups.push(async () => child.kill("SIGKILL"));
     const api = new ApiClient(url, url);
     const caller = { traceId: randomBytes(16).toString("hex"), spanId: randomBytes(8).toString("hex") };
     let agentId: string;
     let token: string;
     try {
-      await ready(url);
+      await ready(url, child);
       const project = await agentProject(api, provider.baseUrl);
       token = project.token;
       const secret = await api.post(`/api/v1/orgs/${project.orgId}/secrets`, { owner: { kind: "org" }, name: "planted", material: { kind: "generic", value: PLANTED.secret } }, { token });

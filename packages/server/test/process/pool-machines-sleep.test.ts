@@ -73,7 +73,7 @@ async function turn(s: TestServer, project: AgentProject, agentId: string, call:
   const before = await events(s.api, project, agentId);
   provider.script({ toolCalls: [call] }, { text: "ok" });
   await send(s.api, project, agentId, "next");
-  const list = await eventually(() => events(s.api, project, agentId), (e) => finalOutputs(e).length === finalOutputs(before).length + 1, 600);
+  const list = await eventually(() => events(s.api, project, agentId), (e) => finalOutputs(e).length === finalOutputs(before).length + 1);
   return toolResults(list)[toolResults(before).length];
 }
 
@@ -179,7 +179,7 @@ describe("work queued on a provisioning pool machine", () => {
     // The call is waiting on the queued process, not failed: no result yet, and the machine is not up.
     expect(toolResults(await events(gated.api, project, agentId))).toEqual([]);
     gate(machineId, "open");
-    const list = await eventually(() => events(gated.api, project, agentId), (e) => finalOutputs(e).length === 1, 600);
+    const list = await eventually(() => events(gated.api, project, agentId), (e) => finalOutputs(e).length === 1);
     const [result] = toolResults(list);
     expect(result.outcome, JSON.stringify(result.content_blocks)).toBe("succeeded");
     expect(value(result)).toMatchObject({ state: "exited", output: "ran\n" });
@@ -196,7 +196,7 @@ describe("work queued on a provisioning pool machine", () => {
     provider.script({ toolCalls: [{ name: "list_processes", input: {} }] }, { text: "listed" });
     await send(gated.api, project, agentId, "what runs?");
     // The canceled run_command's result, then list_processes'.
-    const list = await eventually(() => events(gated.api, project, agentId), (e) => toolResults(e).length === 2, 600);
+    const list = await eventually(() => events(gated.api, project, agentId), (e) => toolResults(e).length === 2);
     const listed = toolResults(list).at(-1);
     expect(listed.outcome, JSON.stringify(listed.content_blocks)).toBe("succeeded");
     expect(value(listed)).toMatchObject({ processes: [] });
@@ -206,7 +206,7 @@ describe("work queued on a provisioning pool machine", () => {
     const project = await agentProject(gated.api, provider.baseUrl);
     const { agentId, machineId } = await queuedRun(project);
     gate(machineId, "fail");
-    const list = await eventually(() => events(gated.api, project, agentId), (e) => finalOutputs(e).length === 1, 600);
+    const list = await eventually(() => events(gated.api, project, agentId), (e) => finalOutputs(e).length === 1);
     const [result] = toolResults(list);
     expect(result.outcome).toBe("failed");
     expect(JSON.stringify(result.content_blocks)).toContain("provision_failed");
@@ -219,7 +219,7 @@ describe("work queued on a provisioning pool machine", () => {
     const { agentId, machineId, grantId } = await queuedRun(project);
     const deleted = await gated.api.delete(`${project.base}/machine-pool-grants/${grantId}`, { token: project.token });
     expect(deleted.status, deleted.text).toBe(204);
-    const list = await eventually(() => events(gated.api, project, agentId), (e) => finalOutputs(e).length === 1, 600);
+    const list = await eventually(() => events(gated.api, project, agentId), (e) => finalOutputs(e).length === 1);
     const [result] = toolResults(list);
     expect(result.outcome).toBe("failed");
     expect(JSON.stringify(result.content_blocks)).toContain("the pool grant the machine was made through was deleted");

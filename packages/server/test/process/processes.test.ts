@@ -58,7 +58,7 @@ async function turn(session: Session, call: Call): Promise<any> {
   const finals = finalOutputs(before).length;
   provider.script({ toolCalls: [call] }, { text: "ok" });
   await send(server.api, session.project, session.agentId, "next");
-  const list = await eventually(() => events(server.api, session.project, session.agentId), (e) => finalOutputs(e).length === finals + 1, 400);
+  const list = await eventually(() => events(server.api, session.project, session.agentId), (e) => finalOutputs(e).length === finals + 1);
   return toolResults(list)[toolResults(before).length];
 }
 
@@ -100,7 +100,7 @@ describe("run_command's early return and read_process", () => {
     expect(last).toMatchObject({ state: "exited", done: true, exit_code: 0, cursor: 10 });
 
     // The process's end changed only the process: its run_command call kept its one result.
-    await eventually(async () => value(await turn(session, { name: "list_processes", input: {} })).processes.length, (n) => n === 0, 10);
+    await eventually(async () => value(await turn(session, { name: "list_processes", input: {} })).processes.length, (n) => n === 0);
     const calls = toolResults(await events(server.api, session.project, session.agentId)).filter((e) => e.tool_call_id === result.tool_call_id);
     expect(calls).toHaveLength(1);
   }, 120_000);

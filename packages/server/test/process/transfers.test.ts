@@ -59,7 +59,7 @@ async function turn(session: Session, call: Call): Promise<any> {
   const finals = finalOutputs(before).length;
   provider.script({ toolCalls: [call] }, { text: "ok" });
   await send(server.api, session.project, session.agentId, "next");
-  const list = await eventually(() => events(server.api, session.project, session.agentId), (e) => finalOutputs(e).length === finals + 1, 400);
+  const list = await eventually(() => events(server.api, session.project, session.agentId), (e) => finalOutputs(e).length === finals + 1);
   return toolResults(list)[toolResults(before).length];
 }
 

@@ -50,7 +50,7 @@ describe("connected machines after a config change", () => {
       { display_name: "added-box", cwd: "" },
       { display_name: "kept-box", cwd: "/new" },
     ];
-    await eventually(() => listedMachines(project, agentId), (machines) => JSON.stringify(machines) === JSON.stringify(expected), 40);
+    await eventually(() => listedMachines(project, agentId), (machines) => JSON.stringify(machines) === JSON.stringify(expected));
   }, 60_000);
 
   it("leaves a machine whose grant was revoked unbound until it is granted again", async () => {
@@ -67,6 +67,6 @@ describe("connected machines after a config change", () => {
 
     const granted = await server.api.post(`/api/v1/orgs/${project.orgId}/projects/${project.projectId}/machine-grants`, { machine_id: machine.machineId }, { token: project.token });
     expect(granted.status, granted.text).toBe(201);
-    await eventually(() => listedMachines(project, agentId), (machines) => machines.length === 1, 40);
+    await eventually(() => listedMachines(project, agentId), (machines) => machines.length === 1);
   }, 60_000);
 });

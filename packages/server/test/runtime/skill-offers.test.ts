@@ -107,7 +107,7 @@ describe("skill offers and the archive route", () => {
     expect(malformed.status).toBe(400);
     expect(((await malformed.json()) as { code: string }).code).toBe("invalid_request");
 
-    const expired = await eventually(() => download(archiveUrl(offer), machine.daemonToken), (reply) => reply.status !== 200, 150);
+    const expired = await eventually(() => download(archiveUrl(offer), machine.daemonToken), (reply) => reply.status !== 200);
     expect(expired.status).toBe(410);
     expect(await expired.json()).toEqual({ code: "gone", error: expect.stringContaining("expired") });
   }, 60_000);

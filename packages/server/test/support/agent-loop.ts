@@ -29,10 +29,14 @@ export async function events(api: ApiClient, project: AgentProject, agentId: str
   return reply.body.data;
 }
 
-/** Polls until `check` holds for the agent's events (bounded: fails after `attempts` × 100 ms). */
-export async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolean, attempts = 300): Promise<T> {
+/**
+ * Polls every 100 ms until `check` holds, for at most `waitMs`: generous by default, since what it waits for
+ * (a daemon, a worker, maintenance) is slow on a loaded machine, and it fails with the last value read.
+ */
+export async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolean, waitMs = 120_000): Promise<T> {
+  const deadline = Date.now() + waitMs;
   let value = await read();
-  for (let i = 0; i < attempts && !check(value); i++) {
+  while (!check(value) && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 100));
     value = await read();
   }

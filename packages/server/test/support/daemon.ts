@@ -72,4 +72,4 @@ export async function connectionState(api: ApiClient, token: string, orgId: stri
 
 /** Waits (bounded) until the machine reads `state`. */
 export const untilConnection = (api: ApiClient, token: string, orgId: string, machineId: string, state: string) =>
-  eventually(() => connectionState(api, token, orgId, machineId), (s) => s === state, 150);
+  eventually(() => connectionState(api, token, orgId, machineId), (s) => s === state);

@@ -1,5 +1,6 @@
 import type { ChildProcess } from "node:child_process";
 import { createServer } from "node:net";
+import { networkInterfaces } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -28,15 +29,53 @@ export function exited(child: ChildProcess): Promise<number | null> {
   return new Promise((resolve) => child.once("exit", (code) => resolve(code)));
 }
 
-/** Waits (at most 30 s) until `url` answers /readyz with 200. */
-export async function ready(url: string): Promise<void> {
-  for (let attempt = 0; attempt < 300; attempt++) {
+/** How long a started svc may take to answer /readyz: generous, since a loaded CI machine is slow to start one. */
+export const READY_TIMEOUT_MS = 150_000;
+const TAIL_CHARS = 4000;
+const tails = new WeakMap<ChildProcess, { text: string }>();
+
+/**
+ * The end of what `child` printed since the first call, read for as long as it runs (an unread pipe
+ * would block its logging); empty for output it does not pipe.
+ */
+export function outputTail(child: ChildProcess): string {
+  let tail = tails.get(child);
+  if (!tail) {
+    const kept = { text: "" };
+    const keep = (chunk: Buffer) => (kept.text = (kept.text + chunk.toString("utf8")).slice(-TAIL_CHARS));
+    child.stdout?.on("data", keep);
+    child.stderr?.on("data", keep);
+    tails.set(child, kept);
+    tail = kept;
+  }
+  return tail.text;
+}
+
+/**
+ * Waits until `url` answers /readyz with 200, for at most READY_TIMEOUT_MS. Given the svc `child`, it fails
+ * at once when the child exits, and either failure says how its output ended.
+ */
+export async function ready(url: string, child?: ChildProcess): Promise<void> {
+  if (child) outputTail(child);
+  const said = () => (child ? `; its output ended with:\n${outputTail(child) || "(nothing)"}` : "");
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (child && (child.exitCode !== null || child.signalCode !== null)) {
+      throw new Error(`svc exited (${child.exitCode ?? child.signalCode}) before it was ready at ${url}${said()}`);
+    }
     try {
-      if ((await fetch(`${url}/readyz`)).status === 200) return;
+      if ((await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(10_000) })).status === 200) return;
     } catch {
       // not listening yet
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  throw new Error("svc did not become ready");
+  throw new Error(`svc did not become ready at ${url} within ${READY_TIMEOUT_MS / 1000} s${said()}`);
+}
+
+/** An IPv4 address of this machine that is not loopback (undefined on a machine without a network). */
+export function externalAddress(): string | undefined {
+  return Object.values(networkInterfaces())
+    .flat()
+    .find((a) => a !== undefined && a.family === "IPv4" && !a.internal)?.address;
 }

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import pg from "pg";
 import { inject } from "vitest";
 import { adminQuery, withDatabase } from "./global-setup.js";
-import { exited, freePort, SVC_FROM_SOURCE } from "./process.js";
+import { exited, freePort, READY_TIMEOUT_MS, SVC_FROM_SOURCE } from "./process.js";
 
 /**
  * svc scaled out for a test: `svc api`, `svc worker` and `svc maintenance` as separate OS processes on one
@@ -75,14 +75,14 @@ export async function startSplitDeployment(adminUrl: string, env: Record<string,
 }
 
 /**
- * Resolves once the process has logged that it started (at most 30 s). Its stdout is read for as long as
+ * Resolves once the process has logged that it started (at most READY_TIMEOUT_MS). Its stdout is read for as long as
  * it runs, keeping only a tail for errors: an unread pipe fills up and blocks the process's logging.
  */
 function started(child: ChildProcess): Promise<void> {
   return new Promise((resolve, reject) => {
     let tail = "";
     let done = false;
-    const timer = setTimeout(() => reject(new Error(`process did not start: ${tail}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`process did not start within ${READY_TIMEOUT_MS / 1000} s: ${tail}`)), READY_TIMEOUT_MS);
     child.stdout!.on("data", (chunk: Buffer) => {
       tail += chunk.toString();
       if (!done && tail.includes('"svc started"')) {
