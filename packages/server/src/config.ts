@@ -2,6 +2,7 @@ import { join, resolve } from "node:path";
 
 /** Every environment variable svc reads, parsed and validated once at boot. */
 export interface Config {
+  /** Interface to listen on; loopback unless the operator chooses to be reachable from the network. */
   readonly host: string;
   readonly port: number;
   readonly dataDir: string;
@@ -15,10 +16,13 @@ export interface Config {
   readonly smtpUrl: string | undefined;
   readonly mailFrom: string;
   readonly trustProxy: boolean;
+  /** Who may create an account with POST /api/auth/signup (docs/operations.md, "Production checklist"). */
+  readonly signup: SignupPolicy;
   /**
-   * Whether outbound calls (model providers, later MCP servers and webhooks) may reach loopback, private,
-   * link-local and other internal addresses. Default: true embedded (a local model server is the common
-   * case), false with DATABASE_URL (a shared server must not be a proxy into its own network).
+   * Whether outbound calls (model providers, MCP servers, later webhooks) may reach loopback, private,
+   * link-local and other internal addresses. Default: true only embedded and listening on loopback (one
+   * person's svc beside a local model server), false otherwise: a server others reach must not be a proxy
+   * into its own network.
    */
   readonly allowPrivateNetwork: boolean;
   readonly shutdownTimeoutMs: number;
@@ -84,12 +88,17 @@ export interface RuntimeConfig {
 
 /** Pool machines and the `local` provider (docs/machines.md, "Pools that make machines"). */
 export interface MachinesConfig {
+  /**
+   * The pool providers the operator enabled (`SVC_MACHINE_PROVIDERS`); none by default, so no tenant can
+   * make machines until the operator chooses a provider fit for the tenants it serves.
+   */
+  readonly providers: readonly MachineProvider[];
   /** svc's origin as local pool machines dial it; default `http://127.0.0.1:$PORT`. */
   readonly localUrl: string;
   /** The argv that runs `svcd` for local pool machines; default: node and the repository's daemon. */
   readonly localDaemonCommand: readonly string[] | undefined;
-  /** `auto` uses bubblewrap when `bwrap` is installed; `bubblewrap` requires it; `none` never uses it. */
-  readonly localIsolation: "auto" | "none" | "bubblewrap";
+  /** `bubblewrap` runs each local machine in a sandbox and refuses to start it without `bwrap`; `none` runs it as svc's user. */
+  readonly localIsolation: "none" | "bubblewrap";
   /** How often maintenance provisions, checks and deletes pool machines. */
   readonly reconcileIntervalMs: number;
   /** How long a pool machine may take from its daemon's start to online before the attempt fails. */
@@ -106,6 +115,10 @@ export interface MachinesConfig {
    */
   readonly sleepAfterIdleSeconds: number;
 }
+
+/** The pool providers svc implements (modules/machines/providers). */
+export const MACHINE_PROVIDERS = ["local"] as const;
+export type MachineProvider = (typeof MACHINE_PROVIDERS)[number];
 
 export interface RateLimitConfig {
   /** Attempts allowed per window on sign-in and sign-up, per client address. */
@@ -144,6 +157,10 @@ export interface S3BlobConfig {
   readonly forcePathStyle: boolean;
 }
 
+const SIGNUP_POLICIES = ["open", "invite", "closed"] as const;
+/** `open`: anyone; `invite`: an email with a pending org invitation; `closed`: nobody. The first account may always sign up. */
+export type SignupPolicy = (typeof SIGNUP_POLICIES)[number];
+
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
@@ -160,8 +177,9 @@ export function loadConfig(env: Env = process.env): Config {
   if (databaseUrl && !secretKey) {
     throw new ConfigError("SVC_SECRET_KEY is required when DATABASE_URL is set (see docs/configuration.md)");
   }
+  const host = nonEmpty(env["HOST"]) ?? "127.0.0.1";
   return Object.freeze({
-    host: nonEmpty(env["HOST"]) ?? "0.0.0.0",
+    host,
     port,
     dataDir,
     publicUrl,
@@ -172,7 +190,8 @@ export function loadConfig(env: Env = process.env): Config {
     smtpUrl: nonEmpty(env["SVC_SMTP_URL"]),
     mailFrom: nonEmpty(env["SVC_MAIL_FROM"]) ?? "svc <no-reply@localhost>",
     trustProxy: boolVar(env, "SVC_TRUST_PROXY", false),
-    allowPrivateNetwork: boolVar(env, "SVC_ALLOW_PRIVATE_NETWORK", databaseUrl === undefined),
+    signup: enumVar(env, "SVC_SIGNUP", SIGNUP_POLICIES, "open"),
+    allowPrivateNetwork: boolVar(env, "SVC_ALLOW_PRIVATE_NETWORK", databaseUrl === undefined && isLoopbackHost(host)),
     shutdownTimeoutMs: intVar(env, "SVC_SHUTDOWN_TIMEOUT_MS", 10_000, 0, 600_000),
     authCacheTtlMs: intVar(env, "SVC_AUTH_CACHE_TTL_MS", 5_000, 0, 60_000),
     maxConcurrentRequests: intVar(env, "SVC_MAX_CONCURRENT_REQUESTS", 32, 0, 100_000),
@@ -194,9 +213,10 @@ export function loadConfig(env: Env = process.env): Config {
       machineGraceSeconds: intVar(env, "SVC_MACHINE_GRACE_SECONDS", 600, 1, 604_800),
     }),
     machines: Object.freeze({
+      providers: listVar(env, "SVC_MACHINE_PROVIDERS", MACHINE_PROVIDERS),
       localUrl: originVar(env, "SVC_LOCAL_MACHINE_URL", `http://127.0.0.1:${port}`),
       localDaemonCommand: argvVar(env, "SVC_LOCAL_DAEMON_COMMAND"),
-      localIsolation: enumVar(env, "SVC_LOCAL_MACHINE_ISOLATION", ["auto", "none", "bubblewrap"] as const, "auto"),
+      localIsolation: enumVar(env, "SVC_LOCAL_MACHINE_ISOLATION", ["bubblewrap", "none"] as const, "bubblewrap"),
       reconcileIntervalMs: intVar(env, "SVC_MACHINE_RECONCILE_INTERVAL_MS", 1000, 50, 600_000),
       provisionTimeoutSeconds: intVar(env, "SVC_MACHINE_PROVISION_TIMEOUT_SECONDS", 120, 1, 3600),
       idleMinuteSeconds: intVar(env, "SVC_MACHINE_IDLE_MINUTE_SECONDS", 60, 1, 60),
@@ -257,6 +277,12 @@ function blobConfig(env: Env, dataDir: string): BlobConfig {
   });
 }
 
+/** Whether `host` only accepts connections from this machine. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[(.*)\]$/, "$1").toLowerCase();
+  return bare === "localhost" || bare === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare);
+}
+
 function nonEmpty(value: string | undefined): string | undefined {
   const trimmed = value?.trim();
   return trimmed ? trimmed : undefined;
@@ -286,6 +312,14 @@ function argvVar(env: Env, name: string): readonly string[] | undefined {
     throw new ConfigError(`${name} must be a JSON array of non-empty strings, such as ["node", "/opt/svcd/main.js"]`);
   }
   return Object.freeze(value as string[]);
+}
+
+/** A comma-separated list of known names, each at most once; unset or empty is none. */
+function listVar<T extends string>(env: Env, name: string, values: readonly T[]): readonly T[] {
+  const items = (nonEmpty(env[name]) ?? "").split(",").map((item) => item.trim().toLowerCase()).filter((item) => item !== "");
+  const unknown = items.filter((item) => !(values as readonly string[]).includes(item));
+  if (unknown.length > 0) throw new ConfigError(`${name} lists ${unknown.map((item) => `"${item}"`).join(", ")}; known: ${values.join(", ")}`);
+  return Object.freeze([...new Set(items)] as T[]);
 }
 
 function ratioVar(env: Env, name: string, fallback: number): number {

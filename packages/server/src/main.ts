@@ -2,7 +2,7 @@
 import type pino from "pino";
 import { createLogger } from "./platform/log.js";
 import { startTracing } from "./platform/tracing.js";
-import { ConfigError, loadConfig, type Config } from "./config.js";
+import { ConfigError, isLoopbackHost, loadConfig, type Config } from "./config.js";
 import { DataDirInUse, embeddedAnalyzeTask, openDatabase, type Database } from "./platform/db/index.js";
 import { startMaintenance, type MaintenanceTask } from "./maintenance.js";
 import { runFakeProvider } from "./runtime/models/fake-provider/cli.js";
@@ -135,8 +135,23 @@ async function startServices(command: Command, config: Config, db: Database, log
     await app.http.listen({ host: config.host, port: config.port });
     stops.push(() => app.http.close());
     started.push(`api on ${config.host}:${config.port} (public URL ${config.publicUrl})`);
+    warnIfExposed(config, log);
   }
   return started;
+}
+
+/** Listening beyond loopback is the operator's choice; the log says what that opens (docs/operations.md). */
+function warnIfExposed(config: Config, log: pino.Logger): void {
+  if (isLoopbackHost(config.host)) return;
+  const signup = {
+    open: "sign-up is open: anyone who reaches it can create an account",
+    invite: "sign-up needs an org invitation",
+    closed: "sign-up is closed",
+  }[config.signup];
+  log.warn(
+    { host: config.host, port: config.port, signup: config.signup, machine_providers: config.machines.providers },
+    `svc is reachable from the network on ${config.host}:${config.port}; ${signup} (SVC_SIGNUP)`,
+  );
 }
 
 /** `svc backup` reaches the running process here; without the socket, backups need svc stopped. */

@@ -7,6 +7,7 @@ import { createBus, type Bus } from "./platform/bus.js";
 import { createBlobStore, type BlobStore } from "./platform/blobs/index.js";
 import { createIdentityService, type IdentityService } from "./modules/identity/service.js";
 import { createSmtpMailer } from "./modules/identity/smtp-mailer.js";
+import { invitedEmails } from "./modules/invitations/service.js";
 import { createOrgService, type OrgService } from "./modules/orgs/service.js";
 import { createDeviceLoginService, type DeviceLoginService } from "./modules/device-login/service.js";
 import { createSecretsService, type SecretsService } from "./modules/secrets/service.js";
@@ -51,7 +52,7 @@ export function buildServices(config: Config, db: Database): Services {
   const cipher = new EnvelopeCipher(loadMasterKey(config));
   const orgs = createOrgService({ db });
   const mailer = config.smtpUrl ? createSmtpMailer({ url: config.smtpUrl, from: config.mailFrom }) : null;
-  const identity = createIdentityService({ db, config, rateLimiter, mailer, directory: orgs });
+  const identity = createIdentityService({ db, config, rateLimiter, mailer, directory: orgs, invitations: invitedEmails });
   const secrets = createSecretsService({ db, cipher, users: [poolUsingSecret] });
   const credentials = createOrgCredentials({ cipher });
   const models = createModelsService({ db, credentials, outbound: config });

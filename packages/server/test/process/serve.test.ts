@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { ApiClient } from "../support/client.js";
-import { exited, freePort, ready, SVC_FROM_SOURCE } from "../support/process.js";
+import { connect } from "node:net";
+import { exited, externalAddress, freePort, ready, SVC_FROM_SOURCE } from "../support/process.js";
 
 // Every test here starts svc or svcd processes from their TypeScript sources: 3–6 s apiece on a busy CI machine.
 vi.setConfig({ testTimeout: 120_000 });
@@ -29,7 +30,7 @@ describe("the svc process on the embedded database", () => {
     const url = `http://127.0.0.1:${port}`;
     const api = new ApiClient(url, `http://localhost:${port}`);
     let server = svc(["serve"], port);
-    await ready(url);
+    await ready(url, server);
     const session = await api.signup({ email: "restart@example.com", password: "long enough" });
     const token = await api.pat(session);
     const org = await api.post("/api/v1/orgs", { name: "Durable" }, { token });
@@ -38,7 +39,7 @@ describe("the svc process on the embedded database", () => {
     expect(await exited(server)).toBe(0);
 
     server = svc(["serve"], port);
-    await ready(url);
+    await ready(url, server);
     const me = await api.get("/api/v1/me", { token });
     expect(me.status).toBe(200);
     expect(me.body.orgs).toEqual([expect.objectContaining({ id: org.body.org.id, name: "Durable", role: "owner" })]);
@@ -51,7 +52,7 @@ describe("the svc process on the embedded database", () => {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     const first = svc(["serve"], port);
-    await ready(url);
+    await ready(url, first);
     for (const args of [["serve"], ["migrate"]]) {
       const second = svc(args, await freePort());
       let stderr = "";
@@ -64,11 +65,48 @@ describe("the svc process on the embedded database", () => {
     first.kill("SIGKILL");
     await exited(first);
     const next = svc(["serve"], port);
-    await ready(url);
+    await ready(url, next);
     expect(readFileSync(join(dataDir, "svc.pid"), "utf8")).toBe(String(next.pid));
     next.kill("SIGTERM");
     expect(await exited(next)).toBe(0);
     expect(existsSync(join(dataDir, "svc.pid"))).toBe(false);
+  });
+
+  it("listens on loopback unless HOST says otherwise, and says in its log what listening on the network opens", async () => {
+    const external = externalAddress();
+    expect(external, "this test needs a non-loopback IPv4 address").toBeDefined();
+    const port = await freePort();
+    const start = (host: Record<string, string>) => {
+      const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: "", PORT: String(port), SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: "info", ...host };
+      if (!("HOST" in host)) delete env["HOST"];
+      const child = spawn(process.execPath, [...SVC_FROM_SOURCE, "serve"], { env, stdio: ["ignore", "pipe", "pipe"] });
+      let log = "";
+      child.stdout!.on("data", (chunk: Buffer) => (log += chunk.toString()));
+      return { child, log: () => log };
+    };
+    const reachable = (host: string) =>
+      new Promise<boolean>((resolve) => {
+        const socket = connect(port, host, () => {
+          socket.destroy();
+          resolve(true);
+        });
+        socket.once("error", () => resolve(false));
+      });
+
+    const local = start({});
+    await ready(`http://127.0.0.1:${port}`, local.child);
+    expect(await reachable(external!)).toBe(false);
+    expect(local.log()).toContain(`api on 127.0.0.1:${port}`);
+    expect(local.log()).not.toContain("reachable from the network");
+    local.child.kill("SIGTERM");
+    expect(await exited(local.child)).toBe(0);
+
+    const exposed = start({ HOST: "0.0.0.0", SVC_SIGNUP: "invite" });
+    await ready(`http://127.0.0.1:${port}`, exposed.child);
+    expect(await reachable(external!)).toBe(true);
+    expect(exposed.log()).toContain(`svc is reachable from the network on 0.0.0.0:${port}; sign-up needs an org invitation (SVC_SIGNUP)`);
+    exposed.child.kill("SIGTERM");
+    expect(await exited(exposed.child)).toBe(0);
   });
 
   it("refuses an unknown command and a bad setting with exit code 2", async () => {

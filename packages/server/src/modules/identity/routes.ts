@@ -41,7 +41,7 @@ export function authRoutes(app: HttpApp, deps: { identity: IdentityService; conf
     "/api/auth/signup",
     {
       config: { auth: "public" },
-      schema: { body: s.SignupRequest, response: { 201: s.AuthResponse, ...errorResponses(409, 429) } },
+      schema: { body: s.SignupRequest, response: { 201: s.AuthResponse, ...errorResponses(403, 409, 429) } },
     },
     async (request, reply) => {
       const body = request.body;

@@ -22,12 +22,18 @@ export interface MembershipDirectory {
   orgsOfUser(tx: Tx, userId: string): Promise<Array<{ id: string; name: string; role: string; createdAt: Date }>>;
 }
 
+/** What sign-up needs to know of invitations under SVC_SIGNUP=invite. */
+export interface InvitedEmails {
+  isInvited(tx: Tx, normalizedEmail: string): Promise<boolean>;
+}
+
 export interface IdentityDeps {
   db: Database;
   config: Config;
   rateLimiter: RateLimiter;
   mailer: Mailer | null;
   directory: MembershipDirectory;
+  invitations: InvitedEmails;
 }
 
 export interface NewSession {
@@ -58,6 +64,21 @@ export function createIdentityService(deps: IdentityDeps) {
     return session;
   }
 
+  /**
+   * Whether the sign-up policy admits this address (SVC_SIGNUP). The first account is always admitted, so
+   * a server started with `invite` or `closed` can get its operator; the lock keeps two from both being first.
+   */
+  async function admitSignup(tx: Tx, normalizedEmail: string): Promise<void> {
+    if (config.signup === "open") return;
+    await store.lockSignups(tx);
+    if (!(await store.anyUser(tx))) return;
+    if (config.signup === "invite" && (await deps.invitations.isInvited(tx, normalizedEmail))) return;
+    throw new AppError(
+      "forbidden",
+      config.signup === "invite" ? "sign-up on this server needs an invitation to an organization for this email address" : "sign-up is closed on this server; ask its operator for an account",
+    );
+  }
+
   async function sendVerification(tx: Tx, user: store.UserRow): Promise<() => Promise<void>> {
     const token = randomHex(32);
     await store.insertVerificationToken(tx, {
@@ -79,6 +100,7 @@ export function createIdentityService(deps: IdentityDeps) {
       try {
         let deliver: (() => Promise<void>) | undefined;
         const result = await db.tx(async (tx) => {
+          await admitSignup(tx, normalizeEmail(input.email));
           const user = await store.insertUser(tx, {
             id: newUuid(),
             email: input.email.trim(),

@@ -20,6 +20,16 @@ export async function insertUser(tx: Db, row: PgInsertValue<typeof users>): Prom
   return user;
 }
 
+/** Serializes sign-ups that must see whether an account exists yet (the first one under SVC_SIGNUP). */
+export async function lockSignups(tx: Tx): Promise<void> {
+  await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtext('svc.signup'))`);
+}
+
+export async function anyUser(tx: Db): Promise<boolean> {
+  const [row] = await tx.select({ id: users.id }).from(users).limit(1);
+  return row !== undefined;
+}
+
 export async function findUserByEmail(tx: Db, normalizedEmail: string): Promise<UserRow | undefined> {
   const [user] = await tx.select().from(users).where(eq(users.normalizedEmail, normalizedEmail));
   return user;

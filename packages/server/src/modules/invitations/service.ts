@@ -17,6 +17,9 @@ export interface UserDirectory {
   findUserByEmail(tx: Tx, normalizedEmail: string): Promise<{ id: string } | undefined>;
 }
 
+/** Whether an email has a pending invitation, for sign-up under SVC_SIGNUP=invite (the identity module's InvitedEmails). */
+export const invitedEmails = { isInvited: (tx: Tx, normalizedEmail: string) => store.existsForEmail(tx, normalizedEmail) };
+
 const MEMBERSHIP_UNIQUE = "org_memberships_org_user";
 
 /**

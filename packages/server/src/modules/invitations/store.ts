@@ -77,6 +77,11 @@ export async function listForEmail(
     .limit(page.limit + 1);
 }
 
+export async function existsForEmail(tx: Db, normalizedEmail: string): Promise<boolean> {
+  const [row] = await tx.select({ id: orgInvitations.id }).from(orgInvitations).where(eq(orgInvitations.normalizedEmail, normalizedEmail)).limit(1);
+  return row !== undefined;
+}
+
 export async function deleteInvitation(tx: Db, invitationId: string): Promise<boolean> {
   const rows = await tx.delete(orgInvitations).where(eq(orgInvitations.id, invitationId)).returning({ id: orgInvitations.id });
   return rows.length > 0;
