@@ -7,7 +7,7 @@ import { createGenericSecret, ISO, orgWithProjects, setProjectRole } from "./mac
 import { sortedBy } from "./secrets-fixtures.js";
 
 /* Machine pools and project machine pool grants (issue 11, item 2), over HTTP. */
-const server = useTestServer();
+const server = useTestServer({ SVC_MACHINE_PROVIDERS: "local" });
 const POOL_ID = /^mpo_[a-z2-7]{26}$/;
 const POOL_GRANT_ID = /^pmpg_[a-z2-7]{26}$/;
 const poolsOf = (orgId: string) => `/api/v1/orgs/${orgId}/machine-pools`;
@@ -93,7 +93,9 @@ describe("machine pools", () => {
     await expectIssues(await post({ provider: "blaxel" }), "/provider");
     await expectIssues(await post({ provider_config: { workspace: "x" } }), "/provider_config");
     await expectIssues(await post({ default_machine_provider_options: { image: "x" } }), "/default_machine_provider_options");
-    await expectIssues(await post({ provider_auth_secret_id: orgSecret.id }), "/provider_auth_secret_id");
+    await expectIssues(await post({ provider_auth_secret_id: projectSecret.id }), "/provider_auth_secret_id");
+    await expectIssues(await post({ provider_auth_secret_id: encodeId("secret", newUuid()) }), "/provider_auth_secret_id");
+    await expectIssues(await post({ provider_auth_secret_id: `${orgSecret.id}x` }), "/provider_auth_secret_id");
     await expectIssues(await post({ max_total_machines: undefined }), "/max_total_machines");
     await expectIssues(await post({ max_total_machines: -1 }), "/max_total_machines");
     await expectIssues(await post({ min_machine_cpu: 4, max_machine_cpu: 2 }), "/min_machine_cpu");
@@ -105,6 +107,22 @@ describe("machine pools", () => {
     await expectIssues(await post({ metadata: { observed_platform: "x" } }), "/metadata/observed_platform");
     await expectIssues(await post({ max_total_machines: 2147483648 }), "/max_total_machines");
     expect((await server.api.get(poolsOf(orgId), { token })).body.data).toEqual([]);
+  });
+
+  it("takes the reference's CreateMachinePoolRequest, whose provider_auth_secret_id the local provider keeps unused", async () => {
+    const { token, orgId } = await orgWithProjects(server.api);
+    const credential = await createGenericSecret(server.api, token, orgId, { kind: "org" }, "cred");
+    const reply = await server.api.post(
+      poolsOf(orgId),
+      { name: "reference-shape", provider: "local", default_machine_provider_options: {}, provider_auth_secret_id: credential.id, max_total_machines: 2 },
+      { token },
+    );
+    expect(reply.status, reply.text).toBe(201);
+    expect(reply.body.provider_auth_secret_id).toBe(credential.id);
+    expect((await server.api.get(`${poolsOf(orgId)}/${reply.body.id}`, { token })).body.provider_auth_secret_id).toBe(credential.id);
+    // Kept, so the pool holds its secret as any pool's credential does (the reference's deleteSecret).
+    const deleted = await server.api.delete(`/api/v1/orgs/${orgId}/secrets/${credential.id}`, { token });
+    expect(deleted.status, deleted.text).toBe(409);
   });
 
   it("updates the fields given, clears with null, checks the result as a whole, and deletes", async () => {
@@ -342,5 +360,18 @@ describe("project machine pool grants", () => {
     expect((await server.api.get(`${grants}/${items[0].id}`, { token: other.token })).status).toBe(404);
     const foreignPool = await createPool(other.token, other.orgId);
     expect((await server.api.post(grants, { machine_pool_id: foreignPool.id }, { token })).status).toBe(404);
+  });
+});
+
+describe("machine providers the operator did not enable", () => {
+  const bare = useTestServer();
+
+  it("refuse a pool with a 400 naming SVC_MACHINE_PROVIDERS, and nothing is written", async () => {
+    const { token, orgId } = await orgWithProjects(bare.api);
+    const reply = await bare.api.post(poolsOf(orgId), { name: "local-pool", provider: "local", max_total_machines: 1 }, { token });
+    expect(reply.status, reply.text).toBe(400);
+    expect(reply.body.code).toBe("validation_failed");
+    expect(reply.body.issues).toEqual([{ path: "/provider", message: expect.stringContaining("SVC_MACHINE_PROVIDERS") }]);
+    expect((await bare.api.get(poolsOf(orgId), { token })).body.data).toEqual([]);
   });
 });

@@ -31,7 +31,7 @@ const operations = Object.entries(document.paths)
       .map((method) => ({ path, method: method.toUpperCase() })),
   );
 
-const server = useTestServer();
+const server = useTestServer({ SVC_MACHINE_PROVIDERS: "local" });
 let provider: FakeProvider;
 let a: AgentProject;
 const ids: Record<string, string> = {};

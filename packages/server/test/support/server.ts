@@ -57,7 +57,9 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     SVC_LOG_LEVEL: "silent",
     SVC_WORKER_CONCURRENCY: "4",
     SVC_WORKER_POLL_MS: "200",
-    ...(options.poolMachines ? { SVC_LOCAL_DAEMON_COMMAND: JSON.stringify([process.execPath, "--import", TSX, SVCD]), SVC_LOCAL_MACHINE_ISOLATION: "none" } : {}),
+    ...(options.poolMachines
+      ? { SVC_MACHINE_PROVIDERS: "local", SVC_LOCAL_DAEMON_COMMAND: JSON.stringify([process.execPath, "--import", TSX, SVCD]), SVC_LOCAL_MACHINE_ISOLATION: "none" }
+      : {}),
     ...env,
   });
   const { db, drop, databaseUrl, pglite } = await cloneDatabase();
@@ -66,7 +68,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
   const quiet = { warn: () => {}, error: () => {} };
   const worker = options.worker ? startAgentWorker({ db, services: app.services, config, log: quiet }) : undefined;
   const maintenance = options.worker ? startMaintenance([leaseReaper(db, app.services), unreachableMachines(db, config), byoBindingsFollowConfig(db), skillInstallDeadlines(db, app.services)], quiet as never, config.runtime.maintenanceIntervalMs) : undefined;
-  const poolMachines = options.poolMachines ? await startPoolMachines({ db, config, log: { warn: () => {}, debug: () => {} }, url: address }) : undefined;
+  const poolMachines = options.poolMachines ? await startPoolMachines({ db, config, log: { warn: () => {}, error: () => {}, debug: () => {} }, url: address }) : undefined;
   return {
     databaseUrl,
     url: address,

@@ -12,7 +12,7 @@ import { configMachineSources } from "./binding-rows.js";
 import { abandonMachineProcesses, releaseBindings, scheduleDeletion } from "./bindings.js";
 import { completeCreateCall, failCreateCall } from "./create-calls.js";
 import { deleteGrantsOfMachine } from "./grants-store.js";
-import { createDrivers, providerRules, PROVIDER_NAMES, type MachineDriver } from "./providers/index.js";
+import { createDrivers, providerRules, PROVIDER_NAMES, type DriverLog, type MachineDriver } from "./providers/index.js";
 import { hasProcessWork, lastActivity, putToSleep } from "./sleep.js";
 import { dropLeaseOfToken, markMachineDeleted } from "./store.js";
 import { revokeTokens } from "./tokens-store.js";
@@ -45,8 +45,7 @@ const poolMachineColumns = {
   due: sql<boolean>`coalesce(${machines.nextReconcileAfter} <= statement_timestamp(), true)`,
 };
 
-export interface PoolMachinesLog {
-  warn(obj: unknown, msg: string): void;
+export interface PoolMachinesLog extends DriverLog {
   debug(obj: unknown, msg: string): void;
 }
 
@@ -56,10 +55,11 @@ export interface PoolMachinesLog {
  */
 export async function startPoolMachines(deps: { db: Database; config: Config; log: PoolMachinesLog; url?: string }) {
   const { config } = deps;
-  const drivers = await createDrivers({
+  const drivers = await createDrivers(config.machines.providers, {
     dataDir: config.dataDir,
     daemonCommand: config.machines.localDaemonCommand ?? defaultDaemonCommand(),
     isolation: config.machines.localIsolation,
+    log: deps.log,
   });
   const tasks = poolMachineTasks({ ...deps, drivers, url: deps.url ?? config.machines.localUrl });
   const loop = startMaintenance(tasks, deps.log as never, config.machines.reconcileIntervalMs);
@@ -130,7 +130,7 @@ export function poolMachineTasks(deps: { db: Database; config: Config; drivers: 
     for (const machine of rows) {
       const driver = drivers[machine.provider];
       if (!driver) {
-        await provisionFailed(machine, `svc cannot run machines of provider ${machine.provider} in this process`);
+        await provisionFailed(machine, `the ${machine.provider} provider is not enabled on this server (SVC_MACHINE_PROVIDERS)`);
         continue;
       }
       if (machine.leased) {

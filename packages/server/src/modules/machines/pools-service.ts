@@ -6,13 +6,20 @@ import { isUniqueViolation } from "../../platform/db/index.js";
 import { conflict, notFound, type Issue } from "../../platform/errors.js";
 import type { Principal } from "../../platform/http/auth.js";
 import type { PageRequest } from "../../platform/http/lists.js";
-import { newUuid } from "../../platform/ids.js";
+import { decodeId, newUuid } from "../../platform/ids.js";
 import { requireOrg } from "../orgs/access.js";
 import { checkSecretRefs, nameIssues, throwIssues, type SecretDirectory } from "./environment.js";
 import { capacityIssues, capacityOf } from "./pools-rules.js";
 import type { CreateMachinePoolRequest, UpdateMachinePoolRequest } from "./pools-schemas.js";
 import * as store from "./pools-store.js";
 import { PROVIDER_NAMES, providerRules } from "./providers/index.js";
+
+export interface PoolServiceDeps {
+  db: Database;
+  secrets: SecretDirectory;
+  /** The providers the operator enabled (`SVC_MACHINE_PROVIDERS`); a pool of another cannot be created. */
+  enabledProviders: readonly string[];
+}
 
 /** svc records the platform a daemon reports under this metadata key, copied from pools onto machines. */
 const RESERVED_METADATA_KEY = "observed_platform";
@@ -25,15 +32,15 @@ type PoolSettings = Omit<store.PoolRow, "id" | "orgId" | "managementKind" | "cre
  * the rows, lifecycle.ts the machines). Every pool route needs org.manage. Limits are checked for consistency when written;
  * secret references in the default environment must be org-owned generic secrets.
  */
-export function createPoolService(deps: { db: Database; secrets: SecretDirectory }) {
-  const { db, secrets } = deps;
+export function createPoolService(deps: PoolServiceDeps) {
+  const { db, secrets, enabledProviders } = deps;
 
   /** Every rule a pool's settings must satisfy, on the whole of them, with issues at the body's paths. */
   async function checkSettings(tx: Tx, orgId: string, settings: PoolSettings, submittedSecretEnv: Record<string, string> | undefined) {
     const issues: Issue[] = [];
     const rules = providerRules(settings.provider);
     if (!rules) issues.push({ path: "/provider", message: `svc runs pool machines with these providers: ${PROVIDER_NAMES.join(", ")}` });
-    // A provider that takes a credential checks it here too; `local` takes none.
+    issues.push(...(await authSecretIssues(tx, orgId, settings.providerAuthSecretId)));
     issues.push(
       ...(rules?.check(
         { providerConfig: settings.providerConfig, options: settings.defaultMachineProviderOptions, authSecret: settings.providerAuthSecretId ?? undefined },
@@ -50,6 +57,23 @@ export function createPoolService(deps: { db: Database; secrets: SecretDirectory
     const { refs, issues: secretIssues } = await checkSecretRefs(tx, secrets, { orgId }, "/default_machine_secret_env", submittedSecretEnv);
     throwIssues([...issues, ...secretIssues]);
     return refs as Record<string, string>;
+  }
+
+  /**
+   * The provider credential must be a secret of the org. The reference's CreateMachinePoolRequest requires
+   * the field for every provider, so one that needs no credential (`local`) keeps it without using it.
+   */
+  async function authSecretIssues(tx: Tx, orgId: string, secretId: string | null): Promise<Issue[]> {
+    if (secretId === null) return [];
+    const facts = await secrets.describe(tx, orgId, secretId);
+    if (facts?.ownerKind === "org") return [];
+    return [{ path: "/provider_auth_secret_id", message: facts ? "must be an org-owned secret" : "no such secret in this organization" }];
+  }
+
+  function requireEnabled(provider: string): void {
+    if (enabledProviders.includes(provider) || providerRules(provider) === undefined) return;
+    const enabled = enabledProviders.length > 0 ? `it enables ${enabledProviders.join(", ")}` : "it enables none";
+    throwIssues([{ path: "/provider", message: `the ${provider} provider is not enabled on this server (SVC_MACHINE_PROVIDERS; ${enabled})` }]);
   }
 
   return {
@@ -85,7 +109,7 @@ export function createPoolService(deps: { db: Database; secrets: SecretDirectory
             defaultMachineProviderOptions: input.default_machine_provider_options ?? {},
             defaultCwd: input.default_cwd ?? "",
             providerConfig: input.provider_config ?? {},
-            providerAuthSecretId: input.provider_auth_secret_id ?? null,
+            providerAuthSecretId: decodeSecretId(input.provider_auth_secret_id),
             runtimeProtectionEnabled: input.runtime_protection_enabled ?? false,
             maxTotalMachines: input.max_total_machines,
             maxTotalCpu: input.max_total_cpu ?? null,
@@ -97,6 +121,7 @@ export function createPoolService(deps: { db: Database; secrets: SecretDirectory
             deleteAfterIdleMinutes: input.delete_after_idle_minutes ?? null,
             metadata: input.metadata ?? {},
           };
+          requireEnabled(settings.provider);
           const secretEnv = await checkSettings(tx, orgId, settings, input.default_machine_secret_env);
           if (await store.findPoolByName(tx, orgId, settings.name)) throw nameTaken(settings.name);
           return store.insertPool(tx, { id: newUuid(), orgId, ...settings, defaultMachineSecretEnv: secretEnv });
@@ -120,7 +145,7 @@ export function createPoolService(deps: { db: Database; secrets: SecretDirectory
             defaultMachineProviderOptions: patch.default_machine_provider_options,
             defaultCwd: patch.default_cwd,
             providerConfig: patch.provider_config,
-            providerAuthSecretId: patch.provider_auth_secret_id,
+            providerAuthSecretId: patch.provider_auth_secret_id === undefined ? undefined : decodeSecretId(patch.provider_auth_secret_id),
             runtimeProtectionEnabled: patch.runtime_protection_enabled,
             maxTotalMachines: patch.max_total_machines,
             maxTotalCpu: patch.max_total_cpu,
@@ -156,6 +181,12 @@ export function createPoolService(deps: { db: Database; secrets: SecretDirectory
       });
     },
   };
+}
+
+/** A secret id from the body as a UUID; a malformed one is a UUID no secret has, reported by authSecretIssues. */
+function decodeSecretId(publicId: string | null | undefined): string | null {
+  if (publicId === undefined || publicId === null) return null;
+  return decodeId("secret", publicId) ?? "00000000-0000-0000-0000-000000000000";
 }
 
 function nameTaken(name: string) {

@@ -1,3 +1,4 @@
+import type { MachineProvider } from "../../../config.js";
 import type { Issue } from "../../../platform/errors.js";
 import { localProviderRules } from "./local/rules.js";
 
@@ -80,21 +81,31 @@ export interface DriverSettings {
   dataDir: string;
   /** argv that runs `svcd`; `run --url … --home …` is appended. */
   daemonCommand: readonly string[];
-  isolation: "auto" | "none" | "bubblewrap";
+  isolation: "none" | "bubblewrap";
+  log: DriverLog;
 }
 
-const PROVIDERS: Record<string, ProviderRules> = {
+export interface DriverLog {
+  warn(obj: unknown, msg: string): void;
+  error(obj: unknown, msg: string): void;
+}
+
+const PROVIDERS: Record<MachineProvider, ProviderRules> = {
   local: localProviderRules,
 };
 
 export const PROVIDER_NAMES = Object.keys(PROVIDERS);
 
 export function providerRules(name: string): ProviderRules | undefined {
-  return Object.hasOwn(PROVIDERS, name) ? PROVIDERS[name] : undefined;
+  return Object.hasOwn(PROVIDERS, name) ? PROVIDERS[name as MachineProvider] : undefined;
 }
 
-/** One driver per provider, for the maintenance process. */
-export async function createDrivers(settings: DriverSettings): Promise<Record<string, MachineDriver>> {
-  const { createLocalDriver } = await import("./local/driver.js");
-  return { local: await createLocalDriver(settings) };
+/** One driver per provider the operator enabled, for the maintenance process. */
+export async function createDrivers(enabled: readonly MachineProvider[], settings: DriverSettings): Promise<Record<string, MachineDriver>> {
+  const drivers: Record<string, MachineDriver> = {};
+  if (enabled.includes("local")) {
+    const { createLocalDriver } = await import("./local/driver.js");
+    drivers["local"] = await createLocalDriver(settings);
+  }
+  return drivers;
 }
