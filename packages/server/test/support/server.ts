@@ -13,7 +13,7 @@ import { startMaintenance } from "../../src/maintenance.js";
 import { leaseReaper, skillInstallDeadlines, startAgentWorker } from "../../src/runtime/index.js";
 import { unreachableMachines } from "../../src/modules/machines/unreachable.js";
 import { byoBindingsFollowConfig } from "../../src/modules/machines/follow-config.js";
-import { startPoolMachines } from "../../src/modules/machines/lifecycle.js";
+import { startPoolMachines, type PoolMachinesLog } from "../../src/modules/machines/lifecycle.js";
 import { SVCD } from "./daemon.js";
 
 /** tsx by its path: a pool machine's daemon starts in its own working directory, where `tsx` would not resolve. */
@@ -25,8 +25,13 @@ export const TEST_SECRET_KEY = "0".repeat(63) + "1";
 export interface TestServerOptions {
   /** Run the agent worker and lease maintenance in the server process, as `svc serve` does. */
   worker?: boolean;
-  /** Also run the pool machine loop (local provider: real svcd children, run from source with tsx). */
+  /**
+   * Also run the pool machine loop: the local provider enabled, its machines real svcd children run from
+   * source with tsx, sandboxed by bubblewrap as by default.
+   */
   poolMachines?: boolean;
+  /** Where the pool machine loop logs (nowhere by default). */
+  poolLog?: PoolMachinesLog;
 }
 
 export interface TestServer {
@@ -58,7 +63,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     SVC_WORKER_CONCURRENCY: "4",
     SVC_WORKER_POLL_MS: "200",
     ...(options.poolMachines
-      ? { SVC_MACHINE_PROVIDERS: "local", SVC_LOCAL_DAEMON_COMMAND: JSON.stringify([process.execPath, "--import", TSX, SVCD]), SVC_LOCAL_MACHINE_ISOLATION: "none" }
+      ? { SVC_MACHINE_PROVIDERS: "local", SVC_LOCAL_DAEMON_COMMAND: JSON.stringify([process.execPath, "--import", TSX, SVCD]), SVC_LOCAL_MACHINE_ISOLATION: "bubblewrap" }
       : {}),
     ...env,
   });
@@ -68,7 +73,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
   const quiet = { warn: () => {}, error: () => {} };
   const worker = options.worker ? startAgentWorker({ db, services: app.services, config, log: quiet }) : undefined;
   const maintenance = options.worker ? startMaintenance([leaseReaper(db, app.services), unreachableMachines(db, config), byoBindingsFollowConfig(db), skillInstallDeadlines(db, app.services)], quiet as never, config.runtime.maintenanceIntervalMs) : undefined;
-  const poolMachines = options.poolMachines ? await startPoolMachines({ db, config, log: { warn: () => {}, error: () => {}, debug: () => {} }, url: address }) : undefined;
+  const poolMachines = options.poolMachines ? await startPoolMachines({ db, config, log: options.poolLog ?? { warn: () => {}, error: () => {}, debug: () => {} }, url: address }) : undefined;
   return {
     databaseUrl,
     url: address,

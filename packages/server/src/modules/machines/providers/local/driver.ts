@@ -1,7 +1,9 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { homedir } from "node:os";
 import { delimiter, join } from "node:path";
 import type { DriverSettings, MachineDriver, MachineStart } from "../index.js";
+import { startSvcSocket, type SvcSocket } from "./svc-socket.js";
 
 /*
  * The `local` provider's driver: each pool machine is an `svcd` child process of the svc process that runs
@@ -9,15 +11,20 @@ import type { DriverSettings, MachineDriver, MachineStart } from "../index.js";
  * (`home/`), the default working directory (`work/`) and its output (`svcd.log`). The child gets a fresh
  * daemon token in its environment and a minimal environment otherwise (none of svc's own settings).
  *
- * Isolation: with bubblewrap (`bwrap`) the child sees the host's files read-only, its own directory
- * writable, an empty /tmp, and neither svc's data directory nor svc's processes; it shares the host's
- * network and user, and has no CPU or memory limits. Without bubblewrap it is an ordinary process of
- * svc's user. Either way this is for one-host and development use, not for untrusted agents.
+ * Isolation (`SVC_LOCAL_MACHINE_ISOLATION`, docs/machines.md "What the local provider isolates"): with
+ * `bubblewrap` the child runs in namespaces of its own (user, pid, network, ipc, uts) without capabilities.
+ * It sees the host's files read-only, its own directory writable, and an empty /tmp, /run and home of
+ * svc's user; svc's data directory (the master key, the embedded database, other machines) is hidden.
+ * Its network is a loopback of its own: it reaches svc only through a Unix socket in its directory that
+ * svc relays to its API (svc-socket.ts), so no database, other service or outside address is reachable.
+ * It still runs as svc's user, with no CPU or memory limits. With `none` it is an ordinary process of
+ * svc's user, and svc says so in its log at start and at every machine start.
  */
 
 interface Child {
   process: ChildProcess;
   exited: Promise<void>;
+  socket: SvcSocket | undefined;
 }
 
 /** How long a daemon gets to end its runtime after SIGTERM before it is killed. */
@@ -29,21 +36,25 @@ const UUID_DIR = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$
 export async function createLocalDriver(settings: DriverSettings): Promise<MachineDriver> {
   const root = join(settings.dataDir, "machines");
   mkdirSync(root, { recursive: true, mode: 0o700 });
-  const bwrap = settings.isolation === "none" ? undefined : findExecutable("bwrap");
-  if (settings.isolation === "bubblewrap" && !bwrap) throw new Error("SVC_LOCAL_MACHINE_ISOLATION is bubblewrap, but bwrap is not installed");
+  const sandboxed = settings.isolation === "bubblewrap";
+  const bwrap = sandboxed ? findExecutable("bwrap") : undefined;
+  const missingBwrap = "SVC_LOCAL_MACHINE_ISOLATION is bubblewrap (the default), but bwrap is not installed: install bubblewrap, or set SVC_LOCAL_MACHINE_ISOLATION=none to run local machines unisolated";
+  const unisolated = "SVC_LOCAL_MACHINE_ISOLATION=none: local pool machines run as svc's user with svc's view of this host (its data directory, master key and network included); use it only when every tenant is trusted";
+  if (sandboxed && !bwrap) settings.log.error({}, `${missingBwrap}; local pool machines will not start`);
+  if (!sandboxed) settings.log.warn({}, unisolated);
   const children = new Map<string, Child>();
   const dirOf = (machineId: string) => join(root, machineId);
 
-  function argv(machine: MachineStart, dir: string): string[] {
-    const daemon = [...settings.daemonCommand, "run", "--url", machine.url, "--home", join(dir, "home")];
-    if (!bwrap) return daemon;
-    // Later mounts cover earlier ones: the host read-only, an empty /tmp (but svcd's own files, should they be
-    // installed under /tmp, read-only), then svc's data dir hidden, then this machine's dir.
+  function sandbox(bwrap: string, dir: string, daemon: string[]): string[] {
+    const hidden = ["/tmp", "/run", ...(homedir() !== "/" ? [homedir()] : [])];
+    // Later mounts cover earlier ones: the host read-only; empty /tmp, /run and home of svc's user (but
+    // svcd's own files, should they be installed there, read-only); svc's data dir hidden; this machine's dir.
     return [
       bwrap,
-      ...["--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts"],
-      ...["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"],
-      ...daemonDirsUnderTmp(settings.daemonCommand).flatMap((path) => ["--ro-bind", path, path]),
+      ...["--die-with-parent", "--unshare-user-try", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--cap-drop", "ALL"],
+      ...["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"],
+      ...hidden.flatMap((path) => ["--tmpfs", path]),
+      ...daemonDirsUnder(hidden, settings.daemonCommand).flatMap((path) => ["--ro-bind", path, path]),
       ...["--tmpfs", settings.dataDir, "--bind", dir, dir, "--chdir", join(dir, "work"), "--"],
       ...daemon,
     ];
@@ -60,12 +71,18 @@ export async function createLocalDriver(settings: DriverSettings): Promise<Machi
 
   async function start(machine: MachineStart): Promise<{ cwd: string }> {
     await stop(machine.machineId);
+    if (sandboxed && !bwrap) throw new Error(missingBwrap);
+    if (!sandboxed) settings.log.warn({ machine_id: machine.machineId }, unisolated);
     const dir = dirOf(machine.machineId);
     const work = join(dir, "work");
     for (const sub of ["home", "work"]) mkdirSync(join(dir, sub), { recursive: true, mode: 0o700 });
     const cwd = machine.cwd || work;
+    const home = join(dir, "home");
+    const socket = bwrap ? await startSvcSocket(join(dir, "svc.sock"), machine.url) : undefined;
+    const [command, ...args] = bwrap
+      ? sandbox(bwrap, dir, [...settings.daemonCommand, "run", "--socket", socket!.path, "--home", home])
+      : [...settings.daemonCommand, "run", "--url", machine.url, "--home", home];
     const log = openSync(join(dir, "svcd.log"), "w", 0o600);
-    const [command, ...args] = argv(machine, dir);
     let process: ChildProcess;
     try {
       // Its own process group, so stopping it reaches bubblewrap and the daemon together.
@@ -75,14 +92,17 @@ export async function createLocalDriver(settings: DriverSettings): Promise<Machi
         stdio: ["ignore", log, log],
         detached: true,
       });
+    } catch (err) {
+      await socket?.close();
+      throw err;
     } finally {
       closeSync(log);
     }
     const exited = new Promise<void>((resolve) => {
       process.once("exit", () => resolve());
       process.once("error", () => resolve());
-    });
-    const child = { process, exited };
+    }).then(() => socket?.close());
+    const child = { process, exited, socket };
     children.set(machine.machineId, child);
     void exited.then(() => {
       if (children.get(machine.machineId) === child) children.delete(machine.machineId);
@@ -100,6 +120,7 @@ export async function createLocalDriver(settings: DriverSettings): Promise<Machi
     running: (machineId) => children.has(machineId),
 
     lastFailure(machineId) {
+      if (sandboxed && !bwrap) return missingBwrap;
       try {
         const text = readFileSync(join(dirOf(machineId), "svcd.log"), "utf8").trim();
         return text ? `svcd said: ${text.slice(-LOG_TAIL)}` : "svcd exited without output";
@@ -124,9 +145,11 @@ export async function createLocalDriver(settings: DriverSettings): Promise<Machi
   };
 }
 
-/** The top-level directories under /tmp holding files of the daemon command (a checkout or install there). */
-function daemonDirsUnderTmp(command: readonly string[]): string[] {
-  const tops = command.filter((arg) => arg.startsWith("/tmp/")).map((arg) => `/tmp/${arg.split("/")[2]}`);
+/** The top-level directories under `hidden` ones holding files of the daemon command (node or a checkout there). */
+function daemonDirsUnder(hidden: readonly string[], command: readonly string[]): string[] {
+  const tops = hidden.flatMap((dir) =>
+    command.filter((arg) => arg.startsWith(`${dir}/`)).map((arg) => join(dir, arg.slice(dir.length + 1).split("/")[0]!)),
+  );
   return [...new Set(tops)].filter((path) => existsSync(path));
 }
 
