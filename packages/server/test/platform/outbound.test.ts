@@ -154,6 +154,98 @@ describe("guardedLookup", () => {
   });
 });
 
+describe("IPv6 forms that carry an internal IPv4 address", () => {
+  // Each spelling is refused as a URL literal, as a name's DNS answer before the call, and as the
+  // answer the connection itself resolves.
+  const carried: Array<[string, string]> = [
+    // IPv4-mapped ::ffff:0:0/96
+    ["::ffff:127.0.0.1", "loopback"],
+    ["0:0:0:0:0:ffff:7f00:1", "loopback"],
+    ["0000:0000:0000:0000:0000:FFFF:7F00:0001", "loopback"],
+    // IPv4-translated ::ffff:0:0:0/96
+    ["::ffff:0:127.0.0.1", "loopback"],
+    ["::ffff:0:7f00:1", "loopback"],
+    ["::FFFF:0:7F00:1", "loopback"],
+    ["0:0:0:0:ffff:0:7f00:1", "loopback"],
+    ["0000:0000:0000:0000:ffff:0000:7f00:0001", "loopback"],
+    ["::ffff:0:10.1.2.3", "private"],
+    ["::ffff:0:a9fe:a9fe", "link-local (cloud metadata)"],
+    // IPv4-compatible ::/96
+    ["::127.0.0.1", "loopback"],
+    ["::7f00:1", "loopback"],
+    ["0:0:0:0:0:0:7F00:0001", "loopback"],
+    ["::192.168.0.1", "private"],
+    ["::0.0.0.5", "this network"],
+    // 6to4 2002::/16, the IPv4 address in bits 16..47
+    ["2002:7f00:1::", "loopback"],
+    ["2002:7F00:0001:0000:0000:0000:0000:0000", "loopback"],
+    ["2002:7f00:1:2:3:4:5:6", "loopback"],
+    ["2002:7f00:1::8.8.8.8", "loopback"],
+    ["2002:a00:1::", "private"],
+    ["2002:c0a8:101::1", "private"],
+    ["2002:a9fe:a9fe::", "link-local (cloud metadata)"],
+    // NAT64 well-known prefix 64:ff9b::/96
+    ["64:ff9b::127.0.0.1", "loopback"],
+    ["64:FF9B::7F00:1", "loopback"],
+    ["0064:ff9b:0000:0000:0000:0000:7f00:0001", "loopback"],
+    ["64:ff9b::a9fe:a9fe", "link-local (cloud metadata)"],
+    // Local-use NAT64 64:ff9b:1::/48, with a /96 prefix (last 32 bits) ...
+    ["64:ff9b:1::7f00:1", "loopback"],
+    ["64:ff9b:1::127.0.0.1", "loopback"],
+    ["64:FF9B:1::7F00:1", "loopback"],
+    ["0064:ff9b:0001:0000:0000:0000:7f00:0001", "loopback"],
+    ["64:ff9b:1:abcd:0:1:a00:1", "private"],
+    // ... and the /64, /56 and /48 layouts of RFC 6052
+    ["64:ff9b:1:0:7f:0:100:0", "loopback"],
+    ["64:ff9b:1:7f:0:1::", "loopback"],
+    ["64:ff9b:1:7f00:0:100::", "loopback"],
+    ["64:ff9b:1:a9fe:a9:fe00::", "link-local (cloud metadata)"],
+  ];
+  const carriedPublic = ["::ffff:0:8.8.8.8", "::8.8.8.8", "2002:808:808::1", "64:ff9b::8.8.8.8", "64:ff9b:1::808:808", "64:ff9b:1::8.8.8.8", "64:ff9b:1:0:8:808:800:0"];
+
+  const resolvesTo =
+    (address: string): Resolver =>
+    async () => [{ address, family: 6 }];
+
+  /** What the guard's connection-time lookup answers for a name that resolves to `address`. */
+  function connectLookup(address: string, options: { all?: boolean }): Promise<Error | string> {
+    return new Promise((resolve) => {
+      guardedLookup(deny, resolvesTo(address))("carrier.example", options, (err, answer) => resolve(err ?? (typeof answer === "string" ? answer : answer[0]!.address)));
+    });
+  }
+
+  it.each(carried)("refuses %s (%s) by literal and by DNS answer, before the call and when connecting", async (address, reason) => {
+    expect(internalAddressReason(address)).toBe(reason);
+    await expect(assertOutboundAllowed(`http://[${address}]:8080/v1`, deny)).rejects.toThrow(`a ${reason} address`);
+    await expect(assertOutboundAllowed("https://carrier.example/v1", deny, resolvesTo(address))).rejects.toThrow(
+      `carrier.example resolves to ${address}, a ${reason} address`,
+    );
+    for (const all of [true, false]) {
+      const refused = await connectLookup(address, { all });
+      expect(refused).toBeInstanceOf(OutboundRefusedError);
+      expect(String(refused)).toContain(`a ${reason} address`);
+    }
+  });
+
+  it("refuses them on a real connection", async () => {
+    for (const [address] of carried) {
+      const failed = await new Promise<unknown>((resolve) => {
+        const req = request("http://carrier.example:8080/", { lookup: guardedLookup(deny, resolvesTo(address)) }, resolve);
+        req.on("error", resolve);
+        req.end();
+      });
+      expect(failed, address).toBeInstanceOf(OutboundRefusedError);
+    }
+  });
+
+  it.each(carriedPublic)("allows %s, which carries a public address", async (address) => {
+    expect(internalAddressReason(address)).toBeNull();
+    await expect(assertOutboundAllowed(`http://[${address}]/`, deny)).resolves.toBeUndefined();
+    await expect(assertOutboundAllowed("https://carrier.example/", deny, resolvesTo(address))).resolves.toBeUndefined();
+    expect(await connectLookup(address, { all: true })).toBe(address);
+  });
+});
+
 describe("the catalog call under the policy", () => {
   let fake: FakeProvider;
   let open: TestServer;

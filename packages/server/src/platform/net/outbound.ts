@@ -1,5 +1,5 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from "node:dns";
-import { BlockList, isIP } from "node:net";
+import { isIP } from "node:net";
 
 /**
  * The SSRF guard for every call svc makes to an address a tenant chose: model providers now, MCP servers
@@ -20,7 +20,8 @@ export class OutboundRefusedError extends Error {
   }
 }
 
-export type Resolver = (hostname: string) => Promise<LookupAddress[]>;
+/** Every address a name resolves to; the system's resolver unless a test hands in its own. */
+export type Resolver = (hostname: string, options?: LookupOptions) => Promise<LookupAddress[]>;
 
 const INTERNAL_V4: Array<[string, number, string]> = [
   ["0.0.0.0", 8, "this network"],
@@ -44,24 +45,23 @@ const INTERNAL_V6: Array<[string, number, string]> = [
   ["ff00::", 8, "multicast"],
 ];
 
-const blocked = new BlockList();
-for (const [network, prefix] of INTERNAL_V4) blocked.addSubnet(network, prefix, "ipv4");
-for (const [network, prefix] of INTERNAL_V6) blocked.addSubnet(network, prefix, "ipv6");
-
 /**
- * Why an address is internal, or null for a public one. IPv4 addresses carried inside IPv6 (mapped
- * `::ffff:a.b.c.d`, the old compatible `::a.b.c.d`, NAT64 `64:ff9b::a.b.c.d`) are judged by the IPv4
- * address they carry. Anything that is not an IP address at all counts as internal.
+ * Why an address is internal, or null for a public one. An IPv6 address that carries an IPv4 address
+ * (see `embeddedIpv4s`) is judged by the IPv4 address as well. Anything that is not an IP address at
+ * all counts as internal.
  */
 export function internalAddressReason(address: string): string | null {
   const family = isIP(address);
   if (family === 4) return v4Reason(address);
   if (family !== 6) return "not an IP address";
-  const embedded = embeddedIpv4(address);
-  if (embedded !== null) return v4Reason(embedded);
-  if (!blocked.check(address, "ipv6")) return null;
   const bytes = ipv6Bytes(address)!;
-  return INTERNAL_V6.find(([network, prefix]) => samePrefix(bytes, ipv6Bytes(network)!, prefix))?.[2] ?? "internal";
+  const v6Reason = INTERNAL_V6.find(([network, prefix]) => samePrefix(bytes, ipv6Bytes(network)!, prefix))?.[2];
+  if (v6Reason) return v6Reason;
+  for (const embedded of embeddedIpv4s(bytes)) {
+    const reason = v4Reason(embedded);
+    if (reason !== null) return reason;
+  }
+  return null;
 }
 
 export function isInternalAddress(address: string): boolean {
@@ -69,14 +69,13 @@ export function isInternalAddress(address: string): boolean {
 }
 
 function v4Reason(address: string): string | null {
-  if (!blocked.check(address, "ipv4")) return null;
   const value = ipv4Number(address);
-  return INTERNAL_V4.find(([network, prefix]) => value >>> (32 - prefix) === ipv4Number(network) >>> (32 - prefix))?.[2] ?? "internal";
+  return INTERNAL_V4.find(([network, prefix]) => value >>> (32 - prefix) === ipv4Number(network) >>> (32 - prefix))?.[2] ?? null;
 }
 
-const systemResolver: Resolver = (hostname) =>
+const systemResolver: Resolver = (hostname, options = {}) =>
   new Promise((resolve, reject) => {
-    dnsLookup(hostname, { all: true, verbatim: true }, (err, addresses) => (err ? reject(err) : resolve(addresses)));
+    dnsLookup(hostname, { ...options, all: true }, (err, addresses) => (err ? reject(err) : resolve(addresses)));
   });
 
 /** The host of a URL as a resolver takes it: IPv6 literals lose their brackets. */
@@ -124,10 +123,12 @@ type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | Look
  * A `lookup` for `http.request` / `net.connect` that refuses internal addresses at connection time. It
  * answers in both shapes Node asks for (`all: true` with happy eyeballs, a single address otherwise).
  */
-export function guardedLookup(policy: OutboundPolicy): (hostname: string, options: LookupOptions, callback: LookupCallback) => void {
+export function guardedLookup(
+  policy: OutboundPolicy,
+  resolve: Resolver = systemResolver,
+): (hostname: string, options: LookupOptions, callback: LookupCallback) => void {
   return (hostname, options, callback) => {
-    dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
-      if (err) return callback(err, []);
+    const answer = (addresses: LookupAddress[]) => {
       if (!policy.allowPrivateNetwork) {
         try {
           if (addresses.length === 0) throw new OutboundRefusedError(`${hostname} does not resolve`);
@@ -139,7 +140,8 @@ export function guardedLookup(policy: OutboundPolicy): (hostname: string, option
       if (options.all) return callback(null, addresses);
       const first = addresses[0]!;
       return callback(null, first.address, first.family);
-    });
+    };
+    resolve(hostname, options).then(answer, (err: NodeJS.ErrnoException) => callback(err, []));
   };
 }
 
@@ -178,18 +180,43 @@ function samePrefix(a: number[], b: number[], prefix: number): boolean {
   return true;
 }
 
-const MAPPED = ipv6Bytes("::ffff:0:0")!;
-const NAT64 = ipv6Bytes("64:ff9b::")!;
-const COMPATIBLE = ipv6Bytes("::")!;
+const LAST_32_BITS = [12, 13, 14, 15];
 
-/** The IPv4 address an IPv6 address carries in its last 32 bits, for the forms that carry one. */
-function embeddedIpv4(address: string): string | null {
-  const bytes = ipv6Bytes(address);
-  if (!bytes) return null;
-  const carriesV4 =
-    samePrefix(bytes, MAPPED, 96) ||
-    samePrefix(bytes, NAT64, 96) ||
-    // ::a.b.c.d (deprecated); :: and ::1 themselves are IPv6 special addresses, judged as such.
-    (samePrefix(bytes, COMPATIBLE, 96) && (bytes[12]! | bytes[13]! | bytes[14]!) !== 0);
-  return carriesV4 ? bytes.slice(12).join(".") : null;
+interface Carrier {
+  network: number[];
+  prefix: number;
+  /** Byte offsets of the IPv4 address. */
+  at: number[];
+  /** Byte offsets the form requires to be zero. */
+  zero: number[];
+}
+
+const carrier = (network: string, prefix: number, at: number[], zero: number[] = []): Carrier => ({ network: ipv6Bytes(network)!, prefix, at, zero });
+
+/**
+ * The IPv6 forms that carry an IPv4 address. A host's network may deliver any of them to the IPv4
+ * address (a NAT64 or 6to4 gateway, a dual stack), so an address is internal when any IPv4 address it
+ * carries is.
+ */
+const CARRIERS: Carrier[] = [
+  carrier("::ffff:0:0", 96, LAST_32_BITS), // IPv4-mapped
+  carrier("::ffff:0:0:0", 96, LAST_32_BITS), // IPv4-translated (RFC 2765)
+  carrier("::", 96, LAST_32_BITS), // IPv4-compatible (deprecated); :: and ::1 are judged as IPv6 before this
+  carrier("2002::", 16, [2, 3, 4, 5]), // 6to4 (RFC 3056)
+  carrier("64:ff9b::", 96, LAST_32_BITS), // NAT64 well-known prefix (RFC 6052)
+  // Local-use NAT64 (RFC 8215): the operator picks a /48, /56, /64 or /96 prefix inside 64:ff9b:1::/48,
+  // and RFC 6052 places the IPv4 address differently for each, skipping bits 64..71 and zeroing the
+  // suffix. Every placement the address allows is read. A /48 or /56 layout reads as 0.0.0.0 in the
+  // last 32 bits, so only /64 and /96 NAT64 prefixes reach public addresses through the guard.
+  carrier("64:ff9b:1::", 48, [6, 7, 9, 10], [8, 11, 12, 13, 14, 15]),
+  carrier("64:ff9b:1::", 48, [7, 9, 10, 11], [8, 12, 13, 14, 15]),
+  carrier("64:ff9b:1::", 48, [9, 10, 11, 12], [8, 13, 14, 15]),
+  carrier("64:ff9b:1::", 48, LAST_32_BITS),
+];
+
+/** Every IPv4 address the 16 bytes of an IPv6 address may carry, in dotted-quad form. */
+function embeddedIpv4s(bytes: number[]): string[] {
+  return CARRIERS.filter(({ network, prefix, zero }) => samePrefix(bytes, network, prefix) && zero.every((offset) => bytes[offset] === 0)).map(({ at }) =>
+    at.map((offset) => bytes[offset]).join("."),
+  );
 }
