@@ -123,7 +123,10 @@ export type MachineProvider = (typeof MACHINE_PROVIDERS)[number];
 export interface RateLimitConfig {
   /** Attempts allowed per window on sign-in and sign-up, per client address. */
   readonly authPerWindow: number;
-  /** Sign-in attempts allowed per window on one account, from all addresses together. */
+  /**
+   * Failed sign-ins per window on one account, from all addresses together, before a client that has failed
+   * on it is refused (modules/identity/sign-in-throttle.ts); a client that has not failed is never refused.
+   */
   readonly authPerAccountPerWindow: number;
   /** Attempts allowed per window on device-login routes, per client address. */
   readonly devicePerWindow: number;

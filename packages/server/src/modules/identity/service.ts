@@ -10,6 +10,7 @@ import type { Principal, UserPrincipal } from "../../platform/http/auth.js";
 import type { RateLimiter } from "../../platform/rate-limit.js";
 import { TtlCache } from "../../platform/ttl-cache.js";
 import type { Mailer } from "./mail.js";
+import { createSignInThrottle } from "./sign-in-throttle.js";
 import * as store from "./store.js";
 
 export const MAX_ACTIVE_PATS = 1000;
@@ -49,6 +50,7 @@ export function normalizeEmail(email: string): string {
 export function createIdentityService(deps: IdentityDeps) {
   const { db, config, rateLimiter, mailer } = deps;
   const limits = config.rateLimits;
+  const signInThrottle = createSignInThrottle(rateLimiter, limits);
   // Token hash → principal for a few seconds: most API calls come in bursts from one token. Unknown
   // tokens are not cached, so guessing cannot fill it and a new token works at once.
   const patPrincipals = new TtlCache<string, Extract<Principal, { via: "pat" }>>(config.authCacheTtlMs, BEARER_CACHE_ENTRIES);
@@ -127,12 +129,12 @@ export function createIdentityService(deps: IdentityDeps) {
 
     async login(input: { email: string; password: string }, client: string) {
       await rateLimiter.hit(`login:${client}`, limits.authPerWindow, limits.windowSeconds);
-      // Per account too, so many addresses together cannot guess one account's password faster (issue 9, F8).
       const email = normalizeEmail(input.email);
-      await rateLimiter.hit(`login-account:${email}`, limits.authPerAccountPerWindow, limits.windowSeconds);
+      const passwordWasRight = await signInThrottle.attempt(email, client);
       const user = await store.findUserByEmail(db.read, email);
       const ok = await verifyPassword(input.password, user?.passwordHash ?? DECOY_PASSWORD_HASH);
       if (!user || !ok) throw new AppError("unauthorized", "email or password is incorrect");
+      await passwordWasRight();
       if (!user.emailVerifiedAt) {
         // Right password, unverified address: send a fresh link, so a lost or failed mail is never a dead end.
         const deliver = await db.tx((tx) => sendVerification(tx, user));
