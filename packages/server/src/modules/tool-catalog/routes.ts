@@ -12,8 +12,9 @@ export function toolCatalogRoutes(app: HttpApp) {
         tags: [TAG],
         operationId: "getToolCatalog",
         description:
-          "The built-in tools an agent config may name, with their default permission and the modes they accept, and the " +
-          "permission defaults of custom and MCP tools. Open to any authenticated caller.",
+          "The built-in tools an agent config may name, with their default permission, the modes they accept and whether " +
+          "they touch a machine (the tools `machine_tools.permission` covers), and the permission defaults of custom and " +
+          "MCP tools. Open to any authenticated caller.",
         response: { 200: ToolCatalog, ...errorResponses() },
       },
     },

@@ -51,6 +51,7 @@ const listFiles: BuiltInTool = {
   },
   defaultPermission: "always_allow",
   permissionModes: ALL_MODES,
+  touchesMachine: false,
 };
 
 const readFile: BuiltInTool = {
@@ -73,6 +74,7 @@ const readFile: BuiltInTool = {
   },
   defaultPermission: "always_allow",
   permissionModes: ALL_MODES,
+  touchesMachine: false,
 };
 
 const searchFiles: BuiltInTool = {
@@ -102,6 +104,7 @@ const searchFiles: BuiltInTool = {
   },
   defaultPermission: "always_allow",
   permissionModes: ALL_MODES,
+  touchesMachine: false,
 };
 
 const writeFile: BuiltInTool = {
@@ -123,6 +126,7 @@ const writeFile: BuiltInTool = {
   },
   defaultPermission: "always_allow",
   permissionModes: ALL_MODES,
+  touchesMachine: false,
 };
 
 export const FILE_TOOLS: readonly BuiltInTool[] = [listFiles, readFile, searchFiles, writeFile];

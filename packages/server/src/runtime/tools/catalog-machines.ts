@@ -24,6 +24,7 @@ export const listMachines: BuiltInTool = {
   },
   defaultPermission: "always_allow",
   permissionModes: ALL_MODES,
+  touchesMachine: true,
 };
 
 export const inspectMachine: BuiltInTool = {
@@ -38,6 +39,7 @@ export const inspectMachine: BuiltInTool = {
   },
   defaultPermission: "always_allow",
   permissionModes: ALL_MODES,
+  touchesMachine: true,
 };
 
 export const createMachine: BuiltInTool = {
@@ -52,6 +54,7 @@ export const createMachine: BuiltInTool = {
   },
   defaultPermission: "always_allow",
   permissionModes: ALL_MODES,
+  touchesMachine: true,
 };
 
 export const deleteMachine: BuiltInTool = {
@@ -67,6 +70,7 @@ export const deleteMachine: BuiltInTool = {
   },
   defaultPermission: "always_allow",
   permissionModes: ALL_MODES,
+  touchesMachine: true,
 };
 
 export const MACHINE_TOOLS: readonly BuiltInTool[] = [createMachine, deleteMachine, inspectMachine, listMachines];

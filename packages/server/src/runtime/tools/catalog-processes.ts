@@ -33,6 +33,7 @@ const readProcess: BuiltInTool = {
   },
   defaultPermission: "always_allow",
   permissionModes: ALL_MODES,
+  touchesMachine: true,
 };
 
 const writeProcess: BuiltInTool = {
@@ -52,6 +53,7 @@ const writeProcess: BuiltInTool = {
   },
   defaultPermission: "always_allow",
   permissionModes: ALL_MODES,
+  touchesMachine: true,
 };
 
 const stopProcess: BuiltInTool = {
@@ -70,6 +72,7 @@ const stopProcess: BuiltInTool = {
   },
   defaultPermission: "always_allow",
   permissionModes: ALL_MODES,
+  touchesMachine: true,
 };
 
 const listProcesses: BuiltInTool = {
@@ -78,6 +81,7 @@ const listProcesses: BuiltInTool = {
   inputSchema: { type: "object", additionalProperties: false, properties: {} },
   defaultPermission: "always_allow",
   permissionModes: ALL_MODES,
+  touchesMachine: true,
 };
 
 /** Sorted by name. */

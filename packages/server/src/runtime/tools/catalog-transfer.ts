@@ -43,6 +43,7 @@ const uploadFile: BuiltInTool = {
   },
   defaultPermission: "always_allow",
   permissionModes: ALL_MODES,
+  touchesMachine: true,
 };
 
 const downloadFile: BuiltInTool = {
@@ -64,6 +65,7 @@ const downloadFile: BuiltInTool = {
   },
   defaultPermission: "always_allow",
   permissionModes: ALL_MODES,
+  touchesMachine: true,
 };
 
 /** Sorted by name. */

@@ -29,6 +29,13 @@ export interface BuiltInTool extends PermissionProfile {
   description: string;
   /** A closed JSON Schema object: every object in it has `additionalProperties: false`. */
   inputSchema: Record<string, unknown>;
+  /**
+   * True when a call reaches an attached machine or changes the machines and processes the agent holds:
+   * commands, processes, transfers, machine creation and deletion, the machine listings, and `skill`,
+   * which installs its files on the machines. A config's `machine_tools.permission` covers exactly these
+   * (modules/agent-configs/machine-tools-section.ts). Required, so a new tool cannot leave it unsaid.
+   */
+  touchesMachine: boolean;
 }
 
 export const PERMISSION_MODES: readonly PermissionModeInfo[] = [
@@ -42,6 +49,11 @@ export const PERMISSION_MODES: readonly PermissionModeInfo[] = [
 ];
 
 const ALL_MODES: readonly PermissionMode[] = PERMISSION_MODES.map((mode) => mode.name);
+
+/** The stricter of two modes: PERMISSION_MODES runs from the least strict (allow) to the most (deny). */
+export function stricterPermission(a: PermissionMode, b: PermissionMode): PermissionMode {
+  return ALL_MODES.indexOf(a) >= ALL_MODES.indexOf(b) ? a : b;
+}
 
 /** Custom tools run in the caller's own system, which asks nobody by default: it chose to declare them. */
 export const CUSTOM_TOOL_PERMISSIONS: PermissionProfile = { defaultPermission: "always_allow", permissionModes: ALL_MODES };
@@ -93,6 +105,7 @@ const askQuestion: BuiltInTool = {
   },
   defaultPermission: "always_allow",
   permissionModes: ALL_MODES,
+  touchesMachine: false,
 };
 
 /**
@@ -112,6 +125,8 @@ const skill: BuiltInTool = {
   },
   defaultPermission: "always_allow",
   permissionModes: ALL_MODES,
+  // With machines attached, the call installs the skill's files on each of them.
+  touchesMachine: true,
 };
 
 /**
@@ -142,6 +157,7 @@ const runCommand: BuiltInTool = {
   },
   defaultPermission: "always_allow",
   permissionModes: ALL_MODES,
+  touchesMachine: true,
 };
 
 /** Built-in tools whose calls the worker runs outside the claim's transaction, in a tool step (they read or store bytes). */
@@ -149,6 +165,9 @@ export const STEP_TOOLS: ReadonlySet<string> = new Set(["skill", ...FILE_TOOL_NA
 
 /** Sorted by name. */
 export const BUILT_IN_TOOLS: readonly BuiltInTool[] = [askQuestion, ...MACHINE_TOOLS, runCommand, skill, ...FILE_TOOLS, ...TRANSFER_TOOLS, ...PROCESS_TOOLS].sort((a, b) => (a.name < b.name ? -1 : 1));
+
+/** The tools a config's `machine_tools.permission` covers, by name. */
+export const MACHINE_TOUCHING_TOOLS: ReadonlySet<string> = new Set(BUILT_IN_TOOLS.filter((tool) => tool.touchesMachine).map((tool) => tool.name));
 
 const BY_NAME = new Map(BUILT_IN_TOOLS.map((tool) => [tool.name, tool]));
 
