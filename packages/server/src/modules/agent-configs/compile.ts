@@ -1,9 +1,10 @@
-import { MAX_TOOLS, type AgentDefinition, type MachineSourceDefinition, type McpServerDefinition, type ModelBinding, type SkillDefinition, type ToolDefinition } from "../../runtime/definition.js";
+import { MAX_TOOLS, type AgentDefinition, type MachineSourceDefinition, type McpServerDefinition, type ModelBinding, type PermissionMode, type SkillDefinition, type ToolDefinition } from "../../runtime/definition.js";
 import { builtInTool } from "../../runtime/tools/catalog.js";
 import { RETRIEVAL_TOOLS } from "../../runtime/tools/catalog-files.js";
 import { PROCESS_TOOL_NAMES } from "../../runtime/tools/catalog-processes.js";
 import { TRANSFER_TOOL_NAMES } from "../../runtime/tools/catalog-transfer.js";
 import type { ToolChoice } from "./document.js";
+import { withMachineFloor } from "./machine-tools-section.js";
 import type { McpServerChoice } from "./mcp-section.js";
 import type { ModelFacts } from "./model-rules.js";
 
@@ -26,11 +27,12 @@ export function buildDefinition(input: {
   mcp: readonly McpServerChoice[];
   skills: readonly SkillDefinition[];
   machineSources: readonly MachineSourceDefinition[];
+  machineToolsPermission?: PermissionMode;
 }): StoredDefinition {
   const implied = impliedMachineTools(withImpliedTool(input.tools, "skill", input.skills.length > 0), input.machineSources);
   const tools = withRetrievalTools(implied, input.mcp.length > 0)
     .filter((tool) => tool.type === "custom" || tool.enabled)
-    .map(toolDefinition)
+    .map((tool) => toolDefinition(tool, input.machineToolsPermission))
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return {
     version: "v1",
@@ -52,7 +54,7 @@ export function buildDefinition(input: {
 function withImpliedTool(tools: readonly ToolChoice[], name: string, implied: boolean): readonly ToolChoice[] {
   if (!implied || tools.some((tool) => tool.name === name)) return tools;
   const tool = builtInTool(name)!;
-  return [...tools, { type: "built_in", name, tool, enabled: true, permission: tool.defaultPermission }];
+  return [...tools, { type: "built_in", name, tool, enabled: true, permission: tool.defaultPermission, permissionSet: false }];
 }
 
 /**
@@ -90,9 +92,10 @@ function withRetrievalTools(tools: readonly ToolChoice[], hasMcp: boolean): read
   return RETRIEVAL_TOOLS.reduce((all, name) => withImpliedTool(all, name, wanted && enabled(all) < MAX_TOOLS), tools);
 }
 
-function toolDefinition(tool: ToolChoice): ToolDefinition {
+function toolDefinition(tool: ToolChoice, machineFloor: PermissionMode | undefined): ToolDefinition {
   if (tool.type === "built_in") {
-    return { name: tool.name, type: "built_in", description: tool.tool.description, inputSchema: tool.tool.inputSchema, permission: tool.permission };
+    const permission = withMachineFloor(tool.name, tool.permission, machineFloor);
+    return { name: tool.name, type: "built_in", description: tool.tool.description, inputSchema: tool.tool.inputSchema, permission };
   }
   return { name: tool.name, type: "custom", description: tool.description, inputSchema: tool.inputSchema, permission: tool.permission };
 }

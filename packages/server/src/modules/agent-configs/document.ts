@@ -8,6 +8,7 @@ import type { ConfigIssues } from "./issues.js";
 import { readMcpSection, type McpServerChoice } from "./mcp-section.js";
 import { readSkillsSection, type SkillChoice } from "./skills-section.js";
 import { readMachineSourcesSection, type MachineSourceChoice } from "./machines-section.js";
+import { checkMachineToolEntries, readMachineToolsSection } from "./machine-tools-section.js";
 import { count, describe, has, isObject, MAX_NAME, readPermission, required, text, unknownKeys, type Obj, type Path } from "./fields.js";
 
 /**
@@ -27,7 +28,7 @@ export interface ModelChoice {
 }
 
 export type ToolChoice =
-  | { type: "built_in"; name: string; tool: BuiltInTool; enabled: boolean; permission: PermissionMode }
+  | { type: "built_in"; name: string; tool: BuiltInTool; enabled: boolean; permission: PermissionMode; permissionSet: boolean }
   | { type: "custom"; name: string; description: string; inputSchema: Record<string, unknown>; permission: PermissionMode };
 
 /** What was valid of the document. With no issues reported, every part is present. */
@@ -38,9 +39,11 @@ export interface ConfigDocument {
   mcp: McpServerChoice[];
   skills: SkillChoice[];
   machineSources: MachineSourceChoice[];
+  /** `machine_tools.permission`: the floor of every tool that touches a machine. */
+  machineToolsPermission?: PermissionMode;
 }
 
-const ROOT_KEYS = ["version", "instruction", "model", "tools", "mcp", "machine_sources", "skills"];
+const ROOT_KEYS = ["version", "instruction", "model", "tools", "mcp", "machine_sources", "machine_tools", "skills"];
 const MODEL_KEYS = ["provider_config", "name", "context_window_tokens", "default_max_output_tokens", "cache_retention", "reasoning"];
 const BUILT_IN_KEYS = ["permission", "enabled"];
 const CUSTOM_KEYS = ["type", "description", "input_schema", "permission"];
@@ -69,6 +72,10 @@ export function readConfigDocument(value: unknown, issues: ConfigIssues): Config
   if (has(value, "tools")) doc.tools = readTools(issues, value["tools"]);
   if (has(value, "mcp")) doc.mcp = readMcpSection(issues, value["mcp"]);
   if (has(value, "machine_sources")) doc.machineSources = readMachineSourcesSection(issues, value["machine_sources"]);
+  if (has(value, "machine_tools")) {
+    doc.machineToolsPermission = readMachineToolsSection(issues, value["machine_tools"]);
+    if (doc.machineToolsPermission !== undefined) checkMachineToolEntries(issues, doc.tools, doc.machineToolsPermission);
+  }
   if (has(value, "skills")) doc.skills = readSkillsSection(issues, value["skills"]);
   return doc;
 }
@@ -162,7 +169,7 @@ function readBuiltInTool(issues: ConfigIssues, name: string, value: Obj): ToolCh
     else issues.add([...path, "enabled"], `must be true or false; got ${describe(value["enabled"])}`);
   }
   const permission = readPermission(issues, path, value, tool);
-  return issues.count === before ? { type: "built_in", name, tool, enabled, permission } : undefined;
+  return issues.count === before ? { type: "built_in", name, tool, enabled, permission, permissionSet: has(value, "permission") } : undefined;
 }
 
 function readCustomTool(issues: ConfigIssues, name: string, value: Obj): ToolChoice | undefined {
