@@ -91,6 +91,11 @@ describe("machine_tools.permission always_ask", () => {
       );
       expect(open.interaction_kind, name).toBe("permission");
       expect(open.request.context[0], name).toEqual({ label: "Tool", value: name });
+      // A transfer's approver sees which machine and which file there, not only the input.
+      if (name === "upload_file" || name === "download_file") {
+        const file = name === "upload_file" ? { label: "Machine file read", value: "master.key" } : { label: "Machine file written", value: "dropped.txt" };
+        expect(open.request.context.slice(1, 4)).toEqual([{ label: "Machine", value: `guarded (${machine.machineId})` }, file, { label: "Working directory", value: work }]);
+      }
       const denied = await server.api.post(`${base}/interactions/${open.id}/resolve`, { answers: [{ option_indices: [1], text: "no" }] }, { token: project.token });
       expect(denied.status, denied.text).toBe(200);
     }

@@ -14,7 +14,7 @@ import { dispatchMachineTool, MACHINE_TOOL_NAMES, type ToolPorts } from "./machi
 import { PROCESS_TOOL_NAMES } from "./catalog-processes.js";
 import { dispatchProcessTool } from "./process-tools.js";
 import { TRANSFER_TOOL_NAMES } from "./catalog-transfer.js";
-import { dispatchTransferTool } from "./transfer-tools.js";
+import { dispatchTransferTool, transferContext, type TransferInput } from "./transfer-tools.js";
 
 /*
  * The worker's transactional tool work (reference design-brief.md §3.5): permission checks move `awaiting_authorization`
@@ -91,13 +91,20 @@ async function authorize(tx: Tx, agent: AgentRow, call: ToolCallRow, definition:
     return;
   }
   if (tool.permission === "always_ask") {
-    // run_command's approver sees where and how the command would run, not only its input.
-    const details = call.type === "built_in" && call.name === "run_command" ? await runCommandContext(tx, agent, call.input as unknown as RunCommandInput, ports.machines) : [];
+    const details = await approverDetails(tx, agent, call, ports);
     await insertInteraction(tx, { agentId: agent.id, turnId: call.turnId, toolCallId: call.id, kind: "permission", request: permissionForm(call.name, call.input, details) });
     await setToolCallState(tx, call, "awaiting_permission");
     return;
   }
   await setToolCallState(tx, call, "ready");
+}
+
+/** What an approver sees beyond the input: where a command would run, or which machine file a transfer reads or writes. */
+async function approverDetails(tx: Tx, agent: AgentRow, call: ToolCallRow, ports: ToolPorts): Promise<Array<{ label: string; value: string }>> {
+  if (call.type !== "built_in") return [];
+  if (call.name === "run_command") return runCommandContext(tx, agent, call.input as unknown as RunCommandInput, ports.machines);
+  if (TRANSFER_TOOL_NAMES.has(call.name)) return transferContext(tx, agent, call.name, call.input as unknown as TransferInput, ports.machines);
+  return [];
 }
 
 async function dispatch(tx: Tx, agent: AgentRow, call: ToolCallRow, ports: ToolPorts): Promise<void> {

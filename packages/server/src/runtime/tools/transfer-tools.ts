@@ -17,7 +17,7 @@ import type { ToolPorts } from "./machine-tools.js";
  * completes the call (modules/daemon/transfer-results.ts). Machine paths are checked on the machine.
  */
 
-interface TransferInput {
+export interface TransferInput {
   path: string;
   source?: string;
   destination?: string;
@@ -64,6 +64,18 @@ export async function dispatchTransferTool(tx: Tx, agent: AgentRow, call: ToolCa
   });
   await setToolCallState(tx, call, "waiting");
   await notifyDaemonWork(tx, target.machineId);
+}
+
+/** The rows an approver sees for an `always_ask` transfer: the machine, and the file read or written there. */
+export async function transferContext(tx: Tx, agent: AgentRow, name: string, input: TransferInput, machines: ToolPorts["machines"]): Promise<Array<{ label: string; value: string }>> {
+  const answer = machines ? await machines.commandTarget(tx, agent, input.machine_id !== undefined ? { machine_id: input.machine_id } : {}) : undefined;
+  const target = answer?.target;
+  const file = name === "upload_file" ? { label: "Machine file read", value: input.source ?? "" } : { label: "Machine file written", value: input.destination ?? "" };
+  return [
+    { label: "Machine", value: target?.label ?? input.machine_id ?? "none attached" },
+    file,
+    { label: "Working directory", value: target?.cwd || "the daemon's home" },
+  ];
 }
 
 interface Plan {
