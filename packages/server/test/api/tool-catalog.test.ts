@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeProvider, type FakeProvider } from "../../src/runtime/models/fake-provider/index.js";
 import { agentProject, yamlConfig } from "../support/agents.js";
+import { MACHINE_TOUCHING_TOOLS } from "../../src/runtime/tools/catalog.js";
 import { useTestServer } from "../support/server.js";
 
 const server = useTestServer({ SVC_ALLOW_PRIVATE_NETWORK: "true" });
@@ -19,8 +20,29 @@ const MODES = [
   { name: "always_deny", label: "Always deny", description: expect.any(String), parameters_schema: NO_PARAMETERS },
 ];
 
+describe("the tools that touch a machine", () => {
+  // What `machine_tools.permission` covers (docs/agent-configs.md); internal, since the reference's
+  // ToolCatalogEntry is a closed object.
+  it("are every tool that reaches a machine or changes the machines and processes an agent holds", () => {
+    expect([...MACHINE_TOUCHING_TOOLS].sort()).toEqual([
+      "create_machine",
+      "delete_machine",
+      "download_file",
+      "inspect_machine",
+      "list_machines",
+      "list_processes",
+      "read_process",
+      "run_command",
+      "skill",
+      "stop_process",
+      "upload_file",
+      "write_process",
+    ]);
+  });
+});
+
 describe("the tool catalog", () => {
-  it("lists the built-in tools svc runs, whether each touches a machine, and the permission defaults of every kind of tool", async () => {
+  it("lists the built-in tools svc runs and the permission defaults of every kind of tool", async () => {
     const { token } = await server.api.userWithOrg();
     const reply = await server.api.get("/api/v1/tool-catalog", { token });
     expect(reply.status).toBe(200);
@@ -31,119 +53,102 @@ describe("the tool catalog", () => {
           description: expect.stringContaining("multiple-choice questions"),
           default_permission: { mode: "always_allow", parameters: {} },
           permission_modes: MODES,
-          touches_machine: false,
         },
         {
           name: "create_machine",
           description: expect.stringContaining("Make a new machine from a machine pool"),
           default_permission: { mode: "always_allow", parameters: {} },
           permission_modes: MODES,
-          touches_machine: true,
         },
         {
           name: "delete_machine",
           description: expect.stringContaining("Delete a machine you made from a pool"),
           default_permission: { mode: "always_allow", parameters: {} },
           permission_modes: MODES,
-          touches_machine: true,
         },
         {
           name: "download_file",
           description: expect.stringContaining("Copy one of your artifacts (/artifacts/art_…) to a file on an attached machine"),
           default_permission: { mode: "always_allow", parameters: {} },
           permission_modes: MODES,
-          touches_machine: true,
         },
         {
           name: "inspect_machine",
           description: expect.stringContaining("ready to run commands"),
           default_permission: { mode: "always_allow", parameters: {} },
           permission_modes: MODES,
-          touches_machine: true,
         },
         {
           name: "list_files",
           description: expect.stringContaining("List files stored in svc"),
           default_permission: { mode: "always_allow", parameters: {} },
           permission_modes: MODES,
-          touches_machine: false,
         },
         {
           name: "list_machines",
           description: expect.stringContaining("List the machines attached to you"),
           default_permission: { mode: "always_allow", parameters: {} },
           permission_modes: MODES,
-          touches_machine: true,
         },
         {
           name: "list_processes",
           description: expect.stringContaining("processes that have not ended"),
           default_permission: { mode: "always_allow", parameters: {} },
           permission_modes: MODES,
-          touches_machine: true,
         },
         {
           name: "read_file",
           description: expect.stringContaining("Read part of a UTF-8 text file"),
           default_permission: { mode: "always_allow", parameters: {} },
           permission_modes: MODES,
-          touches_machine: false,
         },
         {
           name: "read_process",
           description: expect.stringContaining("Read a process's output from a byte cursor"),
           default_permission: { mode: "always_allow", parameters: {} },
           permission_modes: MODES,
-          touches_machine: true,
         },
         {
           name: "run_command",
           description: expect.stringContaining("Run a shell command on a machine attached to you"),
           default_permission: { mode: "always_allow", parameters: {} },
           permission_modes: MODES,
-          touches_machine: true,
         },
         {
           name: "search_files",
           description: expect.stringContaining("Search the text of one file"),
           default_permission: { mode: "always_allow", parameters: {} },
           permission_modes: MODES,
-          touches_machine: false,
         },
         {
           name: "skill",
           description: expect.stringContaining("skills attached to you"),
           default_permission: { mode: "always_allow", parameters: {} },
           permission_modes: MODES,
-          touches_machine: true,
         },
         {
           name: "stop_process",
           description: expect.stringContaining("Stop a running process"),
           default_permission: { mode: "always_allow", parameters: {} },
           permission_modes: MODES,
-          touches_machine: true,
         },
         {
           name: "upload_file",
           description: expect.stringContaining("Copy one regular file (at most 10 MiB, not empty) from an attached machine into svc"),
           default_permission: { mode: "always_allow", parameters: {} },
           permission_modes: MODES,
-          touches_machine: true,
         },
         {
           name: "write_file",
           description: expect.stringContaining("svc has no memory stores"),
           default_permission: { mode: "always_allow", parameters: {} },
           permission_modes: MODES,
-          touches_machine: false,
         },
         {
           name: "write_process",
           description: expect.stringContaining("Send input to a running process"),
           default_permission: { mode: "always_allow", parameters: {} },
           permission_modes: MODES,
-          touches_machine: true,
         },
       ],
       custom_tool_permissions: { default_permission: { mode: "always_allow", parameters: {} }, permission_modes: MODES },

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { eq } from "drizzle-orm";
 import { describe, expect, it, vi } from "vitest";
 import { processes } from "../../src/db/schema/index.js";
+import { MACHINE_TOUCHING_TOOLS } from "../../src/runtime/tools/catalog.js";
 import { decodeId } from "../../src/platform/ids.js";
 import { agentProject, yamlConfig } from "../support/agents.js";
 import { createConfig, eventually, events, finalOutputs, launch, send } from "../support/agent-loop.js";
@@ -16,7 +17,7 @@ vi.setConfig({ testTimeout: 180_000 });
 /*
  * The finding of issue 21: with run_command held for approval and denied, the same agent's upload_file
  * read a secret into an artifact and download_file wrote a file on the machine, asking nobody. With
- * `machine_tools: {permission: {mode: always_ask}}` every tool the catalog marks `touches_machine` asks
+ * `machine_tools: {permission: {mode: always_ask}}` every tool the catalog marks `touchesMachine` asks
  * first: after the denied command, the model tries each of them in turn, each opens a permission
  * interaction that a person denies, and afterwards the machine holds exactly what it held before, no
  * process was queued for it, and the agent has no artifact but the one it was sent.
@@ -50,8 +51,7 @@ function sampleInputs(artifactId: string): Record<string, Record<string, unknown
 describe("machine_tools.permission always_ask", () => {
   it("after a denied command, every tool that touches the machine asks, and nothing reaches the machine", async () => {
     const project = await agentProject(server.api, provider.baseUrl);
-    const catalog = await server.api.get("/api/v1/tool-catalog", { token: project.token });
-    const machineTools = (catalog.body.built_in_tools as any[]).filter((tool) => tool.touches_machine).map((tool) => tool.name as string);
+    const machineTools = [...MACHINE_TOUCHING_TOOLS];
 
     const machine = await connectMachine(server.api, project.token, project.orgId, project.projectId, "guarded");
     const work = dir("svcd-work-");

@@ -21,11 +21,6 @@ const ToolCatalogEntry = Type.Object(
     description: Type.String(),
     default_permission: PermissionSelection,
     permission_modes: Type.Array(PermissionMode),
-    touches_machine: Type.Boolean({
-      description:
-        "true when a call reaches an attached machine or changes the machines and processes the agent holds; an agent " +
-        "config's `machine_tools.permission` sets the least strict mode of exactly these tools.",
-    }),
   },
   strict,
 );

@@ -5,7 +5,7 @@ const NO_PARAMETERS = { type: "object", properties: {}, additionalProperties: fa
 
 /** The whole catalog as the API shows it; it changes only with the code, so it is built once. */
 export const toolCatalogView = {
-  built_in_tools: BUILT_IN_TOOLS.map((tool) => ({ name: tool.name, description: tool.description, ...permissionProfileView(tool), touches_machine: tool.touchesMachine })),
+  built_in_tools: BUILT_IN_TOOLS.map((tool) => ({ name: tool.name, description: tool.description, ...permissionProfileView(tool) })),
   custom_tool_permissions: permissionProfileView(CUSTOM_TOOL_PERMISSIONS),
   mcp_tool_permissions: permissionProfileView(MCP_TOOL_PERMISSIONS),
 };
