@@ -1,11 +1,12 @@
-import { gunzipSync, inflateRawSync } from "node:zlib";
+import { gunzipSync } from "node:zlib";
 
 /*
- * Reads a skill archive (.zip or .tar.gz, as svc stores it) into its files, without native code: a small
- * ustar/pax reader over gunzip, and a zip reader over its central directory with raw inflate. svc checked
- * the archive when it was uploaded and svcd checks its digest before this runs; the same rules are applied
- * again here (files and folders only, no path leaving the skill's folder, bounded sizes) so a bug or a
- * tampered store can never write outside the install folder.
+ * Reads a skill archive into its files, without native code: a small ustar/pax reader over gunzip. svc
+ * serves only archives it wrote itself (a .tar.gz of the files it checked and listed, whatever format was
+ * uploaded; docs/skills.md), so svcd never interprets the names of an uploaded archive. svcd checks the
+ * digest before this runs, and the path rules are applied again here (files and folders only, no path
+ * leaving the skill's folder, bounded sizes) so a bug or a tampered store can never write outside the
+ * install folder.
  */
 
 export interface UnpackedFile {
@@ -28,7 +29,8 @@ interface Entry {
 }
 
 export function unpackSkill(bytes: Buffer): UnpackedFile[] {
-  const entries = isZip(bytes) ? readZip(bytes) : isGzip(bytes) ? readTar(gunzipSync(bytes, { maxOutputLength: MAX_EXTRACTED_BYTES + 8 * 1024 * 1024 })) : fail("the archive is neither a .zip nor a .tar.gz");
+  if (!isGzip(bytes)) fail("the archive is not a .tar.gz, the only format svc serves skills in");
+  const entries = readTar(gunzipSync(bytes, { maxOutputLength: MAX_EXTRACTED_BYTES + 8 * 1024 * 1024 }));
   if (entries.length > MAX_ENTRIES) fail(`the archive has more than ${MAX_ENTRIES} entries`);
   const files: Entry[] = [];
   const tops = new Set<string>();
@@ -52,7 +54,6 @@ function fail(message: string): never {
   throw new Error(message);
 }
 
-const isZip = (b: Buffer) => b.length >= 4 && b[0] === 0x50 && b[1] === 0x4b && (b[2] === 3 || b[2] === 5) && (b[3] === 4 || b[3] === 6);
 const isGzip = (b: Buffer) => b.length >= 2 && b[0] === 0x1f && b[1] === 0x8b;
 
 /** The entry's path relative to the archive's root; anything that could leave it is refused. */
@@ -133,47 +134,4 @@ function paxPath(data: Buffer): string | undefined {
     offset += length;
   }
   return path;
-}
-
-// ---- zip (central directory; stored and deflated entries) ----
-
-function readZip(zip: Buffer): Entry[] {
-  const end = endOfCentralDirectory(zip);
-  const count = zip.readUInt16LE(end + 10);
-  let offset = zip.readUInt32LE(end + 16);
-  if (count === 0xffff || offset === 0xffffffff) fail("zip64 archives are not supported");
-  const entries: Entry[] = [];
-  for (let i = 0; i < count; i++) {
-    if (offset + 46 > zip.length || zip.readUInt32LE(offset) !== 0x02014b50) fail("the zip's central directory is damaged");
-    const flags = zip.readUInt16LE(offset + 8);
-    const method = zip.readUInt16LE(offset + 10);
-    const compressedSize = zip.readUInt32LE(offset + 20);
-    const size = zip.readUInt32LE(offset + 24);
-    const nameLength = zip.readUInt16LE(offset + 28);
-    const skip = nameLength + zip.readUInt16LE(offset + 30) + zip.readUInt16LE(offset + 32);
-    const mode = zip.readUInt32LE(offset + 38) >>> 16;
-    const local = zip.readUInt32LE(offset + 42);
-    const name = zip.subarray(offset + 46, offset + 46 + nameLength).toString("utf8");
-    offset += 46 + skip;
-    if (flags & 1) fail(`entry ${JSON.stringify(name)} is encrypted`);
-    if ((mode & 0o170000) === 0o120000) fail(`entry ${JSON.stringify(name)} is a link`);
-    if (name.endsWith("/") || (mode & 0o170000) === 0o040000) {
-      entries.push({ name, kind: "directory", data: Buffer.alloc(0), mode });
-      continue;
-    }
-    if (local + 30 > zip.length || zip.readUInt32LE(local) !== 0x04034b50) fail(`entry ${JSON.stringify(name)} has no local header`);
-    const start = local + 30 + zip.readUInt16LE(local + 26) + zip.readUInt16LE(local + 28);
-    const raw = zip.subarray(start, start + compressedSize);
-    const data = method === 0 ? raw : method === 8 ? inflateRawSync(raw, { maxOutputLength: Math.max(size, 1) }) : fail(`entry ${JSON.stringify(name)} uses compression method ${method}`);
-    if (data.length !== size) fail(`entry ${JSON.stringify(name)} is not the size its header declares`);
-    entries.push({ name, kind: "file", data, mode });
-  }
-  return entries;
-}
-
-function endOfCentralDirectory(zip: Buffer): number {
-  for (let at = zip.length - 22; at >= Math.max(0, zip.length - 22 - 0xffff); at--) {
-    if (zip.readUInt32LE(at) === 0x06054b50) return at;
-  }
-  return fail("the zip has no end of central directory");
 }

@@ -1,4 +1,4 @@
-import { crc32, deflateRawSync, gzipSync } from "node:zlib";
+import { crc32, deflateRawSync, gunzipSync, gzipSync } from "node:zlib";
 import tarStream, { type Headers } from "tar-stream";
 import { expect } from "vitest";
 import type { BrowserSession } from "../support/client.js";
@@ -20,6 +20,21 @@ export interface ZipEntry {
   mode?: number;
   /** Declare a size other than the real one (a lying zip bomb). */
   declaredSize?: number;
+  /** The name's bytes as written, instead of `name` in UTF-8; the UTF-8 flag is then left unset. */
+  rawName?: Buffer;
+  /** An Info-ZIP Unicode Path extra field (0x7075) in the central directory, naming the entry this. */
+  unicodePath?: string;
+}
+
+/** The Info-ZIP Unicode Path extra field: version 1, the CRC-32 of the raw name, the UTF-8 name. */
+function unicodePathField(rawName: Buffer, path: string): Buffer {
+  const name = Buffer.from(path, "utf8");
+  const field = Buffer.alloc(9);
+  field.writeUInt16LE(0x7075, 0);
+  field.writeUInt16LE(5 + name.length, 2);
+  field.writeUInt8(1, 4);
+  field.writeUInt32LE(crc32(rawName), 5);
+  return Buffer.concat([field, name]);
 }
 
 /** A zip written by hand (deflate, Unix "made by"), so tests control names, modes and declared sizes. */
@@ -30,13 +45,15 @@ export function zip(entries: ZipEntry[]): Buffer {
   for (const entry of entries) {
     const data = Buffer.from(entry.data ?? "");
     const compressed = deflateRawSync(data);
-    const name = Buffer.from(entry.name, "utf8");
+    const name = entry.rawName ?? Buffer.from(entry.name, "utf8");
+    const flags = entry.rawName ? 0 : 0x0800;
+    const extra = entry.unicodePath === undefined ? Buffer.alloc(0) : unicodePathField(name, entry.unicodePath);
     const size = entry.declaredSize ?? data.length;
     const crc = crc32(data);
     const local = Buffer.alloc(30);
     local.writeUInt32LE(0x04034b50, 0);
     local.writeUInt16LE(20, 4);
-    local.writeUInt16LE(0x0800, 6);
+    local.writeUInt16LE(flags, 6);
     local.writeUInt16LE(8, 8);
     local.writeUInt32LE(crc, 14);
     local.writeUInt32LE(compressed.length, 18);
@@ -46,17 +63,18 @@ export function zip(entries: ZipEntry[]): Buffer {
     central.writeUInt32LE(0x02014b50, 0);
     central.writeUInt16LE((3 << 8) | 20, 4);
     central.writeUInt16LE(20, 6);
-    central.writeUInt16LE(0x0800, 8);
+    central.writeUInt16LE(flags, 8);
     central.writeUInt16LE(8, 10);
     central.writeUInt32LE(crc, 16);
     central.writeUInt32LE(compressed.length, 20);
     central.writeUInt32LE(size, 24);
     central.writeUInt16LE(name.length, 28);
+    central.writeUInt16LE(extra.length, 30);
     const mode = entry.mode ?? (entry.name.endsWith("/") ? 0o040755 : 0o100644);
     central.writeUInt32LE((mode << 16) >>> 0, 38);
     central.writeUInt32LE(offset, 42);
     locals.push(local, name, compressed);
-    centrals.push(central, name);
+    centrals.push(central, name, extra);
     offset += local.length + name.length + compressed.length;
   }
   const directory = Buffer.concat(centrals);
@@ -136,3 +154,39 @@ export async function uploadSkill(baseUrl: string, auth: Auth, orgId: string, ow
 
 /** A .zip of a fresh, valid skill called `name`. */
 export const skillZip = (name: string, md?: string) => zip(skillFiles(name, md));
+
+/** A .tar.gz of plain files whose header names are the given bytes, as no tar library would write them. */
+export function rawTarGz(entries: Array<{ name: Buffer; data: string }>): Buffer {
+  const blocks: Buffer[] = [];
+  for (const entry of entries) {
+    const data = Buffer.from(entry.data);
+    const header = Buffer.alloc(512);
+    entry.name.copy(header, 0);
+    header.write("0000644\0", 100, "latin1");
+    header.write(`${data.length.toString(8).padStart(11, "0")}\0`, 124, "latin1");
+    header.write("00000000000\0", 136, "latin1");
+    header.write("        ", 148, "latin1");
+    header.write("0", 156, "latin1");
+    header.write("ustar\u000000", 257, "latin1");
+    const sum = header.reduce((total, byte) => total + byte, 0);
+    header.write(`${sum.toString(8).padStart(6, "0")}\0 `, 148, "latin1");
+    blocks.push(header, data, Buffer.alloc((512 - (data.length % 512)) % 512));
+  }
+  return gzipSync(Buffer.concat([...blocks, Buffer.alloc(1024)]));
+}
+
+/** The entries of a .tar.gz as tar-stream reads them: name, mode and text. */
+export async function readTarGz(bytes: Buffer): Promise<Array<{ name: string; mode: number; data: string }>> {
+  const extract = tarStream.extract();
+  const entries: Array<{ name: string; mode: number; data: string }> = [];
+  const reading = (async () => {
+    for await (const entry of extract) {
+      const chunks: Buffer[] = [];
+      for await (const chunk of entry) chunks.push(chunk);
+      entries.push({ name: entry.header.name, mode: entry.header.mode ?? 0, data: Buffer.concat(chunks).toString("utf8") });
+    }
+  })();
+  extract.end(gunzipSync(bytes));
+  await reading;
+  return entries;
+}

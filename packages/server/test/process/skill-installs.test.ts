@@ -48,7 +48,12 @@ describe("the skill tool with machines", () => {
   it("installs the files on the machine, where a command reads them; the same revision again is a no-op", async () => {
     const project = await agentProject(server.api, provider.baseUrl);
     const md = skillMd("release-notes", "Use when writing release notes.", "Use templates/example.md.\n");
-    const skill = await projectSkill(project, skillZip("release-notes", md));
+    // A UTF-8 name without zip's UTF-8 flag (as Linux's zip writes it) and an executable script.
+    const extra = [
+      { name: "", rawName: Buffer.from("release-notes/notes/résumé.md"), data: "cv" },
+      { name: "release-notes/scripts/run.sh", mode: 0o100755, data: "#!/bin/sh\n" },
+    ];
+    const skill = await projectSkill(project, zip([...skillFiles("release-notes", md), ...extra]));
     const box = await machine(project, "skill-box");
     const folder = join(box.home, "skills", "release-notes");
     provider.script(
@@ -65,7 +70,12 @@ describe("the skill tool with machines", () => {
     expect(text).toContain(md);
     expect(text).toContain(`- skill-box (${box.machineId}): ready, the files are in ${folder}`);
     expect(cat.content_blocks[0].value).toMatchObject({ state: "exited", exit_code: 0, output: "# Example\n" });
-    expect(readdirSync(folder).sort()).toEqual(["SKILL.md", "templates"]);
+    // The machine has exactly the files svc listed, by the names svc showed.
+    const installed = readdirSync(folder, { recursive: true, encoding: "utf8" }).filter((path) => statSync(join(folder, path)).isFile());
+    expect(installed.sort()).toEqual(skill.files.map((f: { path: string }) => f.path).sort());
+    expect(skill.files.map((f: { path: string }) => f.path)).toContain("notes/résumé.md");
+    expect(readFileSync(join(folder, "notes", "résumé.md"), "utf8")).toBe("cv");
+    expect(statSync(join(folder, "scripts", "run.sh")).mode & 0o111).not.toBe(0);
 
     // A file the agent left there stays: the second install of the same digest changes nothing.
     writeFileSync(join(folder, "notes.txt"), "mine");

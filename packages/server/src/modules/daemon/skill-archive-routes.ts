@@ -21,7 +21,7 @@ const ArchiveQuery = Type.Object(
 
 /**
  * `GET /daemon/skills/{skillID}/archive` (reference operation getDaemonSkillArchive): a skill revision's
- * archive, as uploaded, for the daemon a `skill_offer` gave a download token to.
+ * archive (the .tar.gz svc wrote from the checked upload) for the daemon a `skill_offer` gave a download token to.
  */
 export function skillArchiveRoutes(app: HttpApp, deps: { skillInstalls: Pick<SkillInstallService, "skillArchive"> }) {
   app.get(
@@ -32,7 +32,7 @@ export function skillArchiveRoutes(app: HttpApp, deps: { skillInstalls: Pick<Ski
         tags: [TAG],
         operationId: "getDaemonSkillArchive",
         description:
-          "The skill revision's archive (.zip or .tar.gz, as uploaded; its digest in x-svc-digest) for the daemon a skill_offer " +
+          "The skill revision's archive (the .tar.gz svc wrote from the checked upload; its digest in x-svc-digest) for the daemon a skill_offer " +
           "gave the download token to. The token is bound to the daemon's machine, the skill and the revision: 403 for any " +
           "other, 410 once it expired, 404 when the skill or revision is gone.",
         params: ArchiveParams,

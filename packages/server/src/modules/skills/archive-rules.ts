@@ -28,7 +28,6 @@ export interface ArchiveFile {
 }
 
 export interface ArchiveContents {
-  format: ArchiveFormat;
   /** The single top folder the skill sits in, or null when SKILL.md is at the root. */
   topFolder: string | null;
   skillMd: Buffer;
@@ -56,10 +55,9 @@ export class ArchiveChecker {
   private entries = 0;
   private extracted = 0;
   private readonly files = new Map<string, number>();
+  private readonly names = new NameClashes();
   private readonly tops = new Set<string>();
   private readonly skillMds = new Map<string, Buffer[]>();
-
-  constructor(private readonly format: ArchiveFormat) {}
 
   /** Checks an entry's name and kind; returns its normalized path, or null for an entry to skip. */
   begin(rawName: string, kind: EntryKind, declaredSize: number): string | null {
@@ -70,9 +68,9 @@ export class ArchiveChecker {
     if (kind === "device") throw archiveError(`entry "${path}" is a device or special file; only files and folders are allowed`);
     if (kind === "other") throw archiveError(`entry "${path}" is of an unsupported type; only files and folders are allowed`);
     if (path === "" || path.split("/")[0] === MAC_METADATA) return null;
+    this.names.add(path, kind === "directory" ? "folder" : "file");
     this.tops.add(path.split("/")[0]!);
     if (kind === "directory") return null;
-    if (this.files.has(path)) throw archiveError(`entry "${path}" appears twice`);
     if (this.extracted + declaredSize > MAX_EXTRACTED_BYTES) throw tooLarge();
     this.files.set(path, 0);
     if (this.isSkillMdCandidate(path)) this.skillMds.set(path, []);
@@ -100,7 +98,7 @@ export class ArchiveChecker {
     const files = [...this.files]
       .map(([path, size]) => ({ path: path.slice(prefix.length), size }))
       .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-    return { format: this.format, topFolder: top, skillMd: Buffer.concat(skillMd), files };
+    return { topFolder: top, skillMd: Buffer.concat(skillMd), files };
   }
 
   private singleTop(): string | null {
@@ -141,4 +139,56 @@ export function normalizePath(raw: string): string {
   if (segments.includes("..")) throw archiveError(`entry ${shown} points outside the archive with ..`);
   if (segments.some((s) => s === "" || s === ".")) throw archiveError(`entry ${shown} has an empty or "." segment in its path`);
   return path;
+}
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * An entry's name from its raw bytes: UTF-8, whatever the archive's flags say (zip's UTF-8 flag is often
+ * unset on UTF-8 names, and reading them as CP437 shows names no machine would write). Anything else is
+ * refused rather than guessed, so the name svc shows is the name every reader finds.
+ */
+export function decodeEntryName(raw: Buffer): string {
+  try {
+    return strictUtf8.decode(raw);
+  } catch {
+    throw archiveError(`entry "${escapedBytes(raw.subarray(0, 200))}" has a name that is not UTF-8 (legacy encodings such as CP437 are refused); create the archive on a system that writes UTF-8 names`);
+  }
+}
+
+/** Printable ASCII as is, every other byte as \xNN: how a name that is not text is shown. */
+function escapedBytes(raw: Buffer): string {
+  return [...raw].map((byte) => (byte >= 0x20 && byte < 0x7f && byte !== 0x22 && byte !== 0x5c ? String.fromCharCode(byte) : `\\x${byte.toString(16).padStart(2, "0")}`)).join("");
+}
+
+type NameKind = "file" | "folder";
+
+/**
+ * One spelling and one kind per name, as a file system that ignores case and Unicode normalization
+ * (macOS, Windows) would see it: two files whose names differ only in case, or a file `a` beside `a/b`,
+ * would install as something else than the list svc shows, or not at all.
+ */
+class NameClashes {
+  private readonly seen = new Map<string, { path: string; kind: NameKind }>();
+
+  /** Records `path` and every folder above it, refusing the first clash with an earlier entry. */
+  add(path: string, kind: NameKind): void {
+    const segments = path.split("/");
+    for (let i = 1; i < segments.length; i++) this.record(segments.slice(0, i).join("/"), "folder", path);
+    this.record(path, kind, path);
+  }
+
+  private record(name: string, kind: NameKind, entry: string): void {
+    const key = name.toUpperCase().toLowerCase().normalize("NFC");
+    const earlier = this.seen.get(key);
+    if (!earlier) {
+      this.seen.set(key, { path: name, kind });
+      return;
+    }
+    if (earlier.path !== name) {
+      throw archiveError(`entry "${entry}" has "${name}", which differs from "${earlier.path}" only in case or Unicode normalization; file systems that ignore case would merge them`);
+    }
+    if (earlier.kind !== kind) throw archiveError(`entry "${entry}" makes "${name}" both a file and a folder`);
+    if (kind === "file") throw archiveError(`entry "${entry}" appears twice`);
+  }
 }

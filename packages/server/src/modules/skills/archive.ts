@@ -2,27 +2,39 @@ import { createHash } from "node:crypto";
 import { pipeline } from "node:stream/promises";
 import { createGzip } from "node:zlib";
 import tarStream from "tar-stream";
-import { ArchiveChecker, archiveError, sniffFormat, type ArchiveContents, type ArchiveFile, type ArchiveFormat } from "./archive-rules.js";
+import { ArchiveChecker, archiveError, sniffFormat, type ArchiveContents, type ArchiveFile } from "./archive-rules.js";
 import { parseSkillMd, type SkillMd } from "./skill-md.js";
 import { readTarGz } from "./tar.js";
 import { readZip, type FileVisitor } from "./zip.js";
 
 /** An archive that passed every check, ready to be stored as a revision. */
 export interface CheckedArchive {
+  /** The archive svc stores and serves: see `normalized`. */
   bytes: Buffer;
-  format: ArchiveFormat;
+  format: "tar.gz";
   /** `sha256:<hex>` of `bytes`. */
   digest: string;
   skillMd: SkillMd;
   files: ArchiveFile[];
 }
 
-async function walk(bytes: Buffer, visit?: FileVisitor): Promise<ArchiveContents> {
-  const format = sniffFormat(bytes);
-  const checker = new ArchiveChecker(format);
-  if (format === "zip") await readZip(bytes, checker, visit);
+interface KeptFile {
+  bytes: Buffer;
+  executable: boolean;
+}
+
+/** Reads and checks the archive, keeping each accepted file's bytes by its path. */
+async function walk(bytes: Buffer): Promise<{ contents: ArchiveContents; kept: Map<string, KeptFile> }> {
+  const checker = new ArchiveChecker();
+  const kept = new Map<string, KeptFile>();
+  const visit: FileVisitor = async (path, data, executable) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of data) chunks.push(chunk);
+    kept.set(path, { bytes: Buffer.concat(chunks), executable });
+  };
+  if (sniffFormat(bytes) === "zip") await readZip(bytes, checker, visit);
   else await readTarGz(bytes, checker, visit);
-  return checker.finish();
+  return { contents: checker.finish(), kept };
 }
 
 /**
@@ -30,42 +42,42 @@ async function walk(bytes: Buffer, visit?: FileVisitor): Promise<ArchiveContents
  * for the first problem; nothing is stored before this has returned.
  */
 export async function checkArchive(bytes: Buffer): Promise<CheckedArchive> {
-  const contents = await walk(bytes);
+  const { contents, kept } = await walk(bytes);
   const skillMd = parseSkillMd(contents.skillMd, "/archive");
   if (contents.topFolder !== null && contents.topFolder !== skillMd.name) {
     throw archiveError(
       `the top folder "${contents.topFolder}" must be named as the skill, "${skillMd.name}" (the name in SKILL.md's front matter)`,
     );
   }
-  return { bytes, format: contents.format, digest: digestOf(bytes), skillMd, files: contents.files };
+  return normalized(contents, kept, skillMd);
 }
 
 /**
- * A new archive holding every file of `previous` with SKILL.md replaced: what an update that sends only
- * `skill_md` stores. It is always a .tar.gz with the files inside a folder named as the skill, whatever
- * the previous archive's format, so one writer serves both. The previous archive passed the same checks
- * when it was stored, so its files (at most 100 MiB) are held in memory while the new one is written.
+ * A new revision of a stored archive with SKILL.md replaced: what an update that sends only `skill_md`
+ * stores. The previous archive passed the same checks when it was stored.
  */
-export async function replaceSkillMd(previous: Buffer, name: string, skillMd: SkillMd): Promise<CheckedArchive> {
-  const kept: Array<{ path: string; bytes: Buffer }> = [];
-  const contents = await walk(previous, async (path, data) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of data) chunks.push(chunk);
-    kept.push({ path, bytes: Buffer.concat(chunks) });
-  });
+export async function replaceSkillMd(previous: Buffer, skillMd: SkillMd): Promise<CheckedArchive> {
+  const { contents, kept } = await walk(previous);
   const prefix = contents.topFolder === null ? "" : `${contents.topFolder}/`;
-  const replacement = Buffer.from(skillMd.text, "utf8");
-  const bytes = await writeTarGz(
-    kept.map((file) => {
-      const relative = file.path.slice(prefix.length);
-      return { name: `${name}/${relative}`, bytes: relative === "SKILL.md" ? replacement : file.bytes };
-    }),
-  );
-  const files = contents.files.map((f) => (f.path === "SKILL.md" ? { path: f.path, size: replacement.length } : f));
-  return { bytes, format: "tar.gz", digest: digestOf(bytes), skillMd, files };
+  const old = kept.get(`${prefix}SKILL.md`)!;
+  kept.set(`${prefix}SKILL.md`, { ...old, bytes: Buffer.from(skillMd.text, "utf8") });
+  return normalized(contents, kept, skillMd);
 }
 
-async function writeTarGz(files: ReadonlyArray<{ name: string; bytes: Buffer }>): Promise<Buffer> {
+/**
+ * The archive svc stores, whatever was uploaded: a .tar.gz that svc writes from the files it checked and
+ * lists, inside a folder named as the skill. svcd unpacks only this, so the files a machine gets are by
+ * construction the ones svc showed, and no two readers ever interpret an uploaded archive's names, sizes
+ * or headers differently. The files are held in memory meanwhile (at most 100 MiB, the extraction limit).
+ */
+async function normalized(contents: ArchiveContents, kept: Map<string, KeptFile>, skillMd: SkillMd): Promise<CheckedArchive> {
+  const prefix = contents.topFolder === null ? "" : `${contents.topFolder}/`;
+  const files = contents.files.map(({ path }) => ({ path, ...kept.get(`${prefix}${path}`)! }));
+  const bytes = await writeTarGz(files.map((file) => ({ name: `${skillMd.name}/${file.path}`, bytes: file.bytes, executable: file.executable })));
+  return { bytes, format: "tar.gz", digest: digestOf(bytes), skillMd, files: files.map((file) => ({ path: file.path, size: file.bytes.length })) };
+}
+
+async function writeTarGz(files: ReadonlyArray<{ name: string; bytes: Buffer; executable: boolean }>): Promise<Buffer> {
   const pack = tarStream.pack();
   const compressed: Buffer[] = [];
   const output = pipeline(pack, createGzip(), async (source: AsyncIterable<Buffer>) => {
@@ -73,7 +85,7 @@ async function writeTarGz(files: ReadonlyArray<{ name: string; bytes: Buffer }>)
   });
   for (const file of files) {
     await new Promise<void>((resolve, reject) => {
-      pack.entry({ name: file.name, size: file.bytes.length, mode: 0o644 }, file.bytes, (err) => (err ? reject(err) : resolve()));
+      pack.entry({ name: file.name, size: file.bytes.length, mode: file.executable ? 0o755 : 0o644 }, file.bytes, (err) => (err ? reject(err) : resolve()));
     });
   }
   pack.finalize();

@@ -116,7 +116,7 @@ export function createSkillsService(deps: { db: Database; blobs: BlobStore }) {
         const revision = (await store.findRevision(db.read, current.currentRevisionId))!;
         const previous = await blobs.get(revision.archiveKey);
         if (!previous) throw new Error(`skill archive missing from the blob store: ${revision.archiveKey}`);
-        checked = await replaceSkillMd(previous, current.name, skillMd);
+        checked = await replaceSkillMd(previous, skillMd);
       }
       const basedOn = "archive" in input ? undefined : current.currentRevisionId;
       return storeRevision(checked, async (tx, revision) => {

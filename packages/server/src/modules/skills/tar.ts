@@ -3,7 +3,7 @@ import { pipeline } from "node:stream/promises";
 import { createGunzip } from "node:zlib";
 import tarStream, { type Headers } from "tar-stream";
 import { AppError } from "../../platform/errors.js";
-import { archiveError, MAX_ENTRIES, MAX_EXTRACTED_BYTES, type ArchiveChecker, type EntryKind } from "./archive-rules.js";
+import { archiveError, decodeEntryName, MAX_ENTRIES, MAX_EXTRACTED_BYTES, type ArchiveChecker, type EntryKind } from "./archive-rules.js";
 import type { FileVisitor } from "./zip.js";
 
 /**
@@ -26,7 +26,8 @@ const KINDS: Record<string, EntryKind> = {
 
 /** Reads a gzip-compressed tar with tar-stream, entry by entry, as the checker allows. */
 export async function readTarGz(bytes: Buffer, checker: ArchiveChecker, visit?: FileVisitor): Promise<void> {
-  const extract = tarStream.extract();
+  // Names come as bytes (one Latin-1 character per byte) so that decodeEntryName sees what the tar holds.
+  const extract = tarStream.extract({ filenameEncoding: "latin1" });
   const feeding = pipeline(Readable.from([bytes]), createGunzip(), byteCap(MAX_EXTRACTED_BYTES + TAR_OVERHEAD), extract);
   // Observed below; without a handler here a failure while entries are read would be unhandled.
   feeding.catch(() => {});
@@ -40,7 +41,7 @@ export async function readTarGz(bytes: Buffer, checker: ArchiveChecker, visit?: 
 }
 
 async function readEntry(header: Headers, data: AsyncIterable<Buffer>, checker: ArchiveChecker, visit?: FileVisitor): Promise<void> {
-  const path = checker.begin(header.name, KINDS[header.type ?? "file"] ?? "other", header.size ?? 0);
+  const path = checker.begin(entryName(header), KINDS[header.type ?? "file"] ?? "other", header.size ?? 0);
   if (path === null) {
     for await (const _chunk of data) void _chunk;
     return;
@@ -51,8 +52,19 @@ async function readEntry(header: Headers, data: AsyncIterable<Buffer>, checker: 
       yield chunk;
     }
   })();
-  if (visit) await visit(path, counted);
+  if (visit) await visit(path, counted, ((header.mode ?? 0) & 0o111) !== 0);
   else for await (const _chunk of counted) void _chunk;
+}
+
+/**
+ * The entry's UTF-8 name. A pax path record is UTF-8 by definition and tar-stream has decoded it, turning
+ * bytes that are not UTF-8 into U+FFFD: such a name is refused as the header's own would be.
+ */
+function entryName(header: Headers & { pax?: Record<string, string> | null }): string {
+  const paxPath = header.pax?.["path"];
+  if (paxPath === undefined) return decodeEntryName(Buffer.from(header.name, "latin1"));
+  if (paxPath.includes("\uFFFD")) throw archiveError(`entry ${JSON.stringify(paxPath.slice(0, 200))} has a name that is not UTF-8 (legacy encodings such as CP437 are refused)`);
+  return paxPath;
 }
 
 function byteCap(limit: number): Transform {

@@ -1,13 +1,15 @@
 import yauzl, { type Entry, type ZipFile } from "yauzl";
 import { AppError } from "../../platform/errors.js";
-import { archiveError, type ArchiveChecker, type EntryKind } from "./archive-rules.js";
+import { archiveError, decodeEntryName, type ArchiveChecker, type EntryKind } from "./archive-rules.js";
 
-/** Receives each accepted file's path and its bytes, already counted by the checker. */
-export type FileVisitor = (path: string, data: AsyncIterable<Buffer>) => Promise<void>;
+/** Receives each accepted file's path, its bytes (already counted by the checker) and its executable bit. */
+export type FileVisitor = (path: string, data: AsyncIterable<Buffer>, executable: boolean) => Promise<void>;
 
 const S_IFMT = 0o170000;
 const UNIX_KINDS: Record<number, EntryKind> = { 0o120000: "link", 0o020000: "device", 0o060000: "device", 0o010000: "device", 0o140000: "device" };
 const MADE_BY_UNIX = 3;
+/** Info-ZIP Unicode Path: a second name for an entry, which some readers use and others ignore. */
+const UNICODE_PATH_FIELD = 0x7075;
 
 /**
  * Reads a zip with yauzl, one entry at a time. Names are decoded here (yauzl's own checks are turned off
@@ -40,20 +42,44 @@ function openZip(bytes: Buffer): Promise<ZipFile> {
 }
 
 async function readEntry(zip: ZipFile, entry: Entry, checker: ArchiveChecker, visit?: FileVisitor): Promise<void> {
-  const raw = entry.fileName as unknown as Buffer;
-  const name = yauzl.getFileNameLowLevel(entry.generalPurposeBitFlag, raw, entry.extraFields, false);
+  const name = entryName(entry);
   const path = checker.begin(name, kindOf(entry, name), entry.uncompressedSize);
   if (path === null) return;
   if (entry.isEncrypted()) throw archiveError(`entry "${path}" is encrypted`);
   const stream = await openStream(zip, entry);
   const data = counted(stream, checker, path);
-  if (visit) await visit(path, data);
+  if (visit) await visit(path, data, (unixMode(entry) & 0o111) !== 0);
   else for await (const _chunk of data) void _chunk;
 }
 
+/**
+ * The entry's UTF-8 name. A Unicode Path field is accepted only when it repeats that name byte for byte
+ * (what Info-ZIP writes for UTF-8 names); one naming the entry otherwise would give it a second name.
+ * Backslashes are read as separators, as yauzl reads them: some Windows tools (PowerShell 5's
+ * Compress-Archive) write them, and the zip format allows only `/` in names.
+ */
+function entryName(entry: Entry): string {
+  const raw = entry.fileName as unknown as Buffer;
+  const name = decodeEntryName(raw).replaceAll("\\", "/");
+  for (const field of entry.extraFields) {
+    if (field.id !== UNICODE_PATH_FIELD) continue;
+    const version = field.data[0];
+    const unicodeName = field.data.subarray(5);
+    if (version !== 1 || field.data.length < 5 || !unicodeName.equals(raw)) {
+      throw archiveError(`entry "${name}" has an Info-ZIP Unicode Path field (0x7075) naming it something else; create the archive again without it`);
+    }
+  }
+  return name;
+}
+
+/** The Unix mode bits, when the entry was made on Unix (other systems keep DOS attributes there). */
+function unixMode(entry: Entry): number {
+  return entry.versionMadeBy >> 8 === MADE_BY_UNIX ? entry.externalFileAttributes >>> 16 : 0;
+}
+
 function kindOf(entry: Entry, name: string): EntryKind {
-  const unixMode = entry.versionMadeBy >> 8 === MADE_BY_UNIX ? (entry.externalFileAttributes >>> 16) & S_IFMT : 0;
-  if (unixMode !== 0 && UNIX_KINDS[unixMode]) return UNIX_KINDS[unixMode]!;
+  const type = unixMode(entry) & S_IFMT;
+  if (type !== 0 && UNIX_KINDS[type]) return UNIX_KINDS[type]!;
   return name.endsWith("/") ? "directory" : "file";
 }
 
