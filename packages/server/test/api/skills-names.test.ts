@@ -112,3 +112,30 @@ describe("the stored archive", () => {
     expect(second.entries).toEqual([{ ...first.entries[0], data: md }, first.entries[1], first.entries[2]]);
   });
 });
+
+describe("SKILL.md front matter", () => {
+  // The limits configs have (docs/agent-configs.md): aliases, nesting and size, refused as 400, never 500.
+  const laughs = ["a: &a [x, x, x, x, x, x, x, x, x, x]", ...Array.from({ length: 8 }, (_, i) => `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [*${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}, *${String.fromCharCode(97 + i)}]`)];
+  const hostile: Array<[string, string, RegExp]> = [
+    ["alias expansion", laughs.join("\n"), /alias/i],
+    ["too many aliases", `base: &b x\nlist: [${Array.from({ length: 101 }, () => "*b").join(", ")}]`, /at most 100 aliases/],
+    ["deep nesting", `deep: ${"[".repeat(101)}${"]".repeat(101)}`, /nested more than 100 levels deep/],
+    ["size", `padding: "${"x".repeat(128 * 1024)}"`, /front matter is longer than 131072 characters/],
+  ];
+  const withFrontMatter = (name: string, extra: string) => `---\nname: ${name}\ndescription: Use when testing.\n${extra}\n---\n\nBody.\n`;
+
+  it("refuses aliases, nesting and size past the config limits with 400, in an archive and as skill_md", async () => {
+    const { token, org } = await server.api.userWithOrg();
+    const auth = { token };
+    const skill = await uploadSkill(server.url, auth, org.id, { kind: "org" }, zip([{ name: "SKILL.md", data: skillMd("yaml-bomb") }]));
+    for (const [what, extra, message] of hostile) {
+      await refused(auth, org.id, zip([{ name: "SKILL.md", data: withFrontMatter("yaml-bomb", extra) }]), message);
+      const reply = await sendForm(server.url, "POST", `${skillsPath(org.id)}/${skill.id}`, auth, { skill_md: { file: Buffer.from(withFrontMatter("yaml-bomb", extra)) } });
+      expect(reply.status, `${what}: ${reply.text}`).toBe(400);
+      expect(reply.body).toEqual({ error: expect.any(String), code: "validation_failed", issues: [{ path: "/skill_md", message: expect.stringMatching(message) }] });
+    }
+    // Anchors and aliases within the limits are YAML like any other.
+    const fine = await uploadSkill(server.url, auth, org.id, { kind: "org" }, zip([{ name: "SKILL.md", data: withFrontMatter("anchored", "tags: &t [a, b]\nalso: *t") }]));
+    expect(fine.name).toBe("anchored");
+  });
+});

@@ -1,5 +1,6 @@
-import { parseDocument } from "yaml";
 import { isStorableText } from "../../platform/storable.js";
+import { MAX_SOURCE_LENGTH } from "../agent-configs/schemas.js";
+import { parseYamlSource } from "../agent-configs/yaml-source.js";
 import { archiveError, MAX_SKILL_MD_BYTES } from "./archive-rules.js";
 
 /** The reference's skill name: lowercase words joined by single hyphens, at most 64 characters. */
@@ -35,9 +36,13 @@ export function parseSkillMd(bytes: Buffer, field: string): SkillMd {
   if (!isStorableText(text)) throw fail("contains NUL or other characters that cannot be stored");
   const match = FRONT_MATTER.exec(text);
   if (!match) throw fail("must start with YAML front matter between --- lines, holding name and description");
-  const doc = parseDocument(match[1]!, { prettyErrors: false });
-  if (doc.errors.length > 0) throw fail(`has front matter that is not valid YAML: ${doc.errors[0]!.message.split("\n")[0]}`);
-  const data: unknown = doc.toJS({ maxAliasCount: 16 });
+  // Front matter is read as configs are (docs/agent-configs.md): the same parser, with its limits on
+  // aliases and nesting, and the same size limit.
+  const frontMatter = match[1]!;
+  if (frontMatter.length > MAX_SOURCE_LENGTH) throw fail(`front matter is longer than ${MAX_SOURCE_LENGTH} characters`);
+  const parsed = parseYamlSource(frontMatter);
+  if (!parsed.ok) throw fail(`has front matter that is not valid YAML: ${parsed.problems[0]!.message.split("\n")[0]}`);
+  const data = parsed.source.value;
   if (typeof data !== "object" || data === null || Array.isArray(data)) throw fail("front matter must be a mapping with name and description");
   const { name, description } = data as Record<string, unknown>;
   if (typeof name !== "string" || name.length > MAX_SKILL_NAME || !SKILL_NAME.test(name)) {
