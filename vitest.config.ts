@@ -12,7 +12,9 @@ export default defineConfig({
     // a file's time is spent waiting (child processes, the database, timers), so two at once roughly halve
     // the suite's wall time there. Each file has its own server, database and ports, so files never share state.
     maxWorkers: 2,
-    testTimeout: 30_000,
+    // Generous: several tests start a server or a process of their own, and on a loaded 2-core machine one
+    // start alone took over 30 s (issue 21). A test that fails reports as late; it never passes wrongly.
+    testTimeout: 120_000,
     hookTimeout: 120_000,
     reporters: ["default"],
   },
