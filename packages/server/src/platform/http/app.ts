@@ -8,6 +8,7 @@ import type { Config } from "../../config.js";
 import { notFound } from "../errors.js";
 import { authHook, type Authenticator, type AuthMode } from "./auth.js";
 import { errorHandler } from "./error-handler.js";
+import { parseJsonBodies } from "./json-body.js";
 import { acceptAbsentBodies, markOptionalBodies } from "./optional-body.js";
 import { refuseUnstorableText } from "./storable-input.js";
 import { clientError, frameworkError, MAX_PARAM_LENGTH, secureResponses } from "./hardening.js";
@@ -51,6 +52,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
   });
   // svc speaks JSON only; any other body type is a 415 rather than a string reaching a route.
   app.removeContentTypeParser("text/plain");
+  parseJsonBodies(app);
   acceptAbsentBodies(app);
   refuseUnstorableText(app);
   secureResponses(app);

@@ -1,5 +1,4 @@
 import type { FastifyRequest, RouteOptions } from "fastify";
-import { AppError } from "../errors.js";
 import type { HttpApp } from "./app.js";
 
 /**
@@ -17,48 +16,15 @@ export function bodyIsOptional(schema: unknown): boolean {
 }
 
 /**
- * One rule for every route: an absent body (no Content-Type, or JSON with nothing in it) reaches
- * validation as `undefined`, and routes whose body is optional see `{}` instead. Fastify's own JSON parser
- * refuses an empty body before any route hook runs, so it is wrapped here.
+ * Routes whose body is optional see `{}` where none was sent; json-body.ts hands an absent body on as
+ * `undefined`.
  */
 export function acceptAbsentBodies(app: HttpApp): void {
-  const parseJson = app.getDefaultJsonParser("error", "error");
-  app.removeContentTypeParser("application/json");
-  app.addContentTypeParser("application/json", { parseAs: "buffer" }, (request, body, done) => {
-    const text = decodeUtf8(request.headers["content-type"], body as Buffer);
-    if (text instanceof AppError) {
-      done(text, undefined);
-      return;
-    }
-    if (text.trim() === "") {
-      done(null, undefined);
-      return;
-    }
-    parseJson(request, text, done);
-  });
   app.addHook("onRoute", (route: RouteOptions) => {
     if (!bodyIsOptional(route.schema?.body)) return;
     const existing = route.preValidation === undefined ? [] : [route.preValidation].flat();
     route.preValidation = [absentBodyIsEmpty, ...existing];
   });
-}
-
-const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
-
-/**
- * JSON bodies are UTF-8 (RFC 8259): another declared charset is a 415, and bytes that are not UTF-8 a
- * 400, rather than text quietly read with replacement characters (issue 9, F6).
- */
-function decodeUtf8(contentType: string | undefined, body: Buffer): string | AppError {
-  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType ?? "")?.[1]?.toLowerCase();
-  if (charset !== undefined && charset !== "utf-8" && charset !== "utf8") {
-    return new AppError("unsupported_media_type", `JSON bodies must be UTF-8; got charset ${charset.slice(0, 40)}`);
-  }
-  try {
-    return strictUtf8.decode(body);
-  } catch {
-    return new AppError("invalid_request", "request body is not valid UTF-8");
-  }
 }
 
 async function absentBodyIsEmpty(request: FastifyRequest): Promise<void> {

@@ -28,11 +28,18 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
   return ajv.compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
 };
 
+/**
+ * A 400 names at most this many issues: the first ones are enough to fix a request, and a body with a
+ * hundred thousand unknown members must not be answered with a hundred thousand lines.
+ */
+export const MAX_ISSUES = 50;
+
 /** Turns ajv errors into the spec's issues: a JSON Pointer to the offending value and a message. */
 export function toIssues(errors: readonly ErrorObject[]): Issue[] {
   const issues: Issue[] = [];
   const seen = new Set<string>();
   for (const err of errors) {
+    if (issues.length === MAX_ISSUES) break;
     // anyOf/oneOf failures repeat the branch errors; those say more than the summary line.
     if (err.keyword === "anyOf" || err.keyword === "oneOf" || err.keyword === "if") continue;
     const issue = describe(err);
