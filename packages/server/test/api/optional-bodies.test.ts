@@ -4,8 +4,9 @@ import { createTestAgent, text, type TestAgent } from "./timeline-fixtures.js";
 
 /*
  * Issue 8, item 6: the reference's SDK calls cancel and promote_to_steering with no body at all, as the
- * reference's openapi.yaml allows (`requestBody.required: false`). An absent body means `{}` on every route
- * whose body has no required member; a body with a required member is still required.
+ * reference's openapi.yaml allows (`requestBody.required: false`); there an absent body means `{}`. Issue 21:
+ * every other body is required, even one whose members are all optional (the updates of a model provider
+ * config, a configured model and a machine pool answered an empty PUT with 200); `{}` changes nothing.
  */
 const server = useTestServer();
 let owner: { token: string; org: { id: string }; project: { id: string } };
@@ -69,11 +70,47 @@ describe("optional request bodies", () => {
     expect(notObject.body.code).toBe("validation_failed");
   });
 
+  it("an update with no body is refused and changes nothing; {} changes nothing either, behind a byte order mark too", async () => {
+    const auth = { token: owner.token };
+    const org = `/api/v1/orgs/${owner.org.id}`;
+    const secret = await server.api.post(`${org}/secrets`, { owner: { kind: "org" }, name: "key", material: { kind: "generic", value: "sk-1" } }, auth);
+    const provider = await server.api.post(`${org}/model-provider-configs`, { name: "p", api_format: "openai-chat-completions", base_url: "https://example.com/v1", credential_secret_id: secret.body.id }, auth);
+    const providerPath = `${org}/model-provider-configs/${provider.body.config.id}`;
+    const model = await server.api.post(`${providerPath}/models`, { name: "m", provider_model_slug: "s", context_window_tokens: 1000, max_output_tokens: 100 }, auth);
+    const pool = await server.api.post(`${org}/machine-pools`, { name: "pool", provider: "local", max_total_machines: 1 }, auth);
+    // A configured model has no GET of its own; its provider config's list shows it.
+    const updates = [
+      { path: providerPath, read: providerPath },
+      { path: `${providerPath}/models/${model.body.id}`, read: `${providerPath}/models` },
+      { path: `${org}/machine-pools/${pool.body.id}`, read: `${org}/machine-pools/${pool.body.id}` },
+    ];
+    for (const { path, read } of updates) {
+      const before = await server.api.get(read, auth);
+      expect(before.status, `${read} ${before.text}`).toBe(200);
+      for (const nothing of [variants.absent, variants.emptyJson, { raw: "\uFEFF" }, { raw: " \n" }]) {
+        const reply = await server.api.request("PUT", path, { ...nothing, token: owner.token });
+        expect({ path, status: reply.status, code: reply.body.code }).toEqual({ path, status: 400, code: "validation_failed" });
+      }
+      for (const empty of [variants.emptyObject, { raw: "\uFEFF{}" }]) {
+        const reply = await server.api.request("PUT", path, { ...empty, token: owner.token });
+        expect({ path, status: reply.status }).toEqual({ path, status: 200 });
+      }
+      expect((await server.api.get(read, auth)).body).toEqual(before.body);
+    }
+  });
+
+  it("a body whose members are all optional is still required when the route does not declare it optional", async () => {
+    const reply = await server.api.request("POST", `/api/v1/orgs/${owner.org.id}/projects/${owner.project.id}/agents`, { token: owner.token });
+    expect(reply.status).toBe(400);
+    expect(reply.body).toEqual({ error: expect.any(String), code: "validation_failed", issues: [expect.objectContaining({ path: "" })] });
+  });
+
   it("the OpenAPI document marks exactly the optional bodies as not required", async () => {
     const doc = (await server.api.get("/api/v1/openapi.json")).body;
+    const optional = Object.entries(doc.paths as Record<string, Record<string, { requestBody?: { required: boolean } }>>).flatMap(([path, operations]) =>
+      Object.entries(operations).flatMap(([method, operation]) => (operation.requestBody?.required === false ? [`${method} ${path}`] : [])),
+    );
     const base = "/api/v1/orgs/{orgID}/projects/{projectID}/agents/{agentID}";
-    expect(doc.paths[`${base}/cancel`].post.requestBody.required).toBe(false);
-    expect(doc.paths[`${base}/inputs/{inputID}/promote_to_steering`].post.requestBody.required).toBe(false);
-    expect(doc.paths[`${base}/inputs`].post.requestBody.required).toBe(true);
+    expect(optional.sort()).toEqual([`post ${base}/cancel`, `post ${base}/inputs/{inputID}/promote_to_steering`, "post /api/v1/orgs/{orgID}/machines/{machineID}/daemon-tokens"].sort());
   });
 });

@@ -1,3 +1,4 @@
+import { Type } from "typebox";
 import type { HttpApp } from "../../platform/http/app.js";
 import { pageOf, toPage } from "../../platform/http/lists.js";
 import { pathId } from "../../platform/http/params.js";
@@ -40,7 +41,7 @@ export function tokenRoutes(app: HttpApp, deps: { machines: MachinesService }) {
           "Mints a daemon token (`svc_daemon_v1_…`, shown once; only its hash is kept). `name` defaults to daemon. At most 20 " +
           "active tokens per machine (409).",
         params: s.MachineParams,
-        body: s.CreateDaemonTokenRequest,
+        body: Type.Optional(s.CreateDaemonTokenRequest),
         response: { 201: s.CreateDaemonTokenResponse, ...errorResponses(409) },
       },
     },

@@ -53,7 +53,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
   // svc speaks JSON only; any other body type is a 415 rather than a string reaching a route.
   app.removeContentTypeParser("text/plain");
   parseJsonBodies(app);
-  acceptAbsentBodies(app);
+  const optionalBodies = acceptAbsentBodies(app);
   refuseUnstorableText(app);
   secureResponses(app);
   strictQueries(app, API_PREFIX);
@@ -81,7 +81,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
       },
     },
     hideUntagged: true,
-    transformObject: (documents) => ("openapiObject" in documents ? markOptionalBodies(documents.openapiObject) : documents.swaggerObject),
+    transformObject: (documents) => ("openapiObject" in documents ? markOptionalBodies(documents.openapiObject, optionalBodies) : documents.swaggerObject),
   });
   app.addHook("onRoute", documentSecurity);
   app.addHook("onRequest", authHook(config, options.authenticator));
