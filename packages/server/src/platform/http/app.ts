@@ -21,6 +21,11 @@ export type HttpApp = FastifyInstance<RawServerDefault, IncomingMessage, ServerR
 
 export const API_PREFIX = "/api/v1";
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+/**
+ * Routes anyone may call (sign-up, sign-in, device login) take small bodies: their rate limits are checked
+ * after parsing, so a stranger's megabyte of JSON would cost svc a second of CPU per request before any limit.
+ */
+export const PUBLIC_BODY_LIMIT = 16 * 1024;
 export const API_VERSION = "0.1.0";
 
 export interface HttpAppOptions {
@@ -84,6 +89,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
     transformObject: (documents) => ("openapiObject" in documents ? markOptionalBodies(documents.openapiObject, optionalBodies) : documents.swaggerObject),
   });
   app.addHook("onRoute", documentSecurity);
+  app.addHook("onRoute", limitPublicBodies);
   app.addHook("onRequest", authHook(config, options.authenticator));
   return app;
 }
@@ -97,6 +103,11 @@ const SECURITY: Record<AuthMode, Array<Record<string, string[]>>> = {
 };
 
 /** Writes each route's credential requirement (from its auth mode) into the OpenAPI document. */
+function limitPublicBodies(route: RouteOptions): void {
+  const mode = (route.config as { auth?: AuthMode } | undefined)?.auth;
+  if (mode === "public") route.bodyLimit = Math.min(route.bodyLimit ?? PUBLIC_BODY_LIMIT, PUBLIC_BODY_LIMIT);
+}
+
 function documentSecurity(route: RouteOptions): void {
   if (!route.schema) return;
   const mode = (route.config as { auth?: AuthMode } | undefined)?.auth ?? "principal";
