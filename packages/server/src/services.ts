@@ -9,6 +9,7 @@ import { createIdentityService, type IdentityService } from "./modules/identity/
 import { createSmtpMailer } from "./modules/identity/smtp-mailer.js";
 import { invitedEmails } from "./modules/invitations/service.js";
 import { createOrgService, type OrgService } from "./modules/orgs/service.js";
+import { refuseLastOwner } from "./modules/orgs/members-service.js";
 import { createDeviceLoginService, type DeviceLoginService } from "./modules/device-login/service.js";
 import { createSecretsService, type SecretsService } from "./modules/secrets/service.js";
 import { createOrgCredentials } from "./modules/secrets/org-credentials.js";
@@ -52,13 +53,22 @@ export function buildServices(config: Config, db: Database): Services {
   const cipher = new EnvelopeCipher(loadMasterKey(config));
   const orgs = createOrgService({ db });
   const mailer = config.smtpUrl ? createSmtpMailer({ url: config.smtpUrl, from: config.mailFrom }) : null;
-  const identity = createIdentityService({ db, config, rateLimiter, mailer, directory: orgs, invitations: invitedEmails });
   const secrets = createSecretsService({ db, cipher, users: [poolUsingSecret] });
+  const blobs = createBlobStore(config.blobs);
+  const skills = createSkillsService({ db, blobs });
+  const identity = createIdentityService({
+    db,
+    config,
+    rateLimiter,
+    mailer,
+    directory: orgs,
+    invitations: invitedEmails,
+    accountHolders: [refuseLastOwner, skills.releaseUserSkills, secrets.refuseSecretsInUse],
+  });
   const credentials = createOrgCredentials({ cipher });
   const models = createModelsService({ db, credentials, outbound: config });
   const deviceLogin = createDeviceLoginService({ db, config, rateLimiter, tokens: identity });
   const bus = createBus(db.notifications);
-  const blobs = createBlobStore(config.blobs);
   return {
     identity,
     orgs,
@@ -71,7 +81,7 @@ export function buildServices(config: Config, db: Database): Services {
     signals: createAgentSignals(bus),
     runAccess: createModelRunAccess({ credentials }),
     artifacts: createArtifactsService({ db, blobs }),
-    skills: createSkillsService({ db, blobs }),
+    skills,
     blobs,
     metrics: createMetrics(db),
     agentMachines: createAgentMachines(),

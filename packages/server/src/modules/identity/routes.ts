@@ -108,6 +108,27 @@ export function identityRoutes(app: HttpApp, deps: { identity: IdentityService }
     },
   );
 
+  app.delete(
+    "/me",
+    {
+      config: { auth: "user" },
+      schema: {
+        tags: [TAG],
+        operationId: "deleteCurrentUser",
+        description:
+          "Deletes the account: its personal access tokens, browser sessions and device logins, its organization and project " +
+          "memberships, and its own secrets and skills; the email address can sign up again, as a new user. Refused (409) while " +
+          "the user is the last owner of an organization, or one of their secrets or skills is still in use. What the user " +
+          "created in organizations stays, without its creator.",
+        response: { 204: Type.Null(), ...errorResponses(409) },
+      },
+    },
+    async (request, reply) => {
+      await identity.deleteAccount(userOf(request.principal));
+      return reply.status(204).send(null);
+    },
+  );
+
   app.get(
     "/personal-access-tokens",
     {

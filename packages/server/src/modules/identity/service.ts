@@ -2,7 +2,7 @@ import type { Config } from "../../config.js";
 import { dbNow, dbSecondsFromNow } from "../../db/schema/columns.js";
 import { AppError, conflict, notFound } from "../../platform/errors.js";
 import type { Database, Tx } from "../../platform/db/index.js";
-import { isUniqueViolation } from "../../platform/db/index.js";
+import { isForeignKeyViolation, isUniqueViolation } from "../../platform/db/index.js";
 import { newUuid } from "../../platform/ids.js";
 import { DECOY_PASSWORD_HASH, hashPassword, verifyPassword } from "../../platform/crypto/passwords.js";
 import { mintToken, randomHex, sha256Hex } from "../../platform/crypto/tokens.js";
@@ -28,6 +28,13 @@ export interface InvitedEmails {
   isInvited(tx: Tx, normalizedEmail: string): Promise<boolean>;
 }
 
+/**
+ * A module that keeps something of a user's, readied for the account's deletion (DELETE /me) inside that
+ * transaction: it refuses with a 409 while the account cannot go, and registers what must follow the
+ * commit. Deleting the user row then removes the rest through the foreign keys (`store.deleteUser`).
+ */
+export type AccountHolder = (tx: Tx, userId: string) => Promise<void>;
+
 export interface IdentityDeps {
   db: Database;
   config: Config;
@@ -35,6 +42,8 @@ export interface IdentityDeps {
   mailer: Mailer | null;
   directory: MembershipDirectory;
   invitations: InvitedEmails;
+  /** Asked in this order before an account is deleted; the first refusal wins. */
+  accountHolders: readonly AccountHolder[];
 }
 
 export interface NewSession {
@@ -170,6 +179,27 @@ export function createIdentityService(deps: IdentityDeps) {
         if (!user) throw notFound("user");
         return { user, orgs: await deps.directory.orgsOfUser(tx, userId) };
       });
+    },
+
+    /**
+     * Deletes the account in one transaction: the holders' checks (the last owner of an org, a secret or
+     * skill still in use), then the user row with everything its foreign keys remove. The email address
+     * is free again at once; a new account made with it is a new user. This process refuses the user's
+     * tokens from the commit on; others within SVC_AUTH_CACHE_TTL_MS, as after a revocation.
+     */
+    async deleteAccount(userId: string): Promise<void> {
+      try {
+        await db.tx(async (tx) => {
+          if (!(await store.lockUser(tx, userId))) throw notFound("user");
+          for (const holder of deps.accountHolders) await holder(tx, userId);
+          await store.deleteUser(tx, userId);
+          tx.afterCommit(() => patPrincipals.forget((principal) => principal.userId === userId));
+        });
+      } catch (err) {
+        // A reference no holder checks (RESTRICT): refused whole, like deleting a secret in use.
+        if (isForeignKeyViolation(err)) throw conflict("something still uses one of your secrets or skills; stop using it, then delete the account");
+        throw err;
+      }
     },
 
     /** Mints a personal token; the plaintext is returned once and only its hash is kept. */

@@ -40,6 +40,22 @@ export async function findUser(tx: Db, userId: string): Promise<UserRow | undefi
   return user;
 }
 
+/** Locks the user row for the account's deletion: a second deletion waits, then finds no user. */
+export async function lockUser(tx: Tx, userId: string): Promise<boolean> {
+  const [row] = await tx.select({ id: users.id }).from(users).where(eq(users.id, userId)).for("update");
+  return row !== undefined;
+}
+
+/**
+ * Deletes the user row. Its foreign keys do the rest (src/db/schema): sessions, personal access tokens,
+ * verification tokens, approved device logins and org memberships go with it, and with the memberships
+ * their project roles and the user's secrets and skills; what the user created keeps existing with its
+ * creator unset (orgs, projects, org API keys, invitations sent, actors).
+ */
+export async function deleteUser(tx: Tx, userId: string): Promise<void> {
+  await tx.delete(users).where(eq(users.id, userId));
+}
+
 export async function markEmailVerified(tx: Db, userId: string): Promise<void> {
   await tx.update(users).set({ emailVerifiedAt: dbNow, updatedAt: dbNow }).where(and(eq(users.id, userId), isNull(users.emailVerifiedAt)));
 }

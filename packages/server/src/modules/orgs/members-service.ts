@@ -2,7 +2,8 @@ import type { Database, Tx } from "../../platform/db/index.js";
 import { conflict, forbidden, notFound } from "../../platform/errors.js";
 import type { Principal } from "../../platform/http/auth.js";
 import type { Sort } from "../../platform/http/lists.js";
-import { newUuid } from "../../platform/ids.js";
+import { encodeId, newUuid } from "../../platform/ids.js";
+import { markOrgLocked } from "./access-cache.js";
 import { lockOrgForChange, requireOrg, requireProject, type OrgAccess, type ProjectAccess } from "./access.js";
 import * as ms from "./members-store.js";
 import { orgRoleAllows, type OrgRole, type ProjectRole } from "./policy.js";
@@ -33,6 +34,26 @@ export const memberships = {
 };
 
 export type Memberships = typeof memberships;
+
+/** How many orgs a last-owner refusal names; the rest are counted. */
+const NAMED_ORGS = 5;
+
+/**
+ * For the deletion of a user's account (identity's `AccountHolder`): locks every org the user owns, as
+ * any change to who may act in an org does, and refuses while the user is the last owner of one, the
+ * reference's rule. The memberships themselves go with the user row.
+ */
+export async function refuseLastOwner(tx: Tx, userId: string): Promise<void> {
+  const owned = await ms.lockOrgsOwnedBy(tx, userId);
+  if (owned.length === 0) return;
+  for (const orgId of owned) markOrgLocked(tx, orgId);
+  const stranded = await ms.orgsOwnedOnlyBy(tx, owned, userId);
+  if (stranded.length === 0) return;
+  const named = stranded.slice(0, NAMED_ORGS).map((org) => `"${org.name}" (${encodeId("org", org.id)})`);
+  if (stranded.length > NAMED_ORGS) named.push(`${stranded.length - NAMED_ORGS} more`);
+  throw conflict(`you are the last owner of ${named.join(", ")}; make another member an owner or delete the organization first`);
+}
+
 
 export function createMemberService(deps: { db: Database }) {
   const { db } = deps;

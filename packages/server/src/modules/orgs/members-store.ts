@@ -1,5 +1,5 @@
-import { and, asc, eq, isNotNull, sql } from "drizzle-orm";
-import { orgMemberships, projectMemberships, projects, users } from "../../db/schema/index.js";
+import { and, asc, eq, inArray, isNotNull, sql } from "drizzle-orm";
+import { orgMemberships, orgs, projectMemberships, projects, users } from "../../db/schema/index.js";
 import { dbNow } from "../../db/schema/columns.js";
 import type { AppDb, Tx } from "../../platform/db/index.js";
 import { allOf, keyset, nameMatches, type Sort } from "../../platform/http/lists.js";
@@ -53,6 +53,28 @@ export async function countOwners(tx: Db, orgId: string): Promise<number> {
     .from(orgMemberships)
     .where(and(eq(orgMemberships.orgId, orgId), eq(orgMemberships.role, "owner")));
   return row?.n ?? 0;
+}
+
+/** Locks the rows of the orgs `userId` owns, in id order (so two such locks cannot deadlock); their ids. */
+export async function lockOrgsOwnedBy(tx: Tx, userId: string): Promise<string[]> {
+  const owned = tx
+    .select({ orgId: orgMemberships.orgId })
+    .from(orgMemberships)
+    .where(and(eq(orgMemberships.userId, userId), eq(orgMemberships.role, "owner")));
+  const rows = await tx.select({ id: orgs.id }).from(orgs).where(inArray(orgs.id, owned)).orderBy(asc(orgs.id)).for("update");
+  return rows.map((r) => r.id);
+}
+
+/** Of `orgIds`, the orgs whose only owner is `userId`, by name. */
+export async function orgsOwnedOnlyBy(tx: Db, orgIds: string[], userId: string): Promise<Array<{ id: string; name: string }>> {
+  return tx
+    .select({ id: orgs.id, name: orgs.name })
+    .from(orgMemberships)
+    .innerJoin(orgs, eq(orgs.id, orgMemberships.orgId))
+    .where(and(inArray(orgMemberships.orgId, orgIds), eq(orgMemberships.role, "owner")))
+    .groupBy(orgs.id, orgs.name)
+    .having(sql`count(*) = 1 AND bool_and(${orgMemberships.userId} = ${userId})`)
+    .orderBy(asc(orgs.name), asc(orgs.id));
 }
 
 export async function findKeyMembership(tx: Db, orgId: string, keyId: string): Promise<MembershipRow | undefined> {

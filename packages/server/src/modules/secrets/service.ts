@@ -124,6 +124,19 @@ export function createSecretsService(deps: { db: Database; cipher: EnvelopeCiphe
       }
     },
 
+    /**
+     * For the deletion of a user's account (identity's `AccountHolder`): refuses while one of the user's
+     * secrets is in use, as deleting it alone would be. The secrets go with the user's memberships.
+     */
+    async refuseSecretsInUse(tx: Tx, userId: string): Promise<void> {
+      for (const secret of await store.listUserSecrets(tx, userId)) {
+        for (const user of users) {
+          const usedBy = await user(tx, secret.orgId, secret.id);
+          if (usedBy !== undefined) throw conflict(`your secret "${secret.name}" is in use by ${usedBy}; stop using it, then delete the account`);
+        }
+      }
+    },
+
     /** Adds the next version and makes it current. The material must be of the secret's kind. */
     async createVersion(principal: Principal, orgId: string, secretId: string, material: SecretMaterial): Promise<store.SecretRow> {
       checkMaterial(material, "/material");

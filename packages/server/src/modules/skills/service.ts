@@ -141,6 +141,25 @@ export function createSkillsService(deps: { db: Database; blobs: BlobStore }) {
       await Promise.allSettled(keys.map((key) => blobs.delete(key)));
     },
 
+    /**
+     * For the deletion of a user's account (identity's `AccountHolder`): refuses while an active agent
+     * attaches one of the user's skills, as deleting it alone would be. The skills go with the user's
+     * memberships; their archives are deleted once that committed (the orphan sweep catches a failure).
+     */
+    async releaseUserSkills(tx: Tx, userId: string): Promise<void> {
+      const owned = await store.listUserSkills(tx, userId);
+      const checked = new Set<string>();
+      for (const skill of owned) {
+        if (checked.has(skill.id)) continue;
+        checked.add(skill.id);
+        if (await activeAgentAttachesSkill(tx, skill.orgId, skill.id)) {
+          throw conflict(`an active agent's config attaches your skill "${skill.name}"; archive the agent or change its config, then delete the account`);
+        }
+      }
+      const keys = owned.map((skill) => skill.archiveKey);
+      if (keys.length > 0) tx.afterCommit(() => void Promise.allSettled(keys.map((key) => blobs.delete(key))));
+    },
+
     async listGrants(principal: Principal, orgId: string, skillId: string, query: { name?: string; page: PageRequest }) {
       return db.tx(async (tx) => {
         await requireSkill(tx, principal, orgId, skillId, "manage");

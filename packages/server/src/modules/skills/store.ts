@@ -84,6 +84,15 @@ export async function deleteSkill(tx: Db, orgId: string, skillId: string): Promi
   await tx.delete(skills).where(and(eq(skills.orgId, orgId), eq(skills.id, skillId)));
 }
 
+/** The skills `userId` owns, in every org, with the archive keys of their revisions. */
+export async function listUserSkills(tx: Db, userId: string): Promise<Array<{ id: string; orgId: string; name: string; archiveKey: string }>> {
+  return tx
+    .select({ id: skills.id, orgId: skills.orgId, name: skills.name, archiveKey: skillRevisions.archiveKey })
+    .from(skills)
+    .innerJoin(skillRevisions, eq(skillRevisions.skillId, skills.id))
+    .where(and(eq(skills.ownerKind, "user"), eq(skills.ownerUserId, userId)));
+}
+
 export async function findRevision(tx: Db, revisionId: string): Promise<RevisionRow | undefined> {
   const [revision] = await tx.select().from(skillRevisions).where(eq(skillRevisions.id, revisionId));
   return revision;
