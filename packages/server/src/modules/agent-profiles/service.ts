@@ -1,3 +1,4 @@
+import type { SQL } from "drizzle-orm";
 import type { Database, Tx } from "../../platform/db/index.js";
 import { isUniqueViolation } from "../../platform/db/index.js";
 import { AppError, conflict, idempotencyConflict, notFound } from "../../platform/errors.js";
@@ -131,6 +132,14 @@ export function createAgentProfileService(deps: { db: Database }) {
 }
 
 export type AgentProfileService = ReturnType<typeof createAgentProfileService>;
+
+/**
+ * For the org overview, inside its transaction: the most recently updated profiles among `projectIds`,
+ * a subquery of the projects the caller may read agents in (`projectsAllowing`), with their configs.
+ */
+export function recentProfiles(tx: Tx, orgId: string, projectIds: SQL, limit: number): Promise<ProfileWithConfig[]> {
+  return store.listRecent(tx, orgId, projectIds, limit);
+}
 
 /**
  * For launching from a profile, inside the caller's transaction: the project's profile, kept from being

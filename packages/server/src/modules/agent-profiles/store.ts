@@ -1,6 +1,6 @@
-import { and, eq } from "drizzle-orm";
+import { and, desc, eq, sql, type SQL } from "drizzle-orm";
 import type { PgInsertValue } from "drizzle-orm/pg-core";
-import { agentProfiles, agentProfileVersions } from "../../db/schema/index.js";
+import { agentConfigs, agentProfiles, agentProfileVersions } from "../../db/schema/index.js";
 import { dbNow } from "../../db/schema/columns.js";
 import type { AppDb, Tx } from "../../platform/db/index.js";
 import { allOf, keyset, nameMatches, type PageRequest } from "../../platform/http/lists.js";
@@ -97,4 +97,15 @@ export async function listProfiles(tx: Db, input: { orgId: string; projectId: st
     .where(allOf(eq(p.orgId, input.orgId), eq(p.projectId, input.projectId), nameMatches(p.name, input.name), ks.where))
     .orderBy(...ks.orderBy)
     .limit(input.page.limit + 1);
+}
+
+/** The most recently updated profiles of the org among `projectIds` (a subquery), newest first, with their current configs. */
+export async function listRecent(tx: Db, orgId: string, projectIds: SQL, limit: number) {
+  return tx
+    .select({ profile: p, config: agentConfigs })
+    .from(p)
+    .innerJoin(agentConfigs, and(eq(agentConfigs.orgId, p.orgId), eq(agentConfigs.id, p.currentConfigId)))
+    .where(and(eq(p.orgId, orgId), sql`${p.projectId} IN (${projectIds})`))
+    .orderBy(desc(p.updatedAt), desc(p.id))
+    .limit(limit);
 }

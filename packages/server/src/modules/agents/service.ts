@@ -1,3 +1,4 @@
+import type { SQL } from "drizzle-orm";
 import type { Static } from "typebox";
 import { AppError, conflict, invalidRequest, notFound } from "../../platform/errors.js";
 import { isUniqueViolation, settledValue, type Database, type Tx } from "../../platform/db/index.js";
@@ -237,3 +238,11 @@ export function createAgentsService(deps: AgentsDeps) {
 }
 
 export type AgentsService = ReturnType<typeof createAgentsService>;
+
+/**
+ * For the org overview, inside its transaction: the most recently updated active agents among
+ * `projectIds`, a subquery of the projects the caller may read agents in (`projectsAllowing`).
+ */
+export function recentAgents(tx: Tx, orgId: string, projectIds: SQL, limit: number): Promise<store.AgentWithModel[]> {
+  return store.listRecentActive(tx, orgId, projectIds, limit);
+}

@@ -1,4 +1,4 @@
-import { and, eq, sql } from "drizzle-orm";
+import { and, desc, eq, sql, type SQL } from "drizzle-orm";
 import { agentConfigs, agents } from "../../db/schema/index.js";
 import { dbNow } from "../../db/schema/columns.js";
 import type { AppDb, Tx } from "../../platform/db/index.js";
@@ -67,6 +67,17 @@ export async function listActive(
     .orderBy(...ks.orderBy)
     .limit(input.page.limit + 1);
   return rows;
+}
+
+/** The most recently updated active agents of the org among `projectIds` (a subquery), newest first. */
+export async function listRecentActive(tx: Db, orgId: string, projectIds: SQL, limit: number): Promise<AgentWithModel[]> {
+  return tx
+    .select({ agent: agents, ...modelColumns })
+    .from(agents)
+    .innerJoin(agentConfigs, eq(agentConfigs.id, agents.currentConfigId))
+    .where(and(eq(agents.orgId, orgId), eq(agents.state, "active"), sql`${agents.projectId} IN (${projectIds})`))
+    .orderBy(desc(agents.updatedAt), desc(agents.id))
+    .limit(limit);
 }
 
 export async function archive(tx: Db, agentId: string): Promise<AgentRow> {

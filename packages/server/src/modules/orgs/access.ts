@@ -1,9 +1,11 @@
+import type { SQL } from "drizzle-orm";
 import type { Tx, AppDb } from "../../platform/db/index.js";
 import { forbidden, notFound } from "../../platform/errors.js";
 import type { Principal } from "../../platform/http/auth.js";
 import {
   effectiveProjectRole,
   orgRoleAllows,
+  PROJECT_ROLES,
   projectRoleAllows,
   type OrgAction,
   type OrgRole,
@@ -81,4 +83,16 @@ export async function lockOrgForChange(tx: Tx, orgId: string): Promise<store.Org
 /** The project role a principal holds without throwing; null when it cannot read the project. */
 export async function projectRoleOf(tx: Tx | AppDb, access: OrgAccess, projectId: string): Promise<ProjectRole | null> {
   return effectiveProjectRole(access.orgRole, await store.explicitProjectRole(tx, access.membershipId, projectId));
+}
+
+/**
+ * The org's projects in which the caller's role allows `action`, as a subquery of project ids for reads
+ * across projects (the org overview): the projects `requireProject` would allow, decided in SQL at once.
+ */
+export function projectsAllowing(access: OrgAccess, action: ProjectAction): SQL {
+  // An implicit role (owners, admins) applies on every project and explicit grants do not count beside it.
+  const implicit = effectiveProjectRole(access.orgRole, null);
+  if (implicit !== null && projectRoleAllows(implicit, action)) return store.projectIdsOf(access.orgId);
+  const roles = implicit !== null ? [] : PROJECT_ROLES.filter((role) => projectRoleAllows(role, action));
+  return store.projectIdsOf(access.orgId, { membershipId: access.membershipId, roles });
 }

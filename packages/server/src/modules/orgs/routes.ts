@@ -6,6 +6,8 @@ import { pathId, projectPath } from "../../platform/http/params.js";
 import { errorResponses, IdempotencyKeyHeader, Page } from "../../platform/http/schemas.js";
 import * as s from "./schemas.js";
 import type { OrgService } from "./service.js";
+import { agentProfileView } from "../agent-profiles/views.js";
+import { agentView } from "../agents/views.js";
 import { membershipView, orgView, projectView, visibleProjectView } from "./views.js";
 
 const TAG = "Organizations and projects";
@@ -49,6 +51,29 @@ export function orgRoutes(app: HttpApp, deps: { orgs: OrgService }) {
     async (request, reply) => {
       await orgs.deleteOrg(request.principal!, pathId("org", request.params.orgID));
       return reply.status(204).send(null);
+    },
+  );
+
+  app.get(
+    "/orgs/:orgID/overview",
+    {
+      schema: {
+        tags: [TAG],
+        operationId: "getOrgOverview",
+        description:
+          "What the console's overview page shows: the caller's visible projects, and the most recently updated active agents " +
+          "and agent profiles across the projects where the caller may read agents. Made for the console; its limits may change.",
+        params: s.OrgParams,
+        response: { 200: s.OrgOverviewResponse, ...errorResponses() },
+      },
+    },
+    async (request) => {
+      const overview = await orgs.overview(request.principal!, pathId("org", request.params.orgID));
+      return {
+        projects: overview.projects.map((r) => visibleProjectView(r.project, r.role)),
+        recent_agents: overview.agents.map(agentView),
+        recent_agent_profiles: overview.profiles.map(agentProfileView),
+      };
     },
   );
 

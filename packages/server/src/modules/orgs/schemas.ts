@@ -1,5 +1,7 @@
 import { Type } from "typebox";
 import { Id, ResourceName, Timestamp } from "../../platform/http/schemas.js";
+import { AgentProfile } from "../agent-profiles/schemas.js";
+import { Agent } from "../agents/schemas.js";
 
 export const Organization = Type.Object(
   { id: Id("org"), name: Type.String(), created_at: Timestamp, updated_at: Timestamp },
@@ -24,6 +26,19 @@ export const VisibleProject = Type.Object(
     created_at: Timestamp,
     updated_at: Timestamp,
     access: ProjectAccessFlags,
+  },
+  { additionalProperties: false },
+);
+
+export const OrgOverviewResponse = Type.Object(
+  {
+    projects: Type.Array(VisibleProject, { description: "Projects visible to the caller, newest first (at most 200)." }),
+    recent_agents: Type.Array(Agent, {
+      description: "The most recently updated active agents of the projects where the caller may read agents, updated_at descending (at most 5).",
+    }),
+    recent_agent_profiles: Type.Array(AgentProfile, {
+      description: "The most recently updated agent profiles of those projects, updated_at descending (at most 5).",
+    }),
   },
   { additionalProperties: false },
 );

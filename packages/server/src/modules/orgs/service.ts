@@ -5,6 +5,7 @@ import type { Principal, UserPrincipal } from "../../platform/http/auth.js";
 import { newUuid } from "../../platform/ids.js";
 import type { Sort } from "../../platform/http/lists.js";
 import { forgetOrgAfterCommit, lockOrgForChange, requireOrg, requireProject } from "./access.js";
+import { orgOverview } from "./overview.js";
 import { effectiveProjectRole, type OrgRole, type ProjectRole } from "./policy.js";
 import * as store from "./store.js";
 
@@ -48,6 +49,11 @@ export function createOrgService(deps: { db: Database }) {
         const rows = await store.listVisibleProjects(tx, { id: access.membershipId, orgId, role: access.orgRole }, page);
         return rows.map((r) => ({ project: r.project, role: effectiveProjectRole(access.orgRole, r.explicitRole as ProjectRole | null) }));
       });
+    },
+
+    /** The console's overview of an org: visible projects and recent agents and profiles (`overview.ts`). */
+    async overview(principal: Principal, orgId: string) {
+      return db.tx((tx) => orgOverview(tx, principal, orgId));
     },
 
     async createProject(principal: Principal, orgId: string, name: string, idempotencyKey?: string) {

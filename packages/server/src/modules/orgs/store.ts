@@ -1,4 +1,4 @@
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, asc, eq, sql, type SQL } from "drizzle-orm";
 import type { PgInsertValue } from "drizzle-orm/pg-core";
 import { orgMemberships, orgs, projectMemberships, projects } from "../../db/schema/index.js";
 import { dbNow } from "../../db/schema/columns.js";
@@ -144,6 +144,19 @@ export async function explicitProjectRole(tx: Db, membershipId: string, projectI
     .from(projectMemberships)
     .where(and(eq(projectMemberships.orgMembershipId, membershipId), eq(projectMemberships.projectId, projectId)));
   return (row?.role as ProjectRole | undefined) ?? null;
+}
+
+/**
+ * The ids of the org's projects, as a subquery: all of them, or those in which the membership holds one
+ * of `roles` explicitly (none when `roles` is empty).
+ */
+export function projectIdsOf(orgId: string, grantedTo?: { membershipId: string; roles: readonly ProjectRole[] }): SQL {
+  if (!grantedTo) return sql`SELECT ${projects.id} FROM ${projects} WHERE ${projects.orgId} = ${orgId}`;
+  if (grantedTo.roles.length === 0) return sql`SELECT NULL::uuid WHERE false`;
+  const roles = sql.join(grantedTo.roles.map((role) => sql`${role}`), sql`, `);
+  return sql`SELECT ${projectMemberships.projectId} FROM ${projectMemberships}
+    WHERE ${projectMemberships.orgId} = ${orgId} AND ${projectMemberships.orgMembershipId} = ${grantedTo.membershipId}
+      AND ${projectMemberships.role} IN (${roles})`;
 }
 
 /**
