@@ -6,7 +6,7 @@ import { useTestServer } from "../support/server.js";
 import { skillZip, uploadSkill } from "./skills-fixtures.js";
 
 /** DELETE /me (deleteCurrentUser): what goes with an account, what stays, and when it is refused. */
-const server = useTestServer();
+const server = useTestServer({ SVC_MACHINE_PROVIDERS: "local" });
 const provider = useFakeProvider({ reset: false });
 const api = () => server.api;
 
@@ -147,5 +147,32 @@ describe("what goes with the account and what stays", () => {
     const agent = await api().get(`${project.base}/agents/${agentId}`, { token: project.token });
     expect(agent.status).toBe(200);
     expect(agent.body.agent).toMatchObject({ id: agentId, state: "archived" });
+  });
+
+  it("refuses while a machine pool grant uses the user's secret, until it stops", async () => {
+    const owner = await api().userWithOrg();
+    const orgId = owner.org.id as string;
+    const leaver = await api().orgMember({ token: owner.token }, orgId, "admin");
+    const secret = await api().post(
+      `/api/v1/orgs/${orgId}/secrets`,
+      { owner: { kind: "user" }, name: "my npm token", material: { kind: "generic", value: "npm" } },
+      { token: leaver.token },
+    );
+    expect(secret.status, secret.text).toBe(201);
+    const shared = await api().post(`/api/v1/orgs/${orgId}/secrets/${secret.body.id}/grants`, { target_project_id: owner.project.id }, { token: leaver.token });
+    expect(shared.status, shared.text).toBe(201);
+    const pool = await api().post(`/api/v1/orgs/${orgId}/machine-pools`, { name: "builders", provider: "local", max_total_machines: 1 }, { token: owner.token });
+    expect(pool.status, pool.text).toBe(201);
+    const grants = `/api/v1/orgs/${orgId}/projects/${owner.project.id}/machine-pool-grants`;
+    const grant = await api().post(grants, { machine_pool_id: pool.body.id, default_machine_secret_env_overlay: { NPM_TOKEN: secret.body.id } }, { token: owner.token });
+    expect(grant.status, grant.text).toBe(201);
+
+    const refused = await api().delete("/api/v1/me", { token: leaver.token });
+    expect(refused.status).toBe(409);
+    expect(refused.body).toEqual({ error: expect.stringContaining('machine pool "builders"'), code: "conflict" });
+    expect((await api().get(`/api/v1/orgs/${orgId}/secrets/${secret.body.id}`, { token: leaver.token })).status).toBe(200);
+
+    expect((await api().patch(`${grants}/${grant.body.id}`, { default_machine_secret_env_overlay: {} }, { token: owner.token })).status).toBe(200);
+    expect((await api().delete("/api/v1/me", { token: leaver.token })).status).toBe(204);
   });
 });
