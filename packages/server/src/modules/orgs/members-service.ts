@@ -54,7 +54,6 @@ export async function refuseLastOwner(tx: Tx, userId: string): Promise<void> {
   throw conflict(`you are the last owner of ${named.join(", ")}; make another member an owner or delete the organization first`);
 }
 
-
 export function createMemberService(deps: { db: Database }) {
   const { db } = deps;
 
