@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, inject, it } from "vitest";
+import { afterAll, describe, expect, inject, it, onTestFinished } from "vitest";
 import { startFakeProvider } from "../../src/runtime/models/fake-provider/index.js";
 import { agentProject, yamlConfig } from "../support/agents.js";
 import { createConfig, eventually, finalOutputs, launch, modelCalls, providerRequests, untilEvents } from "../support/agent-loop.js";
@@ -13,6 +13,8 @@ import { exited, freePort, ready, SVC_FROM_SOURCE } from "../support/process.js"
 import { adminQuery, withDatabase } from "../support/global-setup.js";
 import { connectMachine, startDaemon, untilConnection } from "../support/daemon.js";
 
+/** Up to four svc starts and a lease's expiry each: on a loaded 2-core machine one start alone took 36 s. */
+const CRASH_TEST_TIMEOUT_MS = 300_000;
 const dataDir = mkdtempSync(join(tmpdir(), "svc-crash-"));
 const adminUrl = process.env["DATABASE_URL"];
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -41,7 +43,12 @@ function svc(env: Record<string, string>): ChildProcess {
 async function startNode() {
   const { url, env } = await serveEnv();
   let child = svc(env);
-  cleanups.push(async () => child.kill("SIGKILL"));
+  // Ended with its test, passed or not: the next test's svc takes the same embedded data directory.
+  onTestFinished(async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill("SIGKILL");
+    await exited(child);
+  });
   await ready(url, child);
   return {
     url,
@@ -77,7 +84,7 @@ async function serveEnv(): Promise<{ url: string; env: Record<string, string> }>
 }
 
 describe("crash recovery", () => {
-  it("a worker killed mid-call loses nothing: after its lease runs out the call is retried as attempt 2", { timeout: 120_000 }, async () => {
+  it("a worker killed mid-call loses nothing: after its lease runs out the call is retried as attempt 2", { timeout: CRASH_TEST_TIMEOUT_MS }, async () => {
     const provider = await startFakeProvider();
     cleanups.push(() => provider.close());
     const node = await startNode();
@@ -97,7 +104,7 @@ describe("crash recovery", () => {
     await node.stop();
   });
 
-  it("a worker killed during an MCP call loses nothing: the call runs again and its result is recorded once", { timeout: 120_000 }, async () => {
+  it("a worker killed during an MCP call loses nothing: the call runs again and its result is recorded once", { timeout: CRASH_TEST_TIMEOUT_MS }, async () => {
     const provider = await startFakeProvider();
     const mcp = await startFakeMcpServer();
     cleanups.push(() => provider.close(), () => mcp.close());
@@ -126,7 +133,7 @@ describe("crash recovery", () => {
     await node.stop();
   });
 
-  it("crashes mid-turn several times and loses or repeats no input: every one answered once, the timeline dense", { timeout: 120_000 }, async () => {
+  it("crashes mid-turn several times and loses or repeats no input: every one answered once, the timeline dense", { timeout: CRASH_TEST_TIMEOUT_MS }, async () => {
     const provider = await startFakeProvider();
     cleanups.push(() => provider.close());
     const node = await startNode();
@@ -155,7 +162,7 @@ describe("crash recovery", () => {
     expect(backlog.body.data).toEqual([]);
     await node.stop();
   });
-  it("svc killed during a command loses nothing: svcd reconnects to the restarted svc and the result is recorded once", { timeout: 120_000 }, async () => {
+  it("svc killed during a command loses nothing: svcd reconnects to the restarted svc and the result is recorded once", { timeout: CRASH_TEST_TIMEOUT_MS }, async () => {
     const provider = await startFakeProvider();
     cleanups.push(() => provider.close());
     const node = await startNode();
