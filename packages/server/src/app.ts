@@ -52,6 +52,8 @@ import { createCapabilitySigner } from "./platform/crypto/capabilities.js";
 import { loadMasterKey } from "./platform/crypto/master-key.js";
 import { daemonTransferRoutes } from "./modules/daemon/transfer-routes.js";
 import { createTransferService } from "./modules/daemon/transfer-service.js";
+import { createMcpToolsService } from "./modules/mcp-servers/tools-service.js";
+import { mcpServerRoutes } from "./modules/mcp-servers/routes.js";
 
 export interface App {
   http: HttpApp;
@@ -119,6 +121,7 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
       agentConfigRoutes(api, { agentConfigs: createAgentConfigService({ db }) });
       agentProfileRoutes(api, { agentProfiles: createAgentProfileService({ db }) });
       toolCatalogRoutes(api);
+      mcpServerRoutes(api, { tools: createMcpToolsService({ db, secrets, settings: config }) });
       machineRoutes(api, { machines: createMachinesService({ db, secrets: createOrgCredentials({ cipher: services.cipher }), enabledProviders: config.machines.providers }) });
       daemonRoutes(api, { daemon, hub: daemonHub });
       skillArchiveRoutes(api, { skillInstalls });

@@ -2,8 +2,7 @@ import type { Services } from "../services.js";
 import type { Config } from "../config.js";
 import type { Database } from "../platform/db/index.js";
 import { createGuardedFetch } from "../platform/net/guarded-fetch.js";
-import { capResponseBytes } from "../platform/net/capped-fetch.js";
-import { createMcpClient } from "./mcp/client.js";
+import { createAgentMcpClient } from "./mcp/agent-client.js";
 import { createModelClient } from "./models/ai-sdk-client.js";
 import { storableModelClient } from "./models/storable-client.js";
 import { tracedModelClient } from "./models/traced-client.js";
@@ -13,19 +12,12 @@ import { reapExpiredLeases } from "./reaper.js";
 import { sweepSkillInstalls } from "./tools/skill.js";
 import { startWorker, type WorkerLog } from "./worker.js";
 
-/** An MCP answer larger than this is an error: results are capped far lower once stored (48 MiB bodies). */
-const MAX_MCP_RESPONSE_BYTES = 64 * 1024 * 1024;
-
 /** Starts the agent loop's worker over the shared services; provider and MCP calls go through the SSRF guard. */
 export function startAgentWorker(options: { db: Database; services: Pick<Services, "signals" | "runAccess" | "artifacts" | "secrets" | "skills" | "metrics" | "agentMachines">; config: Config; log: WorkerLog; models?: ModelClient }) {
   const { db, services, config } = options;
   const guardedFetch = createGuardedFetch(config);
   const models = tracedModelClient(storableModelClient(options.models ?? createModelClient({ fetch: guardedFetch })));
-  const mcpClient = createMcpClient({
-    fetch: capResponseBytes(guardedFetch, MAX_MCP_RESPONSE_BYTES),
-    connectTimeoutMs: config.runtime.mcpConnectTimeoutMs,
-    callTimeoutMs: config.runtime.mcpCallTimeoutMs,
-  });
+  const mcpClient = createAgentMcpClient(config);
   return startWorker(
     {
       db,

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { createServer, type IncomingMessage, type Server as HttpServer } from "node:http";
+import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
@@ -8,7 +8,9 @@ import { CallToolRequestSchema, isInitializeRequest, ListToolsRequestSchema, typ
 /**
  * A real MCP server over Streamable HTTP (the official SDK's server side) for tests: stateful sessions,
  * a few tools with known answers, a record of every JSON-RPC request, and switches to require a bearer
- * token, to forget every session (so the next request gets MCP's 404) and to refuse connections.
+ * token, to advertise OAuth for it (MCP authorization: a challenge naming protected resource metadata at
+ * its well-known path, and authorization server metadata at its origin), to forget every session (so the
+ * next request gets MCP's 404) and to refuse connections.
  */
 
 export interface McpRequestRecord {
@@ -25,11 +27,18 @@ export const PIXEL_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQV
 const TOOLS = [
   {
     name: "greet",
+    title: "Greeter",
     description: "Greets a person by name.",
     inputSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"], additionalProperties: false },
+    annotations: { readOnlyHint: true, openWorldHint: false },
   },
   { name: "explode", description: "Always fails.", inputSchema: { type: "object", properties: {} } },
-  { name: "picture", description: "Returns a picture and its facts.", inputSchema: { type: "object", properties: {} } },
+  {
+    name: "picture",
+    description: "Returns a picture and its facts.",
+    inputSchema: { type: "object", properties: {} },
+    outputSchema: { type: "object", properties: { width: { type: "number" }, height: { type: "number" } } },
+  },
   {
     name: "wait",
     description: "Answers after ms milliseconds.",
@@ -43,6 +52,8 @@ export interface FakeMcpServer {
   /** Tool calls received, in order. */
   calls(): McpRequestRecord[];
   requireToken(token: string | undefined): void;
+  /** While a token is required, refusals point to OAuth metadata asking for `scopes`. */
+  advertiseOAuth(scopes: string[]): void;
   forgetSessions(): void;
   /** While down, every request is answered 503. */
   setDown(down: boolean): void;
@@ -82,6 +93,8 @@ export async function startFakeMcpServer(): Promise<FakeMcpServer> {
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   const requests: McpRequestRecord[] = [];
   let token: string | undefined;
+  let oauthScopes: string[] | undefined;
+  let origin = "";
   let down = false;
   let hanging = 0;
   const hang = () => hanging > 0 && hanging-- > 0;
@@ -89,7 +102,11 @@ export async function startFakeMcpServer(): Promise<FakeMcpServer> {
   const http: HttpServer = createServer((req, res) => {
     void (async () => {
       if (down) return void res.writeHead(503).end("down");
-      if (token && req.headers.authorization !== `Bearer ${token}`) return void res.writeHead(401).end("unauthorized");
+      if (oauthScopes && req.url?.startsWith("/.well-known/")) return void answerOAuthMetadata(req.url, res);
+      if (token && req.headers.authorization !== `Bearer ${token}`) {
+        const challenge = oauthScopes ? { "www-authenticate": `Bearer resource_metadata="${origin}/.well-known/oauth-protected-resource/mcp"` } : {};
+        return void res.writeHead(401, challenge).end("unauthorized");
+      }
       const body = req.method === "POST" ? await readJson(req) : undefined;
       const sessionId = req.headers["mcp-session-id"] as string | undefined;
       for (const message of Array.isArray(body) ? body : body ? [body] : []) {
@@ -115,20 +132,33 @@ export async function startFakeMcpServer(): Promise<FakeMcpServer> {
       if (!res.headersSent) res.writeHead(500).end(String(err));
     });
   });
+
+  function answerOAuthMetadata(path: string, res: ServerResponse): void {
+    const json = (body: unknown) => void res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(body));
+    if (path === "/.well-known/oauth-protected-resource/mcp") return json({ resource: `${origin}/mcp`, authorization_servers: [origin], scopes_supported: oauthScopes });
+    if (path === "/.well-known/oauth-authorization-server") {
+      return json({ issuer: origin, authorization_endpoint: `${origin}/authorize`, token_endpoint: `${origin}/token`, response_types_supported: ["code"] });
+    }
+    res.writeHead(404).end("not found");
+  }
+
   await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
   const { port } = http.address() as AddressInfo;
+  origin = `http://127.0.0.1:${port}`;
 
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
+    url: `${origin}/mcp`,
     requests,
     calls: () => requests.filter((r) => r.method === "tools/call"),
     requireToken: (value) => void (token = value),
+    advertiseOAuth: (scopes) => void (oauthScopes = scopes),
     forgetSessions: () => sessions.clear(),
     setDown: (value) => void (down = value),
     hangCalls: (count) => void (hanging = count),
     reset() {
       requests.length = 0;
       token = undefined;
+      oauthScopes = undefined;
       down = false;
       hanging = 0;
     },

@@ -68,16 +68,22 @@ function readUrl(issues: ConfigIssues, path: Path, server: Obj): string | undefi
     issues.add(path, `must be an http(s) URL of at most ${MAX_URL} characters; got ${describe(value)}`);
     return undefined;
   }
+  const problem = mcpUrlProblem(value);
+  if (problem === undefined) return value;
+  issues.add(path, problem);
+  return undefined;
+}
+
+/** Why `value` cannot be an MCP server's URL, or undefined: it must be http(s) and carry no credentials. */
+export function mcpUrlProblem(value: string): string | undefined {
   let url: URL;
   try {
     url = new URL(value);
   } catch {
-    issues.add(path, `is not a URL; got ${describe(value)}`);
-    return undefined;
+    return `is not a URL; got ${describe(value)}`;
   }
-  if (url.protocol !== "https:" && url.protocol !== "http:") issues.add(path, `must use https (or http); got ${url.protocol}`);
-  else if (url.username || url.password) issues.add(path, "must not carry credentials; use auth with a secret");
-  else return value;
+  if (url.protocol !== "https:" && url.protocol !== "http:") return `must use https (or http); got ${url.protocol}`;
+  if (url.username || url.password) return "must not carry credentials; use auth with a secret";
   return undefined;
 }
 

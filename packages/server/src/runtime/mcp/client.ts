@@ -1,6 +1,6 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 
 /**
  * svc's side of the Model Context Protocol over Streamable HTTP, on the official SDK. Every exchange is
@@ -27,6 +27,8 @@ export interface McpSession {
   serverInfo: Record<string, unknown>;
   capabilities: Record<string, unknown>;
   tools: McpTool[];
+  /** The same tools with every field the server gave (title, output schema, annotations), for previews. */
+  listedTools: Tool[];
 }
 
 export interface McpClientOptions {
@@ -67,10 +69,12 @@ export function createMcpClient(options: McpClientOptions) {
     return withClient(transport, async (client) => {
       await client.connect(transport, request);
       const tools: McpTool[] = [];
+      const listedTools: Tool[] = [];
       let cursor: string | undefined;
       for (let page = 0; page < MAX_TOOL_PAGES; page += 1) {
         const listed = await client.listTools(cursor ? { cursor } : {}, request);
         for (const tool of listed.tools) {
+          listedTools.push(tool);
           tools.push({ name: tool.name, description: tool.description ?? tool.title ?? "", inputSchema: tool.inputSchema as Record<string, unknown> });
         }
         cursor = listed.nextCursor;
@@ -82,6 +86,7 @@ export function createMcpClient(options: McpClientOptions) {
         serverInfo: { ...(client.getServerVersion() ?? {}) },
         capabilities: { ...(client.getServerCapabilities() ?? {}) },
         tools,
+        listedTools,
       };
     });
   }

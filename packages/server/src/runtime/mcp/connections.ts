@@ -125,7 +125,12 @@ export async function endpointOf(db: Database, access: McpAccess, scope: Omit<Mc
   const { secretId } = server.auth;
   const material = await db.tx((tx) => access.projectSecret(tx, scope.orgId, scope.projectId, secretId)).catch(() => undefined);
   if (material?.kind !== "generic") throw new Error("its bearer token secret is no longer available to the project");
-  return { url: server.url, headers: { Authorization: `Bearer ${material.value}` } };
+  return bearerEndpoint(server.url, material.value);
+}
+
+/** A server reached with a generic secret's value as its bearer token. */
+export function bearerEndpoint(url: string, token: string): McpEndpoint {
+  return { url, headers: { Authorization: `Bearer ${token}` } };
 }
 
 async function connect(db: Database, access: McpAccess, scope: McpScope, key: string, server: McpServerDefinition, signal: AbortSignal): Promise<McpConnectionRow> {

@@ -1,0 +1,92 @@
+import { Type, type Static } from "typebox";
+import { Id } from "../../platform/http/schemas.js";
+import { Tagged } from "../secrets/schemas.js";
+
+export { TAG } from "../agent-configs/schemas.js";
+
+const strict = { additionalProperties: false } as const;
+const OpenObject = Type.Unsafe<Record<string, unknown>>({ type: "object", additionalProperties: true });
+
+export const McpServerAuth = Tagged(
+  "type",
+  {
+    none: Type.Object({ type: Type.Literal("none") }, strict),
+    bearer: Type.Object({ type: Type.Literal("bearer"), secret_id: Id("secret") }, strict),
+  },
+  "How svc authenticates to the server, as an agent config's `mcp.<key>.auth` says it: `none`, or `bearer` with a generic " +
+    "secret the project owns or was granted, whose value is sent as the bearer token.",
+);
+
+export const McpServerToolsRequest = Type.Object(
+  {
+    url: Type.String({ minLength: 1, maxLength: 2048, format: "uri", description: "The server's Streamable HTTP endpoint (http or https, no credentials in it)." }),
+    auth: McpServerAuth,
+  },
+  strict,
+);
+export type McpServerToolsRequest = Static<typeof McpServerToolsRequest>;
+
+const McpServerInfo = Type.Object(
+  {
+    name: Type.String(),
+    version: Type.String(),
+    title: Type.Optional(Type.String()),
+    description: Type.Optional(Type.String()),
+    website_url: Type.Optional(Type.String()),
+  },
+  strict,
+);
+
+const McpServerToolAnnotations = Type.Object(
+  {
+    title: Type.Optional(Type.String()),
+    read_only_hint: Type.Optional(Type.Boolean()),
+    destructive_hint: Type.Optional(Type.Boolean()),
+    idempotent_hint: Type.Optional(Type.Boolean()),
+    open_world_hint: Type.Optional(Type.Boolean()),
+  },
+  strict,
+);
+
+const McpServerTool = Type.Object(
+  {
+    name: Type.String({ description: "The tool's name on the server; an agent config names it under `mcp.<key>.tools.<name>`." }),
+    title: Type.Optional(Type.String()),
+    description: Type.Optional(Type.String()),
+    input_schema: OpenObject,
+    output_schema: Type.Optional(OpenObject),
+    annotations: Type.Optional(McpServerToolAnnotations),
+  },
+  strict,
+);
+
+export const McpServerToolsResponse = Type.Object(
+  {
+    protocol_version: Type.String({ description: "The MCP protocol version the server agreed to." }),
+    server_info: McpServerInfo,
+    tools: Type.Array(McpServerTool),
+  },
+  strict,
+);
+export type McpServerToolsResponse = Static<typeof McpServerToolsResponse>;
+
+export const McpServerAuthHint = Type.Object(
+  {
+    type: Type.Union([Type.Literal("oauth"), Type.Literal("bearer")], {
+      description: "`oauth` when the server advertises an OAuth authorization server (MCP authorization); `bearer` when it asks for a token without OAuth metadata.",
+    }),
+    scopes: Type.Optional(Type.Array(Type.String())),
+    authorization_server: Type.Optional(Type.String()),
+  },
+  strict,
+);
+export type McpServerAuthHint = Static<typeof McpServerAuthHint>;
+
+export const McpServerToolsError = Type.Object(
+  {
+    error: Type.String(),
+    code: Type.Literal("unprocessable"),
+    auth: Type.Optional(McpServerAuthHint),
+  },
+  { ...strict, description: "The server answered, but not with tools: `auth` says what it expects when it refused the authentication (HTTP 401 or 403)." },
+);
