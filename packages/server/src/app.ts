@@ -53,6 +53,7 @@ import { loadMasterKey } from "./platform/crypto/master-key.js";
 import { daemonTransferRoutes } from "./modules/daemon/transfer-routes.js";
 import { createTransferService } from "./modules/daemon/transfer-service.js";
 import { createMcpToolsService } from "./modules/mcp-servers/tools-service.js";
+import { createMcpRegistryService } from "./modules/mcp-servers/registry-service.js";
 import { mcpServerRoutes } from "./modules/mcp-servers/routes.js";
 
 export interface App {
@@ -121,7 +122,7 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
       agentConfigRoutes(api, { agentConfigs: createAgentConfigService({ db }) });
       agentProfileRoutes(api, { agentProfiles: createAgentProfileService({ db }) });
       toolCatalogRoutes(api);
-      mcpServerRoutes(api, { tools: createMcpToolsService({ db, secrets, settings: config }) });
+      mcpServerRoutes(api, { tools: createMcpToolsService({ db, secrets, settings: config }), registry: createMcpRegistryService({ db }) });
       machineRoutes(api, { machines: createMachinesService({ db, secrets: createOrgCredentials({ cipher: services.cipher }), enabledProviders: config.machines.providers }) });
       daemonRoutes(api, { daemon, hub: daemonHub });
       skillArchiveRoutes(api, { skillInstalls });

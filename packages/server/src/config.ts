@@ -25,6 +25,11 @@ export interface Config {
    * into its own network.
    */
   readonly allowPrivateNetwork: boolean;
+  /**
+   * The MCP registry whose snapshot `GET /mcp-servers` searches (an API like the official registry's);
+   * undefined (`SVC_MCP_REGISTRY_URL=off`) keeps the snapshot that ships with svc and never syncs.
+   */
+  readonly mcpRegistryUrl: string | undefined;
   readonly shutdownTimeoutMs: number;
   /**
    * How long a process may answer from memory which principal a bearer token is and what it may access in
@@ -195,6 +200,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: boolVar(env, "SVC_TRUST_PROXY", false),
     signup: enumVar(env, "SVC_SIGNUP", SIGNUP_POLICIES, "open"),
     allowPrivateNetwork: boolVar(env, "SVC_ALLOW_PRIVATE_NETWORK", databaseUrl === undefined && isLoopbackHost(host)),
+    mcpRegistryUrl: registryUrlVar(env, "SVC_MCP_REGISTRY_URL", "https://registry.modelcontextprotocol.io"),
     shutdownTimeoutMs: intVar(env, "SVC_SHUTDOWN_TIMEOUT_MS", 10_000, 0, 600_000),
     authCacheTtlMs: intVar(env, "SVC_AUTH_CACHE_TTL_MS", 5_000, 0, 60_000),
     maxConcurrentRequests: intVar(env, "SVC_MAX_CONCURRENT_REQUESTS", 32, 0, 100_000),
@@ -348,6 +354,22 @@ function enumVar<T extends string>(env: Env, name: string, values: readonly T[],
     throw new ConfigError(`${name} must be one of ${values.join(", ")}, got "${raw}"`);
   }
   return raw as T;
+}
+
+/** An http(s) base URL without a trailing slash, query or fragment; `off` for none. */
+function registryUrlVar(env: Env, name: string, fallback: string): string | undefined {
+  const raw = nonEmpty(env[name]) ?? fallback;
+  if (raw === "off") return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be an absolute http(s) URL or off, got "${raw}"`);
+  }
+  if ((url.protocol !== "http:" && url.protocol !== "https:") || url.search || url.hash || url.username || url.password) {
+    throw new ConfigError(`${name} must be an http(s) URL without credentials, query or fragment, got "${raw}"`);
+  }
+  return url.href.replace(/\/+$/, "");
 }
 
 function originVar(env: Env, name: string, fallback: string): string {

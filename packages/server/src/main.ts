@@ -9,6 +9,7 @@ import { runFakeProvider } from "./runtime/models/fake-provider/cli.js";
 import { leaseReaper, skillInstallDeadlines, startAgentWorker } from "./runtime/index.js";
 import { unreachableMachines } from "./modules/machines/unreachable.js";
 import { byoBindingsFollowConfig } from "./modules/machines/follow-config.js";
+import { mcpRegistrySync } from "./modules/mcp-servers/registry-sync.js";
 import { buildServices, type Services } from "./services.js";
 import { startPoolMachines } from "./modules/machines/lifecycle.js";
 import { runBackup, runRestore } from "./backup.js";
@@ -175,6 +176,7 @@ export function maintenanceTasks(db: Database, services: Services, config: Confi
     { name: "expired-device-flows", run: () => services.deviceLogin.sweepExpired() },
     { name: "orphan-blobs", run: () => services.artifacts.sweepOrphanBlobs() },
     { name: "orphan-skill-archives", run: () => services.skills.sweepOrphanBlobs() },
+    mcpRegistrySync(db, config),
   ];
 }
 

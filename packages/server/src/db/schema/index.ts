@@ -9,3 +9,4 @@ export * from "./timeline.js";
 export * from "./machines.js";
 export * from "./daemon.js";
 export * from "./skill-installs.js";
+export * from "./mcp-registry.js";

@@ -1,12 +1,33 @@
 import type { HttpApp } from "../../platform/http/app.js";
 import { pathId, projectPath } from "../../platform/http/params.js";
-import { errorResponses } from "../../platform/http/schemas.js";
+import { DEFAULT_PAGE_SIZE } from "../../platform/http/lists.js";
+import { errorResponses, Page } from "../../platform/http/schemas.js";
 import { ProjectParams } from "../orgs/schemas.js";
 import * as s from "./schemas.js";
+import type { McpRegistryService } from "./registry-service.js";
 import type { McpServerTarget, McpToolsService } from "./tools-service.js";
 
-export function mcpServerRoutes(app: HttpApp, deps: { tools: McpToolsService }) {
-  const { tools } = deps;
+export function mcpServerRoutes(app: HttpApp, deps: { tools: McpToolsService; registry: McpRegistryService }) {
+  const { tools, registry } = deps;
+
+  app.get(
+    "/mcp-servers",
+    {
+      schema: {
+        tags: [s.TAG],
+        operationId: "listMCPServers",
+        description:
+          "Searches svc's snapshot of an MCP registry (SVC_MCP_REGISTRY_URL, the official one by default; docs/mcp.md): the " +
+          "latest version of every active server with a `streamable-http` remote. With `q`, each word must begin a word of " +
+          "the name, title, description or a remote URL, and results are ranked (name matches first, then title, remote " +
+          "URL, description); without it they are ordered by name. Open to any authenticated caller.",
+        querystring: s.ListMcpServersQuery,
+        response: { 200: Page(s.McpRegistryServer), ...errorResponses() },
+      },
+    },
+    async (request) =>
+      registry.listServers({ q: request.query.q, remoteUrl: request.query.remote_url, limit: request.query.limit ?? DEFAULT_PAGE_SIZE, cursor: request.query.cursor }),
+  );
 
   app.post(
     "/orgs/:orgID/projects/:projectID/mcp-servers/tools",

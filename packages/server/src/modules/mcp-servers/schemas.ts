@@ -1,4 +1,5 @@
 import { Type, type Static } from "typebox";
+import { pageQuery } from "../../platform/http/lists.js";
 import { Id } from "../../platform/http/schemas.js";
 import { Tagged } from "../secrets/schemas.js";
 
@@ -89,4 +90,62 @@ export const McpServerToolsError = Type.Object(
     auth: Type.Optional(McpServerAuthHint),
   },
   { ...strict, description: "The server answered, but not with tools: `auth` says what it expects when it refused the authentication (HTTP 401 or 403)." },
+);
+
+const McpRegistryHeader = Type.Object(
+  { name: Type.String(), description: Type.Optional(Type.String()), is_required: Type.Boolean(), is_secret: Type.Boolean() },
+  strict,
+);
+
+const McpRegistryRemote = Type.Object(
+  {
+    type: Type.String({ description: "Always `streamable-http`: the snapshot keeps no other transport." }),
+    url: Type.String(),
+    headers: Type.Optional(Type.Array(McpRegistryHeader)),
+  },
+  strict,
+);
+
+const McpRegistryIcon = Type.Object(
+  {
+    src: Type.String({ description: "Absolute https URL of the icon." }),
+    mime_type: Type.Optional(Type.String()),
+    sizes: Type.Optional(Type.Array(Type.String())),
+    theme: Type.Optional(Type.String()),
+  },
+  strict,
+);
+
+export const McpRegistryServer = Type.Object(
+  {
+    name: Type.String({ description: "The registry's reverse-DNS name, such as `io.github.owner/server`." }),
+    title: Type.Optional(Type.String()),
+    description: Type.String(),
+    version: Type.String(),
+    website_url: Type.Optional(Type.String()),
+    status: Type.String(),
+    updated_at: Type.String({ format: "date-time" }),
+    remotes: Type.Array(McpRegistryRemote),
+    icons: Type.Array(McpRegistryIcon),
+  },
+  strict,
+);
+
+export const ListMcpServersQuery = Type.Object(
+  {
+    q: Type.Optional(
+      Type.String({
+        maxLength: 200,
+        description: "Words that must each begin a word of the server's name, title, description or a remote URL; results are ranked by where they match.",
+      }),
+    ),
+    remote_url: Type.Optional(
+      Type.String({
+        maxLength: 2048,
+        description: "Only servers with a remote at this URL, compared without scheme, case or trailing slashes (`MCP.linear.app/mcp/` finds `https://mcp.linear.app/mcp`).",
+      }),
+    ),
+    ...pageQuery,
+  },
+  strict,
 );
