@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
-import { syncRegistry } from "../../src/modules/mcp-servers/registry-sync.js";
+import { mcpRegistrySync, syncRegistry } from "../../src/modules/mcp-servers/registry-sync.js";
 import { registryEntry, startFakeRegistry, type FakeRegistry } from "../support/fake-mcp-registry.js";
 import { collectPages } from "../support/paging.js";
 import { startTestServer, type TestServer } from "../support/server.js";
@@ -265,5 +265,31 @@ describe("SVC_MCP_REGISTRY_URL", () => {
     } finally {
       await offline.close();
     }
+  });
+});
+
+describe("the maintenance task", () => {
+  let registry: FakeRegistry;
+  let server: TestServer;
+  beforeAll(async () => {
+    registry = await startFakeRegistry([registryEntry("io.example/one")]);
+    server = await startTestServer({ SVC_MCP_REGISTRY_URL: registry.url, SVC_ALLOW_PRIVATE_NETWORK: "true" });
+  });
+  afterAll(async () => {
+    await server?.close();
+    await registry?.close();
+  });
+
+  it("waits after a failed run instead of asking a failing registry (and warning) at every maintenance tick", async () => {
+    const task = mcpRegistrySync(server.db, server.config);
+    registry.failing = true;
+    await expect(task.run()).rejects.toThrow();
+    expect(registry.requests).toHaveLength(1);
+    registry.failing = false;
+    expect(await task.run()).toBe(0);
+    expect(registry.requests).toHaveLength(1);
+    // A task of its own (another process) is not held back, and succeeds.
+    expect(await mcpRegistrySync(server.db, server.config).run()).toBeGreaterThan(0);
+    expect(registry.requests).toHaveLength(2);
   });
 });

@@ -47,17 +47,19 @@ export interface FakeRegistry {
   requests: URLSearchParams[];
   entries: RegistryEntry[];
   close(): Promise<void>;
+  failing: boolean;
 }
 
 const official = (entry: RegistryEntry) => entry._meta[OFFICIAL]!;
 
 export async function startFakeRegistry(entries: RegistryEntry[] = []): Promise<FakeRegistry> {
   const requests: URLSearchParams[] = [];
-  const registry = { entries };
+  const registry = { entries, failing: false };
   const http: Server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://registry.test");
     if (req.method !== "GET" || url.pathname !== "/v0.1/servers") return void res.writeHead(404, { "content-type": "application/json" }).end('{"error":"not found"}');
     requests.push(url.searchParams);
+    if (registry.failing) return void res.writeHead(503, { "content-type": "application/json" }).end('{"error":"unavailable"}');
     const query = url.searchParams;
     const since = query.get("updated_since");
     const includeDeleted = since !== null || query.get("include_deleted") === "true";
@@ -89,6 +91,13 @@ export async function startFakeRegistry(entries: RegistryEntry[] = []): Promise<
     },
     set entries(value) {
       registry.entries = value;
+    },
+    /** Answers every listing with 503 while true. */
+    get failing() {
+      return registry.failing;
+    },
+    set failing(value: boolean) {
+      registry.failing = value;
     },
     async close() {
       http.closeAllConnections();

@@ -32,8 +32,29 @@ const MAX_PAGE_BYTES = 16 * 1024 * 1024;
 /** Incremental passes look back a little further than the newest change seen: changes written in the same instant are not missed. */
 const OVERLAP_MS = 60_000;
 
+/** After a failed run (an offline host, a registry down), the next waits 1, 2, 4… minutes, at most an hour. */
+const FIRST_BACKOFF_MS = 60_000;
+
 export function mcpRegistrySync(db: Database, settings: RegistrySettings): MaintenanceTask {
-  return { name: "mcp-registry-sync", run: () => syncRegistry(db, settings) };
+  // Kept in the process, not the database: it paces this process's attempts and their warnings (one per
+  // failed run), and a restarted process may well try at once.
+  let failures = 0;
+  let resumeAt = 0;
+  return {
+    name: "mcp-registry-sync",
+    async run() {
+      if (performance.now() < resumeAt) return 0;
+      try {
+        const handled = await syncRegistry(db, settings);
+        failures = 0;
+        return handled;
+      } catch (err) {
+        resumeAt = performance.now() + Math.min(FIRST_BACKOFF_MS * 2 ** failures, REFRESH_SECONDS * 1000);
+        failures += 1;
+        throw err;
+      }
+    },
+  };
 }
 
 /** One bounded run; returns how many servers it wrote or removed. */
