@@ -8,7 +8,8 @@ import { createTestAgent, text, type TestAgent } from "./timeline-fixtures.js";
  * every other body is required, even one whose members are all optional (the updates of a model provider
  * config, a configured model and a machine pool answered an empty PUT with 200); `{}` changes nothing.
  */
-const server = useTestServer();
+// A machine pool is among the updates; pools need the local provider enabled.
+const server = useTestServer({ SVC_MACHINE_PROVIDERS: "local" });
 let owner: { token: string; org: { id: string }; project: { id: string } };
 
 beforeAll(async () => {

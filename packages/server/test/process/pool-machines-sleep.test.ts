@@ -149,8 +149,15 @@ describe("work queued on a provisioning pool machine", () => {
     const script =
       `while [ ! -e "$5/../open" ]; do if [ -e "$5/../fail" ]; then echo "no daemon here"; exit 1; fi; sleep 0.1; done; ` +
       `exec "${process.execPath}" --import "${TSX}" "${SVCD}" "$@"`;
+    // Unsandboxed: the sandbox binds back what the daemon command's arguments name under hidden directories
+    // (a checkout under /tmp), and this command names node, tsx and svcd only inside its script.
     gated = await startTestServer(
-      { ...ENV, SVC_MACHINE_PROVISION_TIMEOUT_SECONDS: "600", SVC_LOCAL_DAEMON_COMMAND: JSON.stringify(["sh", "-c", script, "sh"]) },
+      {
+        ...ENV,
+        SVC_MACHINE_PROVISION_TIMEOUT_SECONDS: "600",
+        SVC_LOCAL_DAEMON_COMMAND: JSON.stringify(["sh", "-c", script, "sh"]),
+        SVC_LOCAL_MACHINE_ISOLATION: "none",
+      },
       { worker: true, poolMachines: true },
     );
   });
