@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it, vi } from "vitest";
+import { afterAll, describe, expect, it, onTestFinished, vi } from "vitest";
 import { ApiClient } from "../support/client.js";
 import { connect } from "node:net";
 import { exited, externalAddress, freePort, ready, SVC_FROM_SOURCE } from "../support/process.js";
@@ -80,6 +80,8 @@ describe("the svc process on the embedded database", () => {
       const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: "", PORT: String(port), SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: "info", ...host };
       if (!("HOST" in host)) delete env["HOST"];
       const child = spawn(process.execPath, [...SVC_FROM_SOURCE, "serve"], { env, stdio: ["ignore", "pipe", "pipe"] });
+      // Ended with the test, passed or not: a child left running would hold the data directory.
+      onTestFinished(() => void child.kill("SIGKILL"));
       let log = "";
       child.stdout!.on("data", (chunk: Buffer) => (log += chunk.toString()));
       return { child, log: () => log };
