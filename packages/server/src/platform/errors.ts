@@ -24,9 +24,9 @@ export const ERROR_STATUS = {
   request_too_large: 413,
   unsupported_media_type: 415,
   unprocessable: 422,
-  // The spec classes it with the client codes, so not the reference's 502: the request depended on a
-  // third party the caller chose (a provider, an MCP server) that did not answer.
-  upstream_unavailable: 424,
+  // The reference's 502 (BadGateway) for a third party the request depends on (an MCP server, an
+  // authorization server) that did not answer; the spec lists the code but not its status.
+  upstream_unavailable: 502,
   rate_limited: 429,
   internal_error: 500,
   service_unavailable: 503,

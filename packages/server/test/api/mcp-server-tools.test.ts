@@ -130,7 +130,7 @@ describe("POST /orgs/{orgID}/projects/{projectID}/mcp-servers/tools", () => {
       await new Promise<void>((resolve) => silent.close(() => resolve()));
     });
 
-    it("answers 424 upstream_unavailable when it fails with a 5xx, refuses the connection or never answers", async () => {
+    it("answers 502 upstream_unavailable when it fails with a 5xx, refuses the connection or never answers", async () => {
       const p = await project(server.api);
       mcp.setDown(true);
       const closedPort = await new Promise<number>((resolve) => {
@@ -142,7 +142,7 @@ describe("POST /orgs/{orgID}/projects/{projectID}/mcp-servers/tools", () => {
       const silentUrl = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/mcp`;
       for (const url of [mcp.url, `http://127.0.0.1:${closedPort}/mcp`, silentUrl]) {
         const reply = await server.api.post(p.tools, { url, auth: none }, { token: p.token });
-        expect(reply.status, `${url}: ${reply.text}`).toBe(424);
+        expect(reply.status, `${url}: ${reply.text}`).toBe(502);
         expect(reply.body).toEqual({ code: "upstream_unavailable", error: expect.stringContaining("could not be reached") });
       }
     });

@@ -41,10 +41,10 @@ export function mcpServerRoutes(app: HttpApp, deps: { tools: McpToolsService; re
           "`tools/list`; nothing is stored (agent.operate). A server that refuses the authentication (HTTP 401 or 403) " +
           "answers 422 with an `auth` hint, `oauth` when it advertises an OAuth authorization server and `bearer` " +
           "otherwise; one that answers but not as an MCP server answers 422 without it. A server that cannot be reached, " +
-          "times out or fails with a 5xx answers 424 upstream_unavailable; a destination the SSRF guard refuses, 400.",
+          "times out or fails with a 5xx answers 502 upstream_unavailable; a destination the SSRF guard refuses, 400.",
         params: ProjectParams,
         body: s.McpServerToolsRequest,
-        response: { 200: s.McpServerToolsResponse, ...errorResponses(424), 422: s.McpServerToolsError },
+        response: { 200: s.McpServerToolsResponse, ...errorResponses(502), 422: s.McpServerToolsError },
       },
     },
     async (request, reply) => {
