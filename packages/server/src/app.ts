@@ -55,6 +55,9 @@ import { createTransferService } from "./modules/daemon/transfer-service.js";
 import { createMcpToolsService } from "./modules/mcp-servers/tools-service.js";
 import { createMcpRegistryService } from "./modules/mcp-servers/registry-service.js";
 import { mcpServerRoutes } from "./modules/mcp-servers/routes.js";
+import { createMcpOAuthService } from "./modules/secrets/mcp-oauth-service.js";
+import { mcpOAuthCallbackRoutes, mcpOAuthRoutes } from "./modules/secrets/mcp-oauth-routes.js";
+import { createMcpFetch } from "./runtime/mcp/agent-client.js";
 
 export interface App {
   http: HttpApp;
@@ -82,6 +85,14 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
     tokenSeconds: config.machines.skillDownloadTokenSeconds,
     machines: services.agentMachines,
   });
+  const mcpOAuth = createMcpOAuthService({
+    db,
+    cipher: services.cipher,
+    signer: createCapabilitySigner(loadMasterKey(config), "mcp-oauth-state"),
+    publicUrl: config.publicUrl,
+    fetch: createMcpFetch(config),
+    timeoutMs: config.runtime.mcpConnectTimeoutMs,
+  });
   const daemon = createDaemonService({ db, credentials: createOrgCredentials({ cipher: services.cipher }), artifacts, skillInstalls });
 
   const http = await createHttpApp({
@@ -102,6 +113,7 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
   metricsRoutes(http, services.metrics);
   authRoutes(http, { identity, config });
   deviceLoginRoutes(http, { deviceLogin, config });
+  mcpOAuthCallbackRoutes(http, { mcpOAuth });
   http.addHook("onClose", async () => services.close());
   await http.register(
     async (api) => {
@@ -111,6 +123,7 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
       orgApiKeyRoutes(api, { orgApiKeys });
       invitationRoutes(api, { invitations });
       secretRoutes(api, { secrets });
+      mcpOAuthRoutes(api, { mcpOAuth });
       await skillRoutes(api, { skills: services.skills });
       modelRoutes(api, { models });
       agentRoutes(api, { agents, db: db.read });
@@ -122,7 +135,7 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
       agentConfigRoutes(api, { agentConfigs: createAgentConfigService({ db }) });
       agentProfileRoutes(api, { agentProfiles: createAgentProfileService({ db }) });
       toolCatalogRoutes(api);
-      mcpServerRoutes(api, { tools: createMcpToolsService({ db, secrets, settings: config }), registry: createMcpRegistryService({ db }) });
+      mcpServerRoutes(api, { tools: createMcpToolsService({ db, secrets, oauthTokens: services.oauthTokens, settings: config }), registry: createMcpRegistryService({ db }) });
       machineRoutes(api, { machines: createMachinesService({ db, secrets: createOrgCredentials({ cipher: services.cipher }), enabledProviders: config.machines.providers }) });
       daemonRoutes(api, { daemon, hub: daemonHub });
       skillArchiveRoutes(api, { skillInstalls });

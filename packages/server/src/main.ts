@@ -5,6 +5,7 @@ import { startTracing } from "./platform/tracing.js";
 import { ConfigError, isLoopbackHost, loadConfig, type Config } from "./config.js";
 import { DataDirInUse, embeddedAnalyzeTask, openDatabase, type Database } from "./platform/db/index.js";
 import { startMaintenance, type MaintenanceTask } from "./maintenance.js";
+import { deleteOldFlows } from "./modules/secrets/mcp-oauth-store.js";
 import { runFakeProvider } from "./runtime/models/fake-provider/cli.js";
 import { leaseReaper, skillInstallDeadlines, startAgentWorker } from "./runtime/index.js";
 import { unreachableMachines } from "./modules/machines/unreachable.js";
@@ -174,6 +175,7 @@ export function maintenanceTasks(db: Database, services: Services, config: Confi
     { name: "expired-sessions", run: () => services.identity.sweepExpired() },
     { name: "rate-limit-windows", run: () => services.rateLimiter.sweep() },
     { name: "expired-device-flows", run: () => services.deviceLogin.sweepExpired() },
+    { name: "old-mcp-oauth-flows", run: () => deleteOldFlows(db.write) },
     { name: "orphan-blobs", run: () => services.artifacts.sweepOrphanBlobs() },
     { name: "orphan-skill-archives", run: () => services.skills.sweepOrphanBlobs() },
     mcpRegistrySync(db, config),

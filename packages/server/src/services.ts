@@ -13,6 +13,8 @@ import { refuseLastOwner } from "./modules/orgs/members-service.js";
 import { createDeviceLoginService, type DeviceLoginService } from "./modules/device-login/service.js";
 import { createSecretsService, type SecretsService } from "./modules/secrets/service.js";
 import { createOrgCredentials } from "./modules/secrets/org-credentials.js";
+import { createOAuthTokens, type OAuthTokens } from "./modules/secrets/oauth-tokens.js";
+import { createMcpFetch } from "./runtime/mcp/agent-client.js";
 import { createModelsService, type ModelsService } from "./modules/models/service.js";
 import { createModelRunAccess, type ModelRunAccess } from "./modules/models/run-access.js";
 import { createArtifactsService, type ArtifactsService } from "./modules/artifacts/service.js";
@@ -34,6 +36,8 @@ export interface Services {
   rateLimiter: RateLimiter;
   cipher: EnvelopeCipher;
   secrets: SecretsService;
+  /** Access tokens of OAuth secrets for MCP servers, refreshed when near expiry. */
+  oauthTokens: OAuthTokens;
   models: ModelsService;
   bus: Bus;
   signals: AgentSignals;
@@ -76,6 +80,7 @@ export function buildServices(config: Config, db: Database): Services {
     rateLimiter,
     cipher,
     secrets,
+    oauthTokens: createOAuthTokens({ db, cipher, fetch: createMcpFetch(config), timeoutMs: config.runtime.mcpConnectTimeoutMs }),
     models,
     bus,
     signals: createAgentSignals(bus),

@@ -35,7 +35,8 @@ export interface ModelBinding {
 /** An MCP server of the config: where it is, how svc authenticates, and who must approve its tools. */
 export interface McpServerDefinition {
   url: string;
-  auth: { type: "none" } | { type: "bearer"; secretId: string };
+  /** `bearer` sends a generic secret's value; `oauth` an oauth_token_set secret's access token, refreshed near expiry. */
+  auth: { type: "none" } | { type: "bearer" | "oauth"; secretId: string };
   /** The server-wide mode; `toolPermissions` overrides it for the tools it names. */
   permission: PermissionMode;
   toolPermissions: Record<string, PermissionMode>;

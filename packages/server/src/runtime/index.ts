@@ -13,7 +13,7 @@ import { sweepSkillInstalls } from "./tools/skill.js";
 import { startWorker, type WorkerLog } from "./worker.js";
 
 /** Starts the agent loop's worker over the shared services; provider and MCP calls go through the SSRF guard. */
-export function startAgentWorker(options: { db: Database; services: Pick<Services, "signals" | "runAccess" | "artifacts" | "secrets" | "skills" | "metrics" | "agentMachines">; config: Config; log: WorkerLog; models?: ModelClient }) {
+export function startAgentWorker(options: { db: Database; services: Pick<Services, "signals" | "runAccess" | "artifacts" | "secrets" | "oauthTokens" | "skills" | "metrics" | "agentMachines">; config: Config; log: WorkerLog; models?: ModelClient }) {
   const { db, services, config } = options;
   const guardedFetch = createGuardedFetch(config);
   const models = tracedModelClient(storableModelClient(options.models ?? createModelClient({ fetch: guardedFetch })));
@@ -24,7 +24,11 @@ export function startAgentWorker(options: { db: Database; services: Pick<Service
       signals: services.signals,
       models,
       caches: createStepCaches(services.runAccess, (agentId, artifactId) => services.artifacts.readArtifact(agentId, artifactId)),
-      mcp: { client: mcpClient, projectSecret: (tx, orgId, projectId, secretId) => services.secrets.resolvePayload(tx, orgId, projectId, secretId) },
+      mcp: {
+        client: mcpClient,
+        projectSecret: (tx, orgId, projectId, secretId) => services.secrets.resolvePayload(tx, orgId, projectId, secretId),
+        oauthToken: (orgId, projectId, secretId, rejected) => services.oauthTokens.accessToken(orgId, projectId, secretId, rejected),
+      },
       artifacts: services.artifacts,
       skills: services.skills,
       machines: services.agentMachines,

@@ -10,9 +10,9 @@ import type { PreparedBlocks, SubmittedBlock } from "../modules/artifacts/servic
 import { lockAgent } from "./store/journal.js";
 import { completeToolCall, type ToolCallRow, type ToolOutcome } from "./store/tool-calls.js";
 import type { Tx } from "../platform/db/index.js";
-import { parseMcpToolName, type AgentDefinition } from "./definition.js";
+import { parseMcpToolName, type AgentDefinition, type McpServerDefinition } from "./definition.js";
 import type { McpEndpoint } from "./mcp/client.js";
-import { describeMcpError, endpointOf } from "./mcp/connections.js";
+import { describeMcpError, endpointOf, withMcpAuth } from "./mcp/connections.js";
 import { fallbackBlocks, resultBlocks } from "./mcp/results.js";
 import type { StepDeps } from "./model-step.js";
 import type { AgentSignals } from "./signals.js";
@@ -82,6 +82,7 @@ export async function releaseRunningCalls(tx: Tx, signals: AgentSignals, agentId
 
 /** Where a call goes: its server's endpoint (auth included), the agent's session there, and the server's own tool name. */
 interface McpTarget {
+  server: McpServerDefinition;
   endpoint: McpEndpoint;
   session: { sessionId: string; protocolVersion: string } | undefined;
   tool: string;
@@ -113,7 +114,7 @@ async function serverTarget(deps: StepDeps, step: ToolStep, key: string, definit
     .from(agentMcpConnections)
     .where(and(eq(agentMcpConnections.agentId, step.agentId), eq(agentMcpConnections.serverKey, key)));
   const resumable = session?.sessionId && session.protocolVersion ? { sessionId: session.sessionId, protocolVersion: session.protocolVersion } : undefined;
-  return { endpoint: await endpointOf(deps.db, deps.mcp, step, server), session: resumable };
+  return { server, endpoint: await endpointOf(deps.db, deps.mcp, step, server), session: resumable };
 }
 
 /** Runs and records one call; its outcome, or undefined when canceled or stopping left it for others. */
@@ -122,7 +123,7 @@ async function runMcpCall(deps: StepDeps, step: ToolStep, call: ToolCallRow, tar
   let blocks: SubmittedBlock[];
   try {
     const target = await targetOf(call);
-    const result = await deps.mcp.client.callTool(target.endpoint, target.session, target.tool, call.input, signal);
+    const result = await withMcpAuth(deps.db, deps.mcp, step, target.server, (endpoint) => deps.mcp.client.callTool(endpoint, target.session, target.tool, call.input, signal), target.endpoint);
     outcome = result.isError ? "failed" : "succeeded";
     // An MCP server's answer is made storable here, where it enters svc (issue 9, F2).
     blocks = storable(resultBlocks(result));

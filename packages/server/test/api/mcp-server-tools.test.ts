@@ -83,6 +83,10 @@ describe("POST /orgs/{orgID}/projects/{projectID}/mcp-servers/tools", () => {
     const wrongKind = await server.api.post(p.tools, { url: mcp.url, auth: { type: "bearer", secret_id: aws } }, { token: p.token });
     expect(wrongKind.status, wrongKind.text).toBe(400);
     expect(wrongKind.body).toEqual({ code: "invalid_request", error: expect.stringContaining("generic secret") });
+    const generic = await projectSecret(server.api, p);
+    const notOAuth = await server.api.post(p.tools, { url: mcp.url, auth: { type: "oauth", secret_id: generic } }, { token: p.token });
+    expect(notOAuth.status, notOAuth.text).toBe(400);
+    expect(notOAuth.body).toEqual({ code: "invalid_request", error: expect.stringContaining("oauth_token_set secret") });
     expect(mcp.requests).toHaveLength(0);
   });
 
@@ -161,7 +165,7 @@ describe("POST /orgs/{orgID}/projects/{projectID}/mcp-servers/tools", () => {
     }
     const malformed = [
       { url: "not a url", auth: none },
-      { url: mcp.url, auth: { type: "oauth", secret_id: "sec_aaaaaaaaaaaaaaaaaaaaaaaaaa" } },
+      { url: mcp.url, auth: { type: "sigv4", secret_id: "sec_aaaaaaaaaaaaaaaaaaaaaaaaaa" } },
       { url: mcp.url, auth: { type: "bearer" } },
       { url: mcp.url },
       { url: mcp.url, auth: none, headers: {} },

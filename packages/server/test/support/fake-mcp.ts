@@ -51,9 +51,13 @@ export interface FakeMcpServer {
   requests: McpRequestRecord[];
   /** Tool calls received, in order. */
   calls(): McpRequestRecord[];
-  requireToken(token: string | undefined): void;
-  /** While a token is required, refusals point to OAuth metadata asking for `scopes`. */
-  advertiseOAuth(scopes: string[]): void;
+  /** Requires this bearer token, or one the function accepts (an authorization server's `isValid`). */
+  requireToken(token: string | ((token: string | undefined) => boolean) | undefined): void;
+  /**
+   * While a token is required, refusals point to OAuth metadata asking for `scopes`: protected resource
+   * metadata naming `authorizationServer`, or this server's own origin, whose metadata it then serves.
+   */
+  advertiseOAuth(scopes: string[], authorizationServer?: string): void;
   forgetSessions(): void;
   /** While down, every request is answered 503. */
   setDown(down: boolean): void;
@@ -92,8 +96,11 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
 export async function startFakeMcpServer(): Promise<FakeMcpServer> {
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   const requests: McpRequestRecord[] = [];
-  let token: string | undefined;
+  let token: string | ((token: string | undefined) => boolean) | undefined;
   let oauthScopes: string[] | undefined;
+  let authorizationServer: string | undefined;
+  const accepted = (authorization: string | undefined) =>
+    typeof token === "function" ? token(authorization?.startsWith("Bearer ") ? authorization.slice("Bearer ".length) : undefined) : authorization === `Bearer ${token}`;
   let origin = "";
   let down = false;
   let hanging = 0;
@@ -103,7 +110,7 @@ export async function startFakeMcpServer(): Promise<FakeMcpServer> {
     void (async () => {
       if (down) return void res.writeHead(503).end("down");
       if (oauthScopes && req.url?.startsWith("/.well-known/")) return void answerOAuthMetadata(req.url, res);
-      if (token && req.headers.authorization !== `Bearer ${token}`) {
+      if (token && !accepted(req.headers.authorization)) {
         const challenge = oauthScopes ? { "www-authenticate": `Bearer resource_metadata="${origin}/.well-known/oauth-protected-resource/mcp"` } : {};
         return void res.writeHead(401, challenge).end("unauthorized");
       }
@@ -135,8 +142,10 @@ export async function startFakeMcpServer(): Promise<FakeMcpServer> {
 
   function answerOAuthMetadata(path: string, res: ServerResponse): void {
     const json = (body: unknown) => void res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(body));
-    if (path === "/.well-known/oauth-protected-resource/mcp") return json({ resource: `${origin}/mcp`, authorization_servers: [origin], scopes_supported: oauthScopes });
-    if (path === "/.well-known/oauth-authorization-server") {
+    if (path === "/.well-known/oauth-protected-resource/mcp") {
+      return json({ resource: `${origin}/mcp`, authorization_servers: [authorizationServer ?? origin], scopes_supported: oauthScopes });
+    }
+    if (path === "/.well-known/oauth-authorization-server" && !authorizationServer) {
       return json({ issuer: origin, authorization_endpoint: `${origin}/authorize`, token_endpoint: `${origin}/token`, response_types_supported: ["code"] });
     }
     res.writeHead(404).end("not found");
@@ -151,7 +160,10 @@ export async function startFakeMcpServer(): Promise<FakeMcpServer> {
     requests,
     calls: () => requests.filter((r) => r.method === "tools/call"),
     requireToken: (value) => void (token = value),
-    advertiseOAuth: (scopes) => void (oauthScopes = scopes),
+    advertiseOAuth(scopes, server) {
+      oauthScopes = scopes;
+      authorizationServer = server;
+    },
     forgetSessions: () => sessions.clear(),
     setDown: (value) => void (down = value),
     hangCalls: (count) => void (hanging = count),
@@ -159,6 +171,7 @@ export async function startFakeMcpServer(): Promise<FakeMcpServer> {
       requests.length = 0;
       token = undefined;
       oauthScopes = undefined;
+      authorizationServer = undefined;
       down = false;
       hanging = 0;
     },

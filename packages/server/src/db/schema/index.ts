@@ -10,3 +10,4 @@ export * from "./machines.js";
 export * from "./daemon.js";
 export * from "./skill-installs.js";
 export * from "./mcp-registry.js";
+export * from "./mcp-oauth.js";

@@ -101,6 +101,6 @@ function toolDefinition(tool: ToolChoice, machineFloor: PermissionMode | undefin
 }
 
 function mcpServer(server: McpServerChoice): McpServerDefinition {
-  const auth: McpServerDefinition["auth"] = server.auth.type === "bearer" ? { type: "bearer", secretId: server.auth.secretId } : { type: "none" };
+  const auth: McpServerDefinition["auth"] = server.auth.type === "none" ? { type: "none" } : { type: server.auth.type, secretId: server.auth.secretId };
   return { url: server.url, auth, permission: server.permission, toolPermissions: server.toolPermissions };
 }

@@ -13,7 +13,7 @@ import type { ConfigIssues } from "./issues.js";
 /** A server as written, with its bearer secret still a public id. */
 export interface McpServerChoice extends Omit<McpServerDefinition, "auth"> {
   key: string;
-  auth: { type: "none" } | { type: "bearer"; secretId: string; publicSecretId: string };
+  auth: { type: "none" } | { type: "bearer" | "oauth"; secretId: string; publicSecretId: string };
 }
 
 const SERVER_KEYS = ["url", "auth", "permission", "tools"];
@@ -97,20 +97,21 @@ function readAuth(issues: ConfigIssues, path: Path, value: unknown): McpServerCh
     unknownKeys(issues, path, value, ["type"]);
     return { type: "none" };
   }
-  if (type === "oauth" || type === "sigv4") {
-    issues.add([...path, "type"], `${type} authentication for MCP servers is not supported yet; use none or bearer`);
+  if (type === "sigv4") {
+    issues.add([...path, "type"], "sigv4 authentication for MCP servers is not supported yet; use none, bearer or oauth");
     return undefined;
   }
-  if (type !== "bearer") {
-    issues.add([...path, "type"], `must be one of: none, bearer; got ${describe(type)}`);
+  if (type !== "bearer" && type !== "oauth") {
+    issues.add([...path, "type"], `must be one of: none, bearer, oauth; got ${describe(type)}`);
     return undefined;
   }
   unknownKeys(issues, path, value, ["type", "secret_id"]);
   const publicSecretId = value["secret_id"];
   const secretId = typeof publicSecretId === "string" ? decodeId("secret", publicSecretId) : null;
-  if (!has(value, "secret_id")) issues.add([...path, "secret_id"], "is required: a generic secret of the project whose value is the bearer token");
+  const holds = type === "bearer" ? "a generic secret of the project whose value is the bearer token" : "an oauth_token_set secret of the project (POST /orgs/{orgID}/secrets/mcp-oauth)";
+  if (!has(value, "secret_id")) issues.add([...path, "secret_id"], `is required: ${holds}`);
   else if (secretId === null) issues.add([...path, "secret_id"], `must be a secret id (sec_…); got ${describe(publicSecretId)}`);
-  else return { type: "bearer", secretId, publicSecretId: publicSecretId as string };
+  else return { type, secretId, publicSecretId: publicSecretId as string };
   return undefined;
 }
 

@@ -135,11 +135,12 @@ function remember(tx: Tx, identity: store.ConfigIdentity, row: store.AgentConfig
 
 async function checkMcpSecrets(tx: Tx, orgId: string, projectId: string, servers: readonly McpServerChoice[], issues: ConfigIssues): Promise<void> {
   for (const server of servers) {
-    if (server.auth.type !== "bearer") continue;
+    if (server.auth.type === "none") continue;
     const found = await findProjectSecret(tx, orgId, projectId, server.auth.secretId);
     const path = ["mcp", server.key, "auth", "secret_id"];
+    const kind = server.auth.type === "bearer" ? "generic" : "oauth_token_set";
     if (!found) issues.add(path, `no secret ${server.auth.publicSecretId} is owned by or granted to this project`);
-    else if (found.secret.kind !== "generic") issues.add(path, `must be a generic secret holding the token; ${server.auth.publicSecretId} is ${found.secret.kind}`);
+    else if (found.secret.kind !== kind) issues.add(path, `must be a${kind === "generic" ? "" : "n"} ${kind} secret holding the token; ${server.auth.publicSecretId} is ${found.secret.kind}`);
   }
 }
 

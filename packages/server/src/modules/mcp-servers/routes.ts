@@ -54,7 +54,7 @@ export function mcpServerRoutes(app: HttpApp, deps: { tools: McpToolsService; re
       const { url, auth } = request.body;
       const target: McpServerTarget = {
         url,
-        auth: auth.type === "none" ? { type: "none" } : { type: "bearer", secretId: pathId("secret", auth.secret_id), publicSecretId: auth.secret_id },
+        auth: auth.type === "none" ? { type: "none" } : { type: auth.type, secretId: pathId("secret", auth.secret_id), publicSecretId: auth.secret_id },
       };
       const preview = await tools.listTools(request.principal!, ...projectPath(request.params), target, abandoned.signal);
       if (preview.kind === "tools") return preview.tools;

@@ -13,9 +13,11 @@ export const McpServerAuth = Tagged(
   {
     none: Type.Object({ type: Type.Literal("none") }, strict),
     bearer: Type.Object({ type: Type.Literal("bearer"), secret_id: Id("secret") }, strict),
+    oauth: Type.Object({ type: Type.Literal("oauth"), secret_id: Id("secret") }, strict),
   },
-  "How svc authenticates to the server, as an agent config's `mcp.<key>.auth` says it: `none`, or `bearer` with a generic " +
-    "secret the project owns or was granted, whose value is sent as the bearer token.",
+  "How svc authenticates to the server, as an agent config's `mcp.<key>.auth` says it: `none`; `bearer` with a generic " +
+    "secret the project owns or was granted, whose value is sent as the bearer token; or `oauth` with an oauth_token_set " +
+    "secret (POST /orgs/{orgID}/secrets/mcp-oauth), whose access token is sent and refreshed when near expiry.",
 );
 
 export const McpServerToolsRequest = Type.Object(

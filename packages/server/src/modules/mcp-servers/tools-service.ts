@@ -11,6 +11,7 @@ import { bearerEndpoint, describeMcpError } from "../../runtime/mcp/connections.
 import { mcpUrlProblem, type McpServerChoice } from "../agent-configs/mcp-section.js";
 import { requireProject } from "../orgs/access.js";
 import type { SecretsService } from "../secrets/service.js";
+import { OAuthSecretError, type OAuthTokens } from "../secrets/oauth-tokens.js";
 import { probeAuth, watchAuthChallenges } from "./auth-probe.js";
 import type { McpServerAuthHint, McpServerToolsResponse } from "./schemas.js";
 
@@ -28,20 +29,34 @@ export type McpToolsPreview = { kind: "tools"; tools: McpServerToolsResponse } |
  * SSRF guard, response cap, SVC_MCP_CONNECT_TIMEOUT_MS), the same URL rules and the same project secret.
  * Needs agent.operate, as writing a config that names the server does. Nothing is stored.
  */
-export function createMcpToolsService(deps: { db: Database; secrets: Pick<SecretsService, "resolvePayload">; settings: McpClientSettings }) {
-  const { db, secrets, settings } = deps;
+export function createMcpToolsService(deps: { db: Database; secrets: Pick<SecretsService, "resolvePayload">; oauthTokens: OAuthTokens; settings: McpClientSettings }) {
+  const { db, secrets, oauthTokens, settings } = deps;
   // One guarded fetch (one connection pool) for every preview; each wraps it to read refusals.
   const mcpFetch = createMcpFetch(settings);
 
   async function endpointFor(principal: Principal, orgId: string, projectId: string, input: McpServerTarget): Promise<McpEndpoint> {
-    return db.tx(async (tx) => {
+    const endpoint = await db.tx(async (tx): Promise<McpEndpoint | undefined> => {
       await requireProject(tx, principal, orgId, projectId, "agent.operate");
       if (input.auth.type === "none") return { url: input.url, headers: {} };
       // The secrets service answers 404 for a secret the project neither owns nor was granted.
       const material = await secrets.resolvePayload(tx, orgId, projectId, input.auth.secretId);
-      if (material.kind !== "generic") throw invalidRequest(`auth.secret_id must be a generic secret holding the token; ${input.auth.publicSecretId} is ${material.kind}`);
-      return bearerEndpoint(input.url, material.value);
+      const kind = input.auth.type === "bearer" ? "generic" : "oauth_token_set";
+      if (material.kind !== kind) throw invalidRequest(`auth.secret_id must be a${kind === "generic" ? "" : "n"} ${kind} secret holding the token; ${input.auth.publicSecretId} is ${material.kind}`);
+      return material.kind === "generic" ? bearerEndpoint(input.url, material.value) : undefined;
     });
+    if (endpoint) return endpoint;
+    return bearerEndpoint(input.url, await oauthTokenOf(orgId, projectId, input));
+  }
+
+  /** The OAuth secret's access token, refreshed when near expiry or `rejected`; a refresh failure is a 422 naming the secret. */
+  async function oauthTokenOf(orgId: string, projectId: string, input: McpServerTarget, rejected?: string): Promise<string> {
+    if (input.auth.type !== "oauth") throw new Error("not an OAuth server");
+    try {
+      return await oauthTokens.accessToken(orgId, projectId, input.auth.secretId, rejected);
+    } catch (err) {
+      if (err instanceof OAuthSecretError) throw new AppError("unprocessable", err.message, {}, err);
+      throw err;
+    }
   }
 
   return {
@@ -51,9 +66,16 @@ export function createMcpToolsService(deps: { db: Database; secrets: Pick<Secret
       const endpoint = await endpointFor(principal, orgId, projectId, input);
       const watched = watchAuthChallenges(mcpFetch);
       let session: McpSession;
+      const client = createAgentMcpClient(settings, watched.fetch);
       try {
-        session = await createAgentMcpClient(settings, watched.fetch).initialize(endpoint, signal);
+        session = await client.initialize(endpoint, signal).catch(async (err: unknown) => {
+          // As agents do: an OAuth server that refuses the token gets one refreshed token, once.
+          if (input.auth.type !== "oauth" || !(err instanceof StreamableHTTPError && err.code === 401)) throw err;
+          const rejected = endpoint.headers["Authorization"]!.slice("Bearer ".length);
+          return client.initialize(bearerEndpoint(input.url, await oauthTokenOf(orgId, projectId, input, rejected)), signal);
+        });
       } catch (err) {
+        if (err instanceof AppError) throw err;
         const refusedStatus = err instanceof StreamableHTTPError && (err.code === 401 || err.code === 403) ? err.code : undefined;
         if (refusedStatus === undefined) throw previewError(err, endpoint);
         const deadline = AbortSignal.any([signal, AbortSignal.timeout(settings.runtime.mcpConnectTimeoutMs)]);

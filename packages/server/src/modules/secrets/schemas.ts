@@ -217,3 +217,48 @@ export const SecretParams = Type.Object({ orgID: Id("org"), secretID: Id("secret
 export const GrantParams = Type.Object({ orgID: Id("org"), secretID: Id("secret"), grantID: Id("secretGrant") });
 export const ProjectSecretsParams = Type.Object({ orgID: Id("org"), projectID: Id("project") });
 export const ProjectSecretParams = Type.Object({ orgID: Id("org"), projectID: Id("project"), secretID: Id("secret") });
+
+export const McpOAuthStartRequest = Type.Object(
+  {
+    owner: SecretOwnerInput,
+    mcp_url: Type.String({ minLength: 1, maxLength: 2048, description: "The MCP server's Streamable HTTP endpoint." }),
+    name: ResourceName,
+    return_to: Type.Optional(
+      Type.String({ maxLength: 2048, description: "Where the browser goes after the callback: a path or URL on svc's public origin. Without it the callback shows a short page." }),
+    ),
+    client_id: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: "A client registered at the authorization server; without it svc registers itself (RFC 7591)." })),
+    client_secret: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+    scopes: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 256, pattern: "^[\\x21\\x23-\\x5B\\x5D-\\x7E]+$" }), { maxItems: 64 })),
+    metadata: Type.Optional(
+      Type.Unsafe<Record<string, string>>({
+        type: "object",
+        description: "Metadata for the stored secret. svc sets mcp_url itself, so that key is reserved and at most 15 pairs are accepted.",
+        propertyNames: { minLength: 1, maxLength: 64 },
+        additionalProperties: { type: "string", maxLength: 512 },
+        maxProperties: 15,
+        not: { required: ["mcp_url"] },
+      }),
+    ),
+  },
+  strict,
+);
+
+export const McpOAuthStartResponse = Type.Object(
+  {
+    flow_id: Id("mcpOAuthFlow"),
+    authorization_url: Type.String({ format: "uri", description: "Open it in a browser before expires_at and approve." }),
+    expires_at: Timestamp,
+  },
+  strict,
+);
+
+export const McpOAuthCallbackQuery = Type.Object(
+  {
+    state: Type.Optional(Type.String({ maxLength: 512 })),
+    code: Type.Optional(Type.String({ maxLength: 4096 })),
+    error: Type.Optional(Type.String({ maxLength: 256 })),
+    error_description: Type.Optional(Type.String({ maxLength: 1024 })),
+  },
+  // Authorization servers may add parameters of their own (iss, session_state…).
+  { additionalProperties: true },
+);

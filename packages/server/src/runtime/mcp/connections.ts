@@ -7,6 +7,7 @@ import { storable, storableText } from "../../platform/storable.js";
 import { newUuid } from "../../platform/ids.js";
 import type { SecretMaterial } from "../../modules/secrets/schemas.js";
 import { MAX_TOOLS, mcpToolName, parseMcpToolName, type AgentDefinition, type McpServerDefinition, type PermissionMode, type ToolDefinition } from "../definition.js";
+import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { McpClient, McpEndpoint, McpSession } from "./client.js";
 
 /**
@@ -23,6 +24,11 @@ export interface McpAccess {
   client: McpClient;
   /** A project secret's material; throws when the project can no longer use it. */
   projectSecret(tx: Tx, orgId: string, projectId: string, secretId: string): Promise<SecretMaterial>;
+  /**
+   * A usable access token of an oauth_token_set secret of the project, refreshed when near expiry or when
+   * it is the `rejected` one; throws with a message naming the secret when none can be had.
+   */
+  oauthToken(orgId: string, projectId: string, secretId: string, rejected?: string): Promise<string>;
 }
 
 export interface McpScope {
@@ -119,16 +125,35 @@ function permissionOf(server: McpServerDefinition, tool: string): PermissionMode
   return server.toolPermissions[tool] ?? server.permission;
 }
 
-/** The endpoint of `server` with its auth headers; throws with a reason a person can act on. */
-export async function endpointOf(db: Database, access: McpAccess, scope: Omit<McpScope, "turnId">, server: McpServerDefinition): Promise<McpEndpoint> {
+/**
+ * The endpoint of `server` with its auth headers; throws with a reason a person can act on. For an OAuth
+ * server, `rejected` is the token it just refused, which is then refreshed.
+ */
+export async function endpointOf(db: Database, access: McpAccess, scope: Omit<McpScope, "turnId">, server: McpServerDefinition, rejected?: string): Promise<McpEndpoint> {
   if (server.auth.type === "none") return { url: server.url, headers: {} };
   const { secretId } = server.auth;
+  if (server.auth.type === "oauth") return bearerEndpoint(server.url, await access.oauthToken(scope.orgId, scope.projectId, secretId, rejected));
   const material = await db.tx((tx) => access.projectSecret(tx, scope.orgId, scope.projectId, secretId)).catch(() => undefined);
   if (material?.kind !== "generic") throw new Error("its bearer token secret is no longer available to the project");
   return bearerEndpoint(server.url, material.value);
 }
 
-/** A server reached with a generic secret's value as its bearer token. */
+/**
+ * Runs `work` against the server and, when an OAuth server answers 401 (a token revoked or expired
+ * early), once more with a refreshed token. A second refusal is the work's error: never a loop.
+ */
+export async function withMcpAuth<T>(db: Database, access: McpAccess, scope: Omit<McpScope, "turnId">, server: McpServerDefinition, work: (endpoint: McpEndpoint) => Promise<T>, endpoint?: McpEndpoint): Promise<T> {
+  const first = endpoint ?? (await endpointOf(db, access, scope, server));
+  try {
+    return await work(first);
+  } catch (err) {
+    if (server.auth.type !== "oauth" || !(err instanceof StreamableHTTPError && err.code === 401)) throw err;
+    const rejected = first.headers["Authorization"]?.slice("Bearer ".length);
+    return work(await endpointOf(db, access, scope, server, rejected));
+  }
+}
+
+/** A server reached with a secret's value or an access token as its bearer token. */
 export function bearerEndpoint(url: string, token: string): McpEndpoint {
   return { url, headers: { Authorization: `Bearer ${token}` } };
 }
@@ -138,7 +163,7 @@ async function connect(db: Database, access: McpAccess, scope: McpScope, key: st
   let error: string | undefined;
   try {
     // What the server says about itself and its tools is stored: made storable where it enters (issue 9, F2).
-    session = storable(await access.client.initialize(await endpointOf(db, access, scope, server), signal));
+    session = storable(await withMcpAuth(db, access, scope, server, (endpoint) => access.client.initialize(endpoint, signal)));
   } catch (err) {
     if (signal.aborted) throw err;
     error = storableText(describeMcpError(err));
