@@ -40,7 +40,9 @@ export function mcpServerRoutes(app: HttpApp, deps: { tools: McpToolsService; re
           "guard, SVC_MCP_CONNECT_TIMEOUT_MS and secret rules), completes the initialize handshake and answers its " +
           "`tools/list`; nothing is stored (agent.operate). A server that refuses the authentication (HTTP 401 or 403) " +
           "answers 422 with an `auth` hint, `oauth` when it advertises an OAuth authorization server and `bearer` " +
-          "otherwise; one that answers but not as an MCP server answers 422 without it. A server that cannot be reached, " +
+          "otherwise; one that answers but not as an MCP server answers 422 without it. An `oauth` secret's token is " +
+          "refreshed first when near its expiry (and once more when refused); a failed refresh answers 422 naming the " +
+          "secret. A server that cannot be reached, " +
           "times out or fails with a 5xx answers 502 upstream_unavailable; a destination the SSRF guard refuses, 400.",
         params: ProjectParams,
         body: s.McpServerToolsRequest,
