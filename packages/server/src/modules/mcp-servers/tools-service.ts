@@ -63,7 +63,7 @@ export function createMcpToolsService(deps: { db: Database; secrets: Pick<Secret
     async listTools(principal: Principal, orgId: string, projectId: string, input: McpServerTarget, signal: AbortSignal): Promise<McpToolsPreview> {
       const problem = mcpUrlProblem(input.url);
       if (problem) throw invalidRequest(`url ${problem}`);
-      const endpoint = await endpointFor(principal, orgId, projectId, input);
+      let endpoint = await endpointFor(principal, orgId, projectId, input);
       const watched = watchAuthChallenges(mcpFetch);
       let session: McpSession;
       const client = createAgentMcpClient(settings, watched.fetch);
@@ -72,7 +72,9 @@ export function createMcpToolsService(deps: { db: Database; secrets: Pick<Secret
           // As agents do: an OAuth server that refuses the token gets one refreshed token, once.
           if (input.auth.type !== "oauth" || !(err instanceof StreamableHTTPError && err.code === 401)) throw err;
           const rejected = endpoint.headers["Authorization"]!.slice("Bearer ".length);
-          return client.initialize(bearerEndpoint(input.url, await oauthTokenOf(orgId, projectId, input, rejected)), signal);
+          // The refreshed endpoint replaces the first, so an error echoing its token is redacted too.
+          endpoint = bearerEndpoint(input.url, await oauthTokenOf(orgId, projectId, input, rejected));
+          return client.initialize(endpoint, signal);
         });
       } catch (err) {
         if (err instanceof AppError) throw err;
