@@ -58,6 +58,11 @@ import { mcpServerRoutes } from "./modules/mcp-servers/routes.js";
 import { createMcpOAuthService } from "./modules/secrets/mcp-oauth-service.js";
 import { mcpOAuthCallbackRoutes, mcpOAuthRoutes } from "./modules/secrets/mcp-oauth-routes.js";
 import { createMcpFetch } from "./runtime/mcp/agent-client.js";
+import { createIntegrationKinds } from "./integrations/registry.js";
+import { createIntegrationsService } from "./modules/integrations/service.js";
+import { createIntegrationSetupService } from "./modules/integrations/setup-service.js";
+import { createIntegrationOAuthService } from "./modules/integrations/oauth-service.js";
+import { integrationCallbackRoutes, integrationRoutes } from "./modules/integrations/routes.js";
 
 export interface App {
   http: HttpApp;
@@ -93,6 +98,15 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
     fetch: createMcpFetch(config),
     timeoutMs: config.runtime.mcpConnectTimeoutMs,
   });
+  const kinds = createIntegrationKinds(config);
+  const integrationOAuth = createIntegrationOAuthService({
+    db,
+    kinds,
+    secrets,
+    cipher: services.cipher,
+    signer: createCapabilitySigner(loadMasterKey(config), "integration-oauth-state"),
+    publicUrl: config.publicUrl,
+  });
   const daemon = createDaemonService({ db, credentials: createOrgCredentials({ cipher: services.cipher }), artifacts, skillInstalls });
 
   const http = await createHttpApp({
@@ -114,6 +128,7 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
   authRoutes(http, { identity, config });
   deviceLoginRoutes(http, { deviceLogin, config });
   mcpOAuthCallbackRoutes(http, { mcpOAuth });
+  integrationCallbackRoutes(http, { oauth: integrationOAuth });
   http.addHook("onClose", async () => services.close());
   await http.register(
     async (api) => {
@@ -136,6 +151,11 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
       agentProfileRoutes(api, { agentProfiles: createAgentProfileService({ db }) });
       toolCatalogRoutes(api);
       mcpServerRoutes(api, { tools: createMcpToolsService({ db, secrets, oauthTokens: services.oauthTokens, settings: config }), registry: createMcpRegistryService({ db }) });
+      integrationRoutes(api, {
+        integrations: createIntegrationsService({ db, kinds }),
+        setup: createIntegrationSetupService({ db, kinds, secrets }),
+        oauth: integrationOAuth,
+      });
       machineRoutes(api, { machines: createMachinesService({ db, secrets: createOrgCredentials({ cipher: services.cipher }), enabledProviders: config.machines.providers }) });
       daemonRoutes(api, { daemon, hub: daemonHub });
       skillArchiveRoutes(api, { skillInstalls });

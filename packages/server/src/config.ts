@@ -30,6 +30,7 @@ export interface Config {
    * undefined (`SVC_MCP_REGISTRY_URL=off`) keeps the snapshot that ships with svc and never syncs.
    */
   readonly mcpRegistryUrl: string | undefined;
+  readonly integrations: IntegrationsConfig;
   readonly shutdownTimeoutMs: number;
   /**
    * How long a process may answer from memory which principal a bearer token is and what it may access in
@@ -71,6 +72,14 @@ export interface TracingConfig {
 
 const TRACE_SAMPLERS = ["always_on", "always_off", "traceidratio", "parentbased_always_on", "parentbased_always_off", "parentbased_traceidratio"] as const;
 export type TraceSampler = (typeof TRACE_SAMPLERS)[number];
+
+/** Where svc reaches each integration provider; tests and self-hosters can point them at their own servers. */
+export interface IntegrationsConfig {
+  /** Base of Slack's Web API (`SVC_SLACK_API_URL`), without a trailing slash; methods are `<base>/<method>`. */
+  readonly slackApiUrl: string;
+  /** Slack's OAuth consent page (`SVC_SLACK_AUTHORIZE_URL`); only handed to browsers, never called by svc. */
+  readonly slackAuthorizeUrl: string;
+}
 
 export interface RuntimeConfig {
   /** Steps (model calls or batches of MCP calls) one worker process runs at once. */
@@ -201,6 +210,10 @@ export function loadConfig(env: Env = process.env): Config {
     signup: enumVar(env, "SVC_SIGNUP", SIGNUP_POLICIES, "open"),
     allowPrivateNetwork: boolVar(env, "SVC_ALLOW_PRIVATE_NETWORK", databaseUrl === undefined && isLoopbackHost(host)),
     mcpRegistryUrl: registryUrlVar(env, "SVC_MCP_REGISTRY_URL", "https://registry.modelcontextprotocol.io"),
+    integrations: Object.freeze({
+      slackApiUrl: httpUrlVar(env, "SVC_SLACK_API_URL", "https://slack.com/api"),
+      slackAuthorizeUrl: httpUrlVar(env, "SVC_SLACK_AUTHORIZE_URL", "https://slack.com/oauth/v2/authorize"),
+    }),
     shutdownTimeoutMs: intVar(env, "SVC_SHUTDOWN_TIMEOUT_MS", 10_000, 0, 600_000),
     authCacheTtlMs: intVar(env, "SVC_AUTH_CACHE_TTL_MS", 5_000, 0, 60_000),
     maxConcurrentRequests: intVar(env, "SVC_MAX_CONCURRENT_REQUESTS", 32, 0, 100_000),
@@ -360,11 +373,17 @@ function enumVar<T extends string>(env: Env, name: string, values: readonly T[],
 function registryUrlVar(env: Env, name: string, fallback: string): string | undefined {
   const raw = nonEmpty(env[name]) ?? fallback;
   if (raw === "off") return undefined;
+  return httpUrlVar(env, name, raw);
+}
+
+/** An absolute http(s) URL without credentials, query or fragment, and without a trailing slash. */
+function httpUrlVar(env: Env, name: string, fallback: string): string {
+  const raw = nonEmpty(env[name]) ?? fallback;
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw new ConfigError(`${name} must be an absolute http(s) URL or off, got "${raw}"`);
+    throw new ConfigError(`${name} must be an absolute http(s) URL, got "${raw}"`);
   }
   if ((url.protocol !== "http:" && url.protocol !== "https:") || url.search || url.hash || url.username || url.password) {
     throw new ConfigError(`${name} must be an http(s) URL without credentials, query or fragment, got "${raw}"`);

@@ -46,6 +46,9 @@ export const ID_PREFIXES = {
   processAction: "pac",
   /** A request to install a skill's files on one machine (the `skill_offer`'s request_id). */
   skillInstall: "ski",
+  integration: "itg",
+  integrationOAuthFlow: "ioaf",
+  integrationSubscription: "isub",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -11,3 +11,4 @@ export * from "./daemon.js";
 export * from "./skill-installs.js";
 export * from "./mcp-registry.js";
 export * from "./mcp-oauth.js";
+export * from "./integrations.js";

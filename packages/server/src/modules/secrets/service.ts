@@ -219,6 +219,33 @@ export function createSecretsService(deps: { db: Database; cipher: EnvelopeCiphe
     },
 
     /**
+     * For modules that obtain a credential on the caller's behalf (an integration's OAuth install): a new
+     * secret owned by the project, inside the caller's transaction, which has already authorized the
+     * caller to manage that project. A taken name is a 409.
+     */
+    async createProjectSecretIn(tx: Tx, orgId: string, projectId: string, input: { name: string; material: SecretMaterial }): Promise<store.SecretRow> {
+      checkMaterial(input.material, "/material");
+      const owner: store.Owner = { kind: "project", projectId, userId: null };
+      if (await store.findSecretByOwnerName(tx, orgId, owner, input.name)) throw nameTaken(input.name);
+      const secretId = newUuid();
+      const kind: SecretKind = input.material.kind;
+      const secret = await store.insertSecret(tx, {
+        id: secretId,
+        orgId,
+        ownerKind: "project",
+        ownerProjectId: projectId,
+        name: input.name,
+        kind,
+        metadata: {},
+        currentVersionNumber: 1,
+        payloadKeys: payloadKeys(input.material),
+      });
+      const envelope = sealMaterial(cipher, { orgId, secretId, versionNumber: 1, kind }, input.material);
+      await store.insertVersion(tx, { id: newUuid(), orgId, secretId, versionNumber: 1, envelope });
+      return secret;
+    },
+
+    /**
      * For other modules (model providers, machines, integrations): the current material of a secret the
      * project can use, owned by it or granted to it. Anything else is not_found. Call it inside the
      * caller's transaction; it never opens one.

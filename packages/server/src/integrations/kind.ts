@@ -1,0 +1,85 @@
+import type { Issue } from "../platform/errors.js";
+import type { SecretKind, SecretMaterial } from "../modules/secrets/schemas.js";
+
+/**
+ * What every integration kind provides, behind one interface: its capability catalog (spec:
+ * Integration, "Capabilities object"), its provider_config rules, and how it verifies a credential with
+ * its provider. Each kind lives in its own folder (integrations/<kind>/); the API area
+ * (modules/integrations) knows kinds only through this interface and the registry.
+ */
+
+/** `{description?, input_schema}`: a static JSON Schema for a tool's, the settings', a handler's or a schedule's arguments. */
+export interface CapabilityDefinition {
+  description?: string;
+  input_schema: Record<string, unknown>;
+}
+
+export interface Capabilities {
+  /** Keyed by operation; an integration named `eng` exposes operation `read` to agents as `int__eng__read`. */
+  tools: Record<string, CapabilityDefinition>;
+  settings?: CapabilityDefinition;
+  subscription?: { conversation_schema: Record<string, unknown> };
+  interaction_handler?: CapabilityDefinition;
+  schedule?: CapabilityDefinition;
+}
+
+/** The identity a provider confirmed for a credential: what the Integration shows and what later routing needs. */
+export interface VerifiedIdentity {
+  tenantId: string;
+  accountRef: string;
+  /** Only kinds whose provider mentions an app by slug set this (spec: bot_mention is GitHub's). */
+  botMention?: string;
+  /** Facts kept for the runtime and never shown (for Slack: app and bot ids, the workspace name). */
+  facts: Record<string, string>;
+}
+
+/** What a setup request claims; a claim the provider contradicts is refused before anything is saved. */
+export interface IdentityClaim {
+  tenantId?: string;
+  accountRef?: string;
+}
+
+/** A credential the provider refused, or a claim it contradicted: the caller's input, reported as issues. */
+export class CredentialRejected extends Error {
+  constructor(readonly issues: Issue[]) {
+    super(issues.map((issue) => `${issue.path}: ${issue.message}`).join("; "));
+    this.name = "CredentialRejected";
+  }
+}
+
+/** The app credentials a user hands over to start an OAuth install (the reference's IntegrationOAuthSetup request). */
+export interface OAuthAppCredentials {
+  client_id: string;
+  client_secret: string;
+  signing_secret: string;
+}
+
+/** A kind whose provider installs an app through an OAuth consent page (Slack). */
+export interface OAuthInstaller {
+  provider: string;
+  /** The consent page's URL for `state`, sending the browser back to `redirectUri`. */
+  authorizeUrl(app: OAuthAppCredentials, redirectUri: string, state: string): string;
+  /** Redeems the code and verifies the token it bought; answers the identity and the secret material to store. */
+  redeem(app: OAuthAppCredentials, code: string, redirectUri: string): Promise<{ identity: VerifiedIdentity; material: SecretMaterial }>;
+  /** Where the provider posts events and interactions for this kind, under svc's public origin. */
+  eventPaths: { events: string; actions: string };
+}
+
+/** What the catalog publishes about a kind (`GET …/integration-definitions`); static, so known without a provider. */
+export interface IntegrationKindCatalog {
+  readonly name: string;
+  readonly description: string;
+  readonly capabilities: Capabilities;
+}
+
+export interface IntegrationKind extends IntegrationKindCatalog {
+  /** The secret kinds a credential may be; anything else is refused at setup. */
+  readonly credentialKinds: readonly SecretKind[];
+  /** The agent profiles (public `aprf_` ids) valid settings name, with where: they must exist in the project when saved. */
+  profileReferences(settings: Record<string, unknown>): Array<{ pointer: string; profileId: string }>;
+  /** Problems with a provider_config, paths relative to it (spec: provider_config per kind). */
+  providerConfigIssues(config: Record<string, unknown>): Issue[];
+  /** Asks the provider who the credential is; throws CredentialRejected, or an AppError when the provider cannot answer. */
+  verify(material: SecretMaterial, claim: IdentityClaim): Promise<VerifiedIdentity>;
+  readonly oauth?: OAuthInstaller;
+}

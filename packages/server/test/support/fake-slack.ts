@@ -1,0 +1,177 @@
+import { createServer, type IncomingMessage, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+
+/**
+ * A Slack Web API (https://api.slack.com/web) on a loopback port: `POST /api/<method>` with arguments
+ * form-encoded or as JSON, the token in `Authorization: Bearer` or a `token` argument, and Slack's
+ * answers: HTTP 200 with `{ok: true, …}` or `{ok: false, error}`, HTTP 429 with Retry-After when rate
+ * limited. Speaks auth.test and oauth.v2.access for now; the runtime adds chat.postMessage,
+ * conversations.replies, reactions.add, file uploads and signed events.
+ */
+
+export interface FakeBot {
+  token: string;
+  teamId: string;
+  teamName: string;
+  botUserId: string;
+  botId: string;
+  appId: string;
+}
+
+export interface FakeInstall {
+  clientId: string;
+  clientSecret: string;
+  code: string;
+  /** The bot whose token the code buys. */
+  bot: FakeBot;
+  scope: string;
+}
+
+export interface SlackCall {
+  method: string;
+  token: string | undefined;
+  args: Record<string, string>;
+}
+
+export interface FakeSlack {
+  /** The Web API base, as SVC_SLACK_API_URL takes it. */
+  apiUrl: string;
+  calls: SlackCall[];
+  /** A bot token that auth.test knows; returns the bot. */
+  addBot(overrides?: Partial<FakeBot>): FakeBot;
+  /** Makes `code` redeemable once with oauth.v2.access for this app. */
+  addInstall(install: FakeInstall): void;
+  /** The next call of `method` answers HTTP 429 with this Retry-After. */
+  rateLimitNext(method: string, retryAfterSeconds: number): void;
+  /** The next call of `method` answers this HTTP status (a 5xx outage). */
+  failNext(method: string, status: number): void;
+  /** Revokes a token: auth.test answers token_revoked. */
+  revoke(token: string): void;
+  reset(): void;
+  close(): Promise<void>;
+}
+
+export const ALL_BOT_SCOPES = "app_mentions:read,channels:history,groups:history,im:history,mpim:history,chat:write,reactions:write,files:read,files:write,users:read";
+
+let counter = 0;
+const slackId = (prefix: string) => `${prefix}${(++counter).toString(36).toUpperCase().padStart(8, "0")}`;
+
+export async function startFakeSlack(): Promise<FakeSlack> {
+  const bots = new Map<string, FakeBot>();
+  const revoked = new Set<string>();
+  const installs = new Map<string, FakeInstall & { used: boolean }>();
+  const rateLimited = new Map<string, number>();
+  const failing = new Map<string, number>();
+  const calls: SlackCall[] = [];
+
+  const http: Server = createServer(async (req, res) => {
+    const answer = (status: number, body: object, headers: Record<string, string> = {}) =>
+      res.writeHead(status, { "content-type": "application/json; charset=utf-8", ...headers }).end(JSON.stringify(body));
+    const method = new URL(req.url ?? "/", "http://slack.test").pathname.replace(/^\/api\//, "");
+    const args = await readArgs(req);
+    const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? "")?.[1];
+    const token = bearer ?? args["token"];
+    calls.push({ method, token, args });
+    if (req.method !== "POST" && req.method !== "GET") return answer(405, { ok: false, error: "method_not_supported" });
+    const retryAfter = rateLimited.get(method);
+    if (retryAfter !== undefined) {
+      rateLimited.delete(method);
+      return answer(429, { ok: false, error: "ratelimited" }, { "retry-after": String(retryAfter) });
+    }
+    const status = failing.get(method);
+    if (status !== undefined) {
+      failing.delete(method);
+      return res.writeHead(status, { "content-type": "text/html" }).end("<html>upstream error</html>");
+    }
+    if (method === "auth.test") return answer(200, authTest(token));
+    if (method === "oauth.v2.access") return answer(200, oauthAccess(req, args));
+    return answer(404, { ok: false, error: "unknown_method" });
+  });
+
+  function authTest(token: string | undefined): object {
+    if (!token) return { ok: false, error: "not_authed" };
+    if (revoked.has(token)) return { ok: false, error: "token_revoked" };
+    const bot = bots.get(token);
+    if (!bot) return { ok: false, error: "invalid_auth" };
+    return {
+      ok: true,
+      url: `https://${bot.teamName.toLowerCase().replace(/\W+/g, "-")}.slack.com/`,
+      team: bot.teamName,
+      user: "svc-bot",
+      team_id: bot.teamId,
+      user_id: bot.botUserId,
+      bot_id: bot.botId,
+      is_enterprise_install: false,
+    };
+  }
+
+  function oauthAccess(req: IncomingMessage, args: Record<string, string>): object {
+    // Client credentials as form arguments, or as HTTP Basic authentication (Slack accepts either).
+    const basic = /^Basic (.+)$/.exec(req.headers.authorization ?? "")?.[1];
+    const [basicId, basicSecret] = basic ? Buffer.from(basic, "base64").toString("utf8").split(":") : [];
+    const clientId = args["client_id"] ?? basicId;
+    const clientSecret = args["client_secret"] ?? basicSecret;
+    const install = installs.get(args["code"] ?? "");
+    if (!install || install.used) return { ok: false, error: "invalid_code" };
+    if (install.clientId !== clientId) return { ok: false, error: "invalid_client_id" };
+    if (install.clientSecret !== clientSecret) return { ok: false, error: "bad_client_secret" };
+    if (!args["redirect_uri"]) return { ok: false, error: "bad_redirect_uri" };
+    install.used = true;
+    bots.set(install.bot.token, install.bot);
+    return {
+      ok: true,
+      access_token: install.bot.token,
+      token_type: "bot",
+      scope: install.scope,
+      bot_user_id: install.bot.botUserId,
+      app_id: install.bot.appId,
+      team: { id: install.bot.teamId, name: install.bot.teamName },
+      enterprise: null,
+      authed_user: { id: slackId("U") },
+      is_enterprise_install: false,
+    };
+  }
+
+  const address = await new Promise<AddressInfo>((resolve) => http.listen(0, "127.0.0.1", () => resolve(http.address() as AddressInfo)));
+  return {
+    apiUrl: `http://127.0.0.1:${address.port}/api`,
+    calls,
+    addBot(overrides = {}) {
+      const bot: FakeBot = {
+        token: `xoxb-${slackId("")}-SENTINEL`,
+        teamId: slackId("T"),
+        teamName: "Acme Workspace",
+        botUserId: slackId("U"),
+        botId: slackId("B"),
+        appId: slackId("A"),
+        ...overrides,
+      };
+      bots.set(bot.token, bot);
+      return bot;
+    },
+    addInstall(install) {
+      installs.set(install.code, { ...install, used: false });
+    },
+    rateLimitNext: (method, seconds) => void rateLimited.set(method, seconds),
+    failNext: (method, status) => void failing.set(method, status),
+    revoke: (token) => void revoked.add(token),
+    reset() {
+      calls.length = 0;
+      rateLimited.clear();
+      failing.clear();
+    },
+    close: () => new Promise((resolve) => http.close(() => resolve())),
+  };
+}
+
+async function readArgs(req: IncomingMessage): Promise<Record<string, string>> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString("utf8");
+  if (text === "") return {};
+  if ((req.headers["content-type"] ?? "").startsWith("application/json")) {
+    const parsed = JSON.parse(text) as Record<string, unknown>;
+    return Object.fromEntries(Object.entries(parsed).map(([key, value]) => [key, typeof value === "string" ? value : JSON.stringify(value)]));
+  }
+  return Object.fromEntries(new URLSearchParams(text));
+}
