@@ -63,6 +63,8 @@ import { createIntegrationsService } from "./modules/integrations/service.js";
 import { createIntegrationSetupService } from "./modules/integrations/setup-service.js";
 import { createIntegrationOAuthService } from "./modules/integrations/oauth-service.js";
 import { integrationCallbackRoutes, integrationRoutes } from "./modules/integrations/routes.js";
+import { createSubscriptionsService } from "./modules/integrations/subscriptions-service.js";
+import { subscriptionRoutes } from "./modules/integrations/subscriptions-routes.js";
 
 export interface App {
   http: HttpApp;
@@ -156,6 +158,7 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
         setup: createIntegrationSetupService({ db, kinds, secrets }),
         oauth: integrationOAuth,
       });
+      subscriptionRoutes(api, { subscriptions: createSubscriptionsService({ db, kinds }) });
       machineRoutes(api, { machines: createMachinesService({ db, secrets: createOrgCredentials({ cipher: services.cipher }), enabledProviders: config.machines.providers }) });
       daemonRoutes(api, { daemon, hub: daemonHub });
       skillArchiveRoutes(api, { skillInstalls });

@@ -25,6 +25,7 @@ import { launchIssues } from "../agent-configs/machines-section.js";
 import type { CreateAgentRequest } from "./schemas.js";
 import { stopCurrentWork, type StopResult } from "../../runtime/stop.js";
 import * as store from "./store.js";
+import { endAgentSubscriptions } from "../integrations/subscriptions-service.js";
 
 const CONFIG_SCOPE = "agent_config_change";
 
@@ -212,6 +213,7 @@ export function createAgentsService(deps: AgentsDeps) {
       const actor = await resolveInputActor(tx, principal, orgId, projectId, undefined);
       await stopCurrentWork(tx, signals, agent, actor?.id ?? null);
       await releaseBindings(tx, { agentId: agent.id }, "The agent was archived.");
+      await endAgentSubscriptions(tx, agent.id);
       await inputs.cancelInputs(tx, (await inputs.waitingInputs(tx, agent.id)).map((i) => i.id));
       const archived = await store.archive(tx, agent.id);
       await clearWakeup(tx, agent.id);

@@ -138,3 +138,30 @@ export const OAuthCallbackQuery = Type.Object(
 
 export const IntegrationParams = Type.Object({ orgID: Id("org"), projectID: Id("project"), integrationID: Id("integration") });
 export const OrgParams = Type.Object({ orgID: Id("org") });
+
+export const Subscription = Type.Object(
+  {
+    id: Id("integrationSubscription"),
+    integration_id: Id("integration"),
+    project_id: Id("project"),
+    agent_id: Id("agent"),
+    agent_name: Type.String(),
+    conversation: anyObject("One concrete provider conversation, as capabilities.subscription.conversation_schema describes it."),
+    created_at: Timestamp,
+  },
+  strict,
+);
+
+export const CreateSubscriptionRequest = Type.Object(
+  { agent_id: Id("agent"), conversation: anyObject("Validated against capabilities.subscription.conversation_schema.") },
+  strict,
+);
+
+export const ListSubscriptionsQuery = Type.Object({ limit: Type.Optional(Limit), cursor: Type.Optional(Cursor) }, strict);
+
+export const SubscriptionParams = Type.Object({
+  orgID: Id("org"),
+  projectID: Id("project"),
+  integrationID: Id("integration"),
+  subscriptionID: Id("integrationSubscription"),
+});

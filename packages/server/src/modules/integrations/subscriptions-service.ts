@@ -1,0 +1,121 @@
+import { Ajv, type ValidateFunction } from "ajv";
+import type { Database, Tx } from "../../platform/db/index.js";
+import { conflict, invalidRequest, notFound, stateConflict } from "../../platform/errors.js";
+import type { Principal } from "../../platform/http/auth.js";
+import type { PageRequest } from "../../platform/http/lists.js";
+import { toIssues } from "../../platform/http/validation.js";
+import { newUuid } from "../../platform/ids.js";
+import type { IntegrationKind } from "../../integrations/kind.js";
+import type { IntegrationKinds } from "../../integrations/registry.js";
+import { requireProject } from "../orgs/access.js";
+import { invalid } from "./settings.js";
+import { kindOf, requireIntegration } from "./service.js";
+import type { IntegrationPath } from "./setup-service.js";
+import * as store from "./store.js";
+import * as subs from "./subscriptions-store.js";
+
+/** At most this many agents subscribe to one conversation through one integration (reference docs: "Subscribe a conversation"). */
+export const MAX_AGENTS_PER_CONVERSATION = 16;
+
+const ajv = new Ajv({ allErrors: true, strict: false });
+const validators = new Map<string, ValidateFunction>();
+
+/**
+ * Subscriptions: one integration, one agent, one concrete conversation (reference docs:
+ * integrations/overview). Listing needs project read, attaching and removing project manage. They
+ * belong to the integration: a disconnect keeps them, deleting the integration or archiving the agent
+ * removes them. Attachments to one integration are serialized by locking its row, so the limit holds.
+ */
+export function createSubscriptionsService(deps: { db: Database; kinds: IntegrationKinds }) {
+  const { db, kinds } = deps;
+
+  return {
+    async create(principal: Principal, path: IntegrationPath, input: { agentId: string; conversation: Record<string, unknown> }) {
+      return db.tx(async (tx) => {
+        await requireProject(tx, principal, path.orgId, path.projectId, "project.manage");
+        const integration = requireIntegration(await store.findIntegration(tx, path.orgId, path.projectId, path.integrationId, "update"));
+        return attach(tx, kindOf(kinds, integration.kind), integration, input, "");
+      });
+    },
+
+    async list(principal: Principal, path: IntegrationPath, page: PageRequest) {
+      return db.tx(async (tx) => {
+        await requireProject(tx, principal, path.orgId, path.projectId, "project.read");
+        requireIntegration(await store.findIntegration(tx, path.orgId, path.projectId, path.integrationId));
+        return subs.listSubscriptions(tx, path.integrationId, page);
+      });
+    },
+
+    /** Stops forwarding; the agent, its tools and history stay. Works while disconnected too. */
+    async remove(principal: Principal, path: IntegrationPath, subscriptionId: string) {
+      await db.tx(async (tx) => {
+        await requireProject(tx, principal, path.orgId, path.projectId, "project.manage");
+        requireIntegration(await store.findIntegration(tx, path.orgId, path.projectId, path.integrationId));
+        if (!(await subs.deleteSubscription(tx, path.integrationId, subscriptionId))) throw notFound("subscription");
+      });
+    },
+  };
+}
+
+export type SubscriptionsService = ReturnType<typeof createSubscriptionsService>;
+
+/**
+ * Attaches `agentId` to the conversation, in the caller's transaction, which holds the integration row
+ * locked. Repeating an active attachment answers it (`created: false`). Problems are reported under
+ * `pointer`, where the attachment sits in the request body.
+ */
+async function attach(
+  tx: Tx,
+  kind: IntegrationKind,
+  integration: store.IntegrationRow,
+  input: { agentId: string; conversation: Record<string, unknown> },
+  pointer: string,
+): Promise<{ created: boolean; subscription: subs.SubscriptionWithAgent }> {
+  const schema = kind.capabilities.subscription?.conversation_schema;
+  if (!schema) throw invalidRequest(`${kind.name} integrations do not accept subscriptions`);
+  const validate = conversationValidator(kind.name, schema);
+  if (!validate(input.conversation)) throw invalid(toIssues(validate.errors ?? []).map((issue) => ({ ...issue, path: `${pointer}/conversation${issue.path}` })));
+  const agent = await subs.shareAgent(tx, integration.orgId, integration.projectId, input.agentId);
+  if (!agent) throw notFound("agent");
+  if (agent.state !== "active") throw stateConflict("the agent is archived; archived agents cannot subscribe");
+  const key = canonicalJson(input.conversation);
+  const existing = await subs.findAttachment(tx, integration.id, key, input.agentId);
+  if (existing) return { created: false, subscription: { ...existing, agentName: agent.name } };
+  if ((await subs.countConversationAgents(tx, integration.id, key)) >= MAX_AGENTS_PER_CONVERSATION) {
+    throw conflict(`${MAX_AGENTS_PER_CONVERSATION} agents already subscribe to this conversation through this integration`);
+  }
+  const subscription = await subs.insertSubscription(tx, {
+    id: newUuid(),
+    orgId: integration.orgId,
+    projectId: integration.projectId,
+    integrationId: integration.id,
+    agentId: input.agentId,
+    conversation: input.conversation,
+    conversationKey: key,
+  });
+  return { created: true, subscription: { ...subscription, agentName: agent.name } };
+}
+
+function conversationValidator(kindName: string, schema: Record<string, unknown>): ValidateFunction {
+  let validate = validators.get(kindName);
+  if (!validate) {
+    validate = ajv.compile(schema);
+    validators.set(kindName, validate);
+  }
+  return validate;
+}
+
+/** JSON with object members in sorted order: one text per conversation, however its members were written. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** For agent archival, inside its transaction: the agent's subscriptions end (an archived agent forwards nothing). */
+export async function endAgentSubscriptions(tx: Tx, agentId: string): Promise<void> {
+  await subs.deleteAgentSubscriptions(tx, agentId);
+}
