@@ -121,4 +121,34 @@ describe("integrations: subscriptions", () => {
     expect((await server.api.post(subscriptions, { agent_id: agentId, conversation: thread }, { token: viewer.token })).status).toBe(403);
     expect((await server.api.delete(`${subscriptions}/${made.body.id}`, { token: viewer.token })).status).toBe(403);
   });
+
+  it("attaches subscriptions given in the agent launch request, in its transaction", async () => {
+    const { p, subscriptions, integration } = await subscribable();
+    const config = await server.api.post(`${p.base}/agent-configs`, { source: yamlConfig(p), source_format: "yaml" }, { token: p.token });
+    const launched = await server.api.post(
+      `${p.base}/agents`,
+      { config: config.body.id, name: "launched", subscriptions: [{ integration_id: integration.id, conversation: thread }] },
+      { token: p.token },
+    );
+    expect(launched.status, launched.text).toBe(201);
+    const listed = await collectPages(server.api, subscriptions, { token: p.token });
+    expect(listed.map((s) => [s.agent_id, s.conversation])).toEqual([[launched.body.agent.id, thread]]);
+    // A bad attachment refuses the whole launch: no agent is made.
+    const before = (await server.api.get(`${p.base}/agents`, { token: p.token })).body.data.length;
+    const refused = await server.api.post(
+      `${p.base}/agents`,
+      { config: config.body.id, subscriptions: [{ integration_id: integration.id, conversation: { channel_id: "C0123ABC" } }] },
+      { token: p.token },
+    );
+    expect(refused.status, refused.text).toBe(400);
+    expect(refused.body.issues).toEqual([{ path: "/subscriptions/0/conversation/thread_ts", message: "is required" }]);
+    const unknown = await server.api.post(
+      `${p.base}/agents`,
+      { config: config.body.id, subscriptions: [{ integration_id: `itg_${"a".repeat(26)}`, conversation: thread }] },
+      { token: p.token },
+    );
+    expect(unknown.status, unknown.text).toBe(400);
+    expect(unknown.body.issues[0].path).toBe("/subscriptions/0/integration_id");
+    expect((await server.api.get(`${p.base}/agents`, { token: p.token })).body.data.length).toBe(before);
+  });
 });

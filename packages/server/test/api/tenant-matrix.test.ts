@@ -71,6 +71,9 @@ beforeAll(async () => {
     poolID: (await server.api.post(`/api/v1/orgs/${a.orgId}/machine-pools`, { name: "p", provider: "local", max_total_machines: 1 }, auth)).body.id,
   });
   ids["poolGrantID"] = (await server.api.post(`${a.base}/machine-pool-grants`, { machine_pool_id: ids["poolID"] }, auth)).body.id;
+  ids["integrationID"] = (await server.api.post(`${a.base}/integrations`, { name: "matrix", integration_kind: "slack_thread" }, auth)).body.id;
+  const thread = { channel_id: "C0123ABC", thread_ts: "1700000000.000100" };
+  ids["subscriptionID"] = (await server.api.post(`${a.base}/integrations/${ids["integrationID"]}/subscriptions`, { agent_id: agentId, conversation: thread }, auth)).body.id;
   // A daemon runtime of A's machine, registered with its daemon token as svcd does.
   const daemonToken = (await server.api.post(`/api/v1/orgs/${a.orgId}/machines/${ids["machineID"]}/daemon-tokens`, { name: "matrix" }, auth)).body.token;
   const registered = await server.api.post("/api/v1/daemon/runtimes", { daemon_instance_id: randomUUID(), daemon_version: "test", processes: [] }, { token: daemonToken });

@@ -2,6 +2,7 @@ import { Type } from "typebox";
 import { Id, IdempotencyKeyHeader, Timestamp } from "../../platform/http/schemas.js";
 import { namedPageQuery, ResourceSort } from "../../platform/http/lists.js";
 import { ExternalActorParams } from "../actors/schemas.js";
+import { LaunchSubscription } from "../integrations/schemas.js";
 
 const strict = { additionalProperties: false } as const;
 export const TAG = "Agents";
@@ -48,6 +49,14 @@ export const CreateAgentRequest = Type.Object(
     profile: Type.Optional(Id("agentProfile")),
     name: Type.Optional(AgentName),
     message: Type.Optional(Type.String({ minLength: 1, description: "An opening message, sent as the first queued input." })),
+    subscriptions: Type.Optional(
+      Type.Array(LaunchSubscription, {
+        maxItems: 16,
+        description:
+          "Integration subscriptions committed with the agent, before its first step (project manage). They derive no config; " +
+          "the same rules as POST …/integrations/{integrationID}/subscriptions apply.",
+      }),
+    ),
   },
   strict,
 );

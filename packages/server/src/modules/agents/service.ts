@@ -25,7 +25,8 @@ import { launchIssues } from "../agent-configs/machines-section.js";
 import type { CreateAgentRequest } from "./schemas.js";
 import { stopCurrentWork, type StopResult } from "../../runtime/stop.js";
 import * as store from "./store.js";
-import { endAgentSubscriptions } from "../integrations/subscriptions-service.js";
+import { attachAtLaunch, endAgentSubscriptions } from "../integrations/subscriptions-service.js";
+import { decodeId } from "../../platform/ids.js";
 
 const CONFIG_SCOPE = "agent_config_change";
 
@@ -71,6 +72,10 @@ export function createAgentsService(deps: AgentsDeps) {
         const bindings = await bindMachines(tx, agent, config.compiledDefinition, (problems) => {
           throw launchIssues(config, problems);
         });
+        for (const [index, attachment] of (body.subscriptions ?? []).entries()) {
+          const integrationId = decodeId("integration", attachment.integration_id);
+          await attachAtLaunch(tx, principal, agent, { integrationId, conversation: attachment.conversation }, `/subscriptions/${index}`);
+        }
         let input: inputs.InputRow | undefined;
         if (message) {
           const actor = await resolveInputActor(tx, principal, orgId, projectId, undefined);

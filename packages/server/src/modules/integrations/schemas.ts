@@ -165,3 +165,8 @@ export const SubscriptionParams = Type.Object({
   integrationID: Id("integration"),
   subscriptionID: Id("integrationSubscription"),
 });
+
+export const LaunchSubscription = Type.Object(
+  { integration_id: Id("integration"), conversation: anyObject("Validated against the integration's capabilities.subscription.conversation_schema.") },
+  strict,
+);

@@ -5,8 +5,8 @@ import type { Principal } from "../../platform/http/auth.js";
 import type { PageRequest } from "../../platform/http/lists.js";
 import { toIssues } from "../../platform/http/validation.js";
 import { newUuid } from "../../platform/ids.js";
-import type { IntegrationKind } from "../../integrations/kind.js";
-import type { IntegrationKinds } from "../../integrations/registry.js";
+import type { IntegrationKindCatalog } from "../../integrations/kind.js";
+import { KIND_CATALOGS, type IntegrationKinds } from "../../integrations/registry.js";
 import { requireProject } from "../orgs/access.js";
 import { invalid } from "./settings.js";
 import { kindOf, requireIntegration } from "./service.js";
@@ -66,7 +66,7 @@ export type SubscriptionsService = ReturnType<typeof createSubscriptionsService>
  */
 async function attach(
   tx: Tx,
-  kind: IntegrationKind,
+  kind: IntegrationKindCatalog,
   integration: store.IntegrationRow,
   input: { agentId: string; conversation: Record<string, unknown> },
   pointer: string,
@@ -118,4 +118,22 @@ export function canonicalJson(value: unknown): string {
 /** For agent archival, inside its transaction: the agent's subscriptions end (an archived agent forwards nothing). */
 export async function endAgentSubscriptions(tx: Tx, agentId: string): Promise<void> {
   await subs.deleteAgentSubscriptions(tx, agentId);
+}
+
+/**
+ * For an agent launch with `subscriptions`, inside its transaction, after the agent row is written: the
+ * same rules as the subscriptions API, problems reported under `pointer` (`/subscriptions/<n>`).
+ */
+export async function attachAtLaunch(
+  tx: Tx,
+  principal: Principal,
+  agent: { orgId: string; projectId: string; id: string },
+  input: { integrationId: string | null; conversation: Record<string, unknown> },
+  pointer: string,
+): Promise<void> {
+  await requireProject(tx, principal, agent.orgId, agent.projectId, "project.manage");
+  // A non-canonical id (null) names no integration, like an unknown one.
+  const integration = input.integrationId === null ? undefined : await store.findIntegration(tx, agent.orgId, agent.projectId, input.integrationId, "update");
+  if (!integration) throw invalid([{ path: `${pointer}/integration_id`, message: "is not an integration of this project" }]);
+  await attach(tx, KIND_CATALOGS[integration.kind]!, integration, { agentId: agent.id, conversation: input.conversation }, pointer);
 }
