@@ -102,7 +102,7 @@ describe("integrations: setup and credentials", () => {
     expect((await server.api.get(path, auth)).body).toEqual(integration);
   });
 
-  it("answers Slack's rate limit as 429 with its Retry-After, and an outage as 424; nothing is saved", async () => {
+  it("answers Slack's rate limit as 429 with its Retry-After, and an outage as 502; nothing is saved", async () => {
     const { p, secretId, path, integration } = await connectable();
     slack.rateLimitNext("auth.test", 17);
     const limited = await server.api.post(`${path}/setup`, { expected_setup_revision: 1, credential_secret_id: secretId }, { token: p.token });
@@ -111,7 +111,7 @@ describe("integrations: setup and credentials", () => {
     expect(limited.headers.get("retry-after")).toBe("17");
     slack.failNext("auth.test", 503);
     const down = await server.api.post(`${path}/setup`, { expected_setup_revision: 1, credential_secret_id: secretId }, { token: p.token });
-    expect(down.status, down.text).toBe(424);
+    expect(down.status, down.text).toBe(502);
     expect(down.body.code).toBe("upstream_unavailable");
     expect((await server.api.get(path, { token: p.token })).body).toEqual(integration);
   });

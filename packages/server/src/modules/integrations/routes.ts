@@ -168,7 +168,7 @@ export function integrationRoutes(app: HttpApp, deps: IntegrationRouteDeps) {
           "the integration was connected to, is a 409. Success sets state active and bumps setup_revision.",
         params: s.IntegrationParams,
         body: s.SetupIntegrationRequest,
-        response: { 200: s.Integration, ...errorResponses(409, 424, 429) },
+        response: { 200: s.Integration, ...errorResponses(409, 429, 502) },
       },
     },
     async (request) => {
@@ -197,7 +197,7 @@ export function integrationRoutes(app: HttpApp, deps: IntegrationRouteDeps) {
           "the provider confirms the same identity (project manage; a user session or personal token). Bumps setup_revision.",
         params: s.IntegrationParams,
         body: s.ReconnectIntegrationRequest,
-        response: { 200: s.Integration, ...errorResponses(409, 424, 429) },
+        response: { 200: s.Integration, ...errorResponses(409, 429, 502) },
       },
     },
     async (request) => integrationView(await setup.reconnect(request.principal!, integrationPath(request.params), request.body.expected_setup_revision)),
