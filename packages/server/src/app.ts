@@ -65,6 +65,8 @@ import { createIntegrationOAuthService } from "./modules/integrations/oauth-serv
 import { integrationCallbackRoutes, integrationRoutes } from "./modules/integrations/routes.js";
 import { createSubscriptionsService } from "./modules/integrations/subscriptions-service.js";
 import { subscriptionRoutes } from "./modules/integrations/subscriptions-routes.js";
+import { createCronTriggerService } from "./modules/cron-triggers/service.js";
+import { cronTriggerRoutes } from "./modules/cron-triggers/routes.js";
 
 export interface App {
   http: HttpApp;
@@ -151,6 +153,7 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
       artifactRoutes(api, { artifacts });
       agentConfigRoutes(api, { agentConfigs: createAgentConfigService({ db }) });
       agentProfileRoutes(api, { agentProfiles: createAgentProfileService({ db }) });
+      cronTriggerRoutes(api, { cronTriggers: createCronTriggerService({ db }) });
       toolCatalogRoutes(api);
       mcpServerRoutes(api, { tools: createMcpToolsService({ db, secrets, oauthTokens: services.oauthTokens, settings: config }), registry: createMcpRegistryService({ db }) });
       integrationRoutes(api, {

@@ -98,6 +98,10 @@ export interface RuntimeConfig {
   readonly mcpCallTimeoutMs: number;
   /** How long a process's machine may stay offline before its run_command call fails as machine_unreachable. */
   readonly machineGraceSeconds: number;
+  /** How often the scheduler looks for due cron trigger firings. */
+  readonly schedulerIntervalMs: number;
+  /** How long a claimed firing stays with the process that claimed it before another may take it over. */
+  readonly schedulerLeaseSeconds: number;
 }
 
 /** Pool machines and the `local` provider (docs/machines.md, "Pools that make machines"). */
@@ -233,6 +237,8 @@ export function loadConfig(env: Env = process.env): Config {
       maintenanceIntervalMs: intVar(env, "SVC_MAINTENANCE_INTERVAL_MS", 15_000, 100, 3_600_000),
       embeddedAnalyzeIntervalMs: intVar(env, "SVC_EMBEDDED_ANALYZE_INTERVAL_MS", 600_000, 0, 86_400_000),
       machineGraceSeconds: intVar(env, "SVC_MACHINE_GRACE_SECONDS", 600, 1, 604_800),
+      schedulerIntervalMs: intVar(env, "SVC_SCHEDULER_INTERVAL_MS", 5_000, 50, 60_000),
+      schedulerLeaseSeconds: intVar(env, "SVC_SCHEDULER_LEASE_SECONDS", 60, 1, 3600),
     }),
     machines: Object.freeze({
       providers: listVar(env, "SVC_MACHINE_PROVIDERS", MACHINE_PROVIDERS),

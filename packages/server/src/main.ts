@@ -11,6 +11,8 @@ import { leaseReaper, skillInstallDeadlines, startAgentWorker } from "./runtime/
 import { unreachableMachines } from "./modules/machines/unreachable.js";
 import { byoBindingsFollowConfig } from "./modules/machines/follow-config.js";
 import { mcpRegistrySync } from "./modules/mcp-servers/registry-sync.js";
+import { createScheduler, startScheduler } from "./modules/cron-triggers/scheduler.js";
+import { cronTargets } from "./modules/cron-triggers/targets.js";
 import { buildServices, type Services } from "./services.js";
 import { startPoolMachines } from "./modules/machines/lifecycle.js";
 import { runBackup, runRestore } from "./backup.js";
@@ -21,7 +23,8 @@ const USAGE = `usage: svc <command>
 commands:
   serve        API, agent worker and maintenance in one process (migrates first)
   api          the HTTP API only
-  worker       the agent loop only: claims agents with work and runs their model calls and tools
+  worker       the agent loop only: claims agents with work and runs their model calls and tools, and
+               fires due cron triggers
   maintenance  housekeeping only (expired runtime leases, sessions, rate-limit windows, device flows,
                unreferenced artifact files)
   migrate      apply database migrations and exit
@@ -118,6 +121,11 @@ async function startServices(command: Command, config: Config, db: Database, log
     const worker = startAgentWorker({ db, services, config, log });
     stops.push(() => worker.stop());
     started.push(`worker (${config.runtime.workerConcurrency} slots)`);
+    // Every worker polls the one schedule in the database; a due firing is claimed by exactly one of them.
+    const scheduler = createScheduler({ db, handlers: cronTargets({ db, artifacts: services.artifacts }), leaseSeconds: config.runtime.schedulerLeaseSeconds, log });
+    const schedulerLoop = startScheduler(scheduler, log, config.runtime.schedulerIntervalMs);
+    stops.push(() => schedulerLoop.stop());
+    started.push("scheduler");
   }
   if (command === "serve" || command === "maintenance") {
     const tasks = [...maintenanceTasks(db, services, config), ...embeddedAnalyzeTask(db, config.runtime.embeddedAnalyzeIntervalMs)];

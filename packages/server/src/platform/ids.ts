@@ -20,6 +20,7 @@ export const ID_PREFIXES = {
   modelGrant: "pmog",
   agentConfig: "acfg",
   agentProfile: "aprf",
+  cronTrigger: "cron",
   agent: "agt",
   actor: "actr",
   agentInput: "ain",

@@ -12,3 +12,4 @@ export * from "./skill-installs.js";
 export * from "./mcp-registry.js";
 export * from "./mcp-oauth.js";
 export * from "./integrations.js";
+export * from "./cron-triggers.js";

@@ -14,7 +14,7 @@ import { clearWakeup } from "../../runtime/wakeups.js";
 import { resolveInputActor } from "../actors/service.js";
 import { compileConfig, findConfig, type AgentConfigRow, type ConfigSource } from "../agent-configs/service.js";
 import { findProfile } from "../agent-profiles/service.js";
-import type { ArtifactsService } from "../artifacts/service.js";
+import type { ArtifactsService, PreparedBlocks } from "../artifacts/service.js";
 import { assertActive, enqueueContentInput } from "../inputs/service.js";
 import * as inputs from "../../runtime/store/inputs.js";
 import { requireProject } from "../orgs/access.js";
@@ -53,36 +53,23 @@ export function createAgentsService(deps: AgentsDeps) {
     try {
       return await db.tx(async (tx) => {
         await requireProject(tx, principal, orgId, projectId, "agent.operate");
-        const profile = body.profile ? await findProfile(tx, orgId, projectId, body.profile) : undefined;
-        if (body.profile && !profile) throw notFound("agent profile");
-        const configId = body.config ?? profile!.currentConfigId;
-        const config = await findConfig(tx, orgId, projectId, configId);
-        if (!config) throw notFound("agent config");
-        const agent = await store.insertAgent(tx, {
-          id: newUuid(),
+        const actor = message ? await resolveInputActor(tx, principal, orgId, projectId, undefined) : undefined;
+        const launched = await launchInTx(tx, deps, {
           orgId,
           projectId,
-          name: body.name ?? profile?.name ?? "",
-          currentConfigId: config.id,
-          agentProfileId: profile?.id ?? null,
-          idempotencyKey: key ?? null,
+          configId: body.config,
+          profileId: body.profile,
+          name: body.name,
+          message: message && body.message !== undefined ? { text: body.message, prepared: message, actorId: actor?.id ?? null } : undefined,
+          key: key ?? null,
+          attach: async (agent) => {
+            for (const [index, attachment] of (body.subscriptions ?? []).entries()) {
+              const integrationId = decodeId("integration", attachment.integration_id);
+              await attachAtLaunch(tx, principal, agent, { integrationId, conversation: attachment.conversation }, `/subscriptions/${index}`);
+            }
+          },
         });
-        // The launch config is event 1, the opening event of turn 1 (reference design-brief.md §3.2).
-        await appendConfigChange(tx, agent, config, `launch:${agent.id}`, "launch");
-        const bindings = await bindMachines(tx, agent, config.compiledDefinition, (problems) => {
-          throw launchIssues(config, problems);
-        });
-        for (const [index, attachment] of (body.subscriptions ?? []).entries()) {
-          const integrationId = decodeId("integration", attachment.integration_id);
-          await attachAtLaunch(tx, principal, agent, { integrationId, conversation: attachment.conversation }, `/subscriptions/${index}`);
-        }
-        let input: inputs.InputRow | undefined;
-        if (message) {
-          const actor = await resolveInputActor(tx, principal, orgId, projectId, undefined);
-          const digest = jsonDigest({ mode: "queued", actor: null, blocks: [{ type: "text", text: body.message }], cancel: false });
-          input = await enqueueContentInput(tx, deps, agent, { deliveryMode: "queued", actorId: actor?.id ?? null, prepared: message, key: null, digest });
-        }
-        return { created: true as const, agent: await store.withModel(tx, agent), config, input, bindings };
+        return { created: true as const, ...launched };
       });
     } catch (err) {
       if (key && isUniqueViolation(err, "agents_project_idempotency_key")) {
@@ -91,55 +78,6 @@ export function createAgentsService(deps: AgentsDeps) {
       }
       throw err;
     }
-  }
-
-  /**
-   * Appends a config change to the current turn while it is still running (`summary` says, read under the
-   * agent lock), or opens a new turn with it (no summary: the launch), in one statement with its input
-   * (resolved as written), the agent's current config and the removal of MCP connections the new config
-   * no longer names. The new config applies from the next model call on.
-   */
-  async function appendConfigChange(tx: Tx, agent: AgentRow, config: AgentConfigRow, key: string | null, digest: string, summary?: TurnProgress) {
-    const eventId = newUuid();
-    const input: inputs.InputRow = {
-      id: newUuid(),
-      orgId: agent.orgId,
-      agentId: agent.id,
-      state: "resolved",
-      inputKind: "config_change",
-      deliveryMode: "immediate",
-      inputRank: 0,
-      actorId: null,
-      controlType: null,
-      interactionId: null,
-      agentConfigId: config.id,
-      idempotencyScope: CONFIG_SCOPE,
-      inputIdempotencyKey: key,
-      requestDigest: digest,
-      contentBlocks: [],
-      queuedAt: new Date(0),
-      admittedEventId: eventId,
-      resolvedAt: null,
-      canceledAt: null,
-    };
-    const joinTurn = summary?.turnId && !turnIsSettled(summary) ? summary.turnId : null;
-    const event = await appendEvent(
-      tx,
-      agent,
-      {
-        id: eventId,
-        turnId: joinTurn ?? newUuid(),
-        kind: "agent_input",
-        agentInputId: input.id,
-        opening: !joinTurn,
-        semantic: !joinTurn,
-        idempotencyKey: `agent_input:${input.id}`,
-        configId: config.id,
-      },
-      { opensTurn: !joinTurn, alongside: [inputs.resolvedInputSql(input), dropMcpConnectionsOutsideSql(agent.id, config.compiledDefinition)] },
-    );
-    // Both times are the statement's clock, as the event's is.
-    return { input: { ...input, queuedAt: event.createdAt, resolvedAt: event.createdAt }, event };
   }
 
   async function changeConfig(
@@ -245,6 +183,104 @@ export function createAgentsService(deps: AgentsDeps) {
 }
 
 export type AgentsService = ReturnType<typeof createAgentsService>;
+
+export interface LaunchInput {
+  orgId: string;
+  projectId: string;
+  /** The config to launch with, or else the profile whose current config to use. */
+  configId?: string;
+  profileId?: string;
+  name?: string;
+  /** The opening message, prepared (`ArtifactsService.prepareContentBlocks`) before the transaction. */
+  message?: { text: string; prepared: PreparedBlocks; actorId: string | null };
+  key: string | null;
+  /** Attaches the launch request's integration subscriptions once the agent exists, inside the launch. */
+  attach?: (agent: AgentRow) => Promise<void>;
+}
+
+/**
+ * Launches an agent inside the caller's transaction, access already checked: the launch route, and a
+ * cron trigger's firing, whose launch commits with the trigger's advance. A missing profile or config
+ * is a 404.
+ */
+export async function launchInTx(tx: Tx, deps: Pick<AgentsDeps, "db" | "artifacts">, input: LaunchInput) {
+  const { orgId, projectId } = input;
+  const profile = input.profileId ? await findProfile(tx, orgId, projectId, input.profileId) : undefined;
+  if (input.profileId && !profile) throw notFound("agent profile");
+  const config = await findConfig(tx, orgId, projectId, input.configId ?? profile!.currentConfigId);
+  if (!config) throw notFound("agent config");
+  const agent = await store.insertAgent(tx, {
+    id: newUuid(),
+    orgId,
+    projectId,
+    name: input.name ?? profile?.name ?? "",
+    currentConfigId: config.id,
+    agentProfileId: profile?.id ?? null,
+    idempotencyKey: input.key,
+  });
+  // The launch config is event 1, the opening event of turn 1 (reference design-brief.md §3.2).
+  await appendConfigChange(tx, agent, config, `launch:${agent.id}`, "launch");
+  const bindings = await bindMachines(tx, agent, config.compiledDefinition, (problems) => {
+    throw launchIssues(config, problems);
+  });
+  await input.attach?.(agent);
+  let opening: inputs.InputRow | undefined;
+  if (input.message) {
+    const { text, prepared, actorId } = input.message;
+    const digest = jsonDigest({ mode: "queued", actor: null, blocks: [{ type: "text", text }], cancel: false });
+    opening = await enqueueContentInput(tx, deps, agent, { deliveryMode: "queued", actorId, prepared, key: null, digest });
+  }
+  return { agent: await store.withModel(tx, agent), config, input: opening, bindings };
+}
+
+/**
+ * Appends a config change to the current turn while it is still running (`summary` says, read under the
+ * agent lock), or opens a new turn with it (no summary: the launch), in one statement with its input
+ * (resolved as written), the agent's current config and the removal of MCP connections the new config
+ * no longer names. The new config applies from the next model call on.
+ */
+async function appendConfigChange(tx: Tx, agent: AgentRow, config: AgentConfigRow, key: string | null, digest: string, summary?: TurnProgress) {
+  const eventId = newUuid();
+  const input: inputs.InputRow = {
+    id: newUuid(),
+    orgId: agent.orgId,
+    agentId: agent.id,
+    state: "resolved",
+    inputKind: "config_change",
+    deliveryMode: "immediate",
+    inputRank: 0,
+    actorId: null,
+    controlType: null,
+    interactionId: null,
+    agentConfigId: config.id,
+    idempotencyScope: CONFIG_SCOPE,
+    inputIdempotencyKey: key,
+    requestDigest: digest,
+    contentBlocks: [],
+    queuedAt: new Date(0),
+    admittedEventId: eventId,
+    resolvedAt: null,
+    canceledAt: null,
+  };
+  const joinTurn = summary?.turnId && !turnIsSettled(summary) ? summary.turnId : null;
+  const event = await appendEvent(
+    tx,
+    agent,
+    {
+      id: eventId,
+      turnId: joinTurn ?? newUuid(),
+      kind: "agent_input",
+      agentInputId: input.id,
+      opening: !joinTurn,
+      semantic: !joinTurn,
+      idempotencyKey: `agent_input:${input.id}`,
+      configId: config.id,
+    },
+    { opensTurn: !joinTurn, alongside: [inputs.resolvedInputSql(input), dropMcpConnectionsOutsideSql(agent.id, config.compiledDefinition)] },
+  );
+  // Both times are the statement's clock, as the event's is.
+  return { input: { ...input, queuedAt: event.createdAt, resolvedAt: event.createdAt }, event };
+}
 
 /**
  * For the org overview, inside its transaction: the most recently updated active agents among

@@ -1,0 +1,50 @@
+import type { Database, Tx } from "../../platform/db/index.js";
+import { AppError } from "../../platform/errors.js";
+import { jsonDigest } from "../../platform/json.js";
+import { lockAgent } from "../../runtime/store/journal.js";
+import { launchInTx } from "../agents/service.js";
+import type { ArtifactsService } from "../artifacts/service.js";
+import { enqueueContentInput } from "../inputs/service.js";
+import { FiringFailure, type Firing, type FiringHandler } from "./scheduler.js";
+
+/**
+ * What a cron trigger's firing does, by target type: sends the message to an agent as a queued input,
+ * or launches an agent from a profile's current config with it. Both go through the inputs and agents
+ * modules' own functions, inside the firing's transaction, so the effect commits with the advance.
+ */
+export function cronTargets(deps: { db: Database; artifacts: ArtifactsService }): Record<string, FiringHandler> {
+  // A text block is checked in memory: nothing is uploaded, so this may run inside the transaction.
+  const prepare = (text: string) => deps.artifacts.prepareContentBlocks([{ type: "text", text }], new Set(["text"]));
+
+  return {
+    agent: {
+      async fire(tx: Tx, { trigger, message }: Firing) {
+        const agent = await lockAgent(tx, trigger.agentId!);
+        // The agent row outlives archiving; only its project's deletion removes it, and the trigger with it.
+        if (!agent || agent.state !== "active") throw new FiringFailure("the target agent is archived; the trigger was disabled", false);
+        const digest = jsonDigest({ mode: "queued", actor: null, blocks: [{ type: "text", text: message }], cancel: false });
+        await enqueueContentInput(tx, deps, agent, { deliveryMode: "queued", actorId: null, prepared: await prepare(message), key: null, digest });
+      },
+    },
+    profile: {
+      async fire(tx: Tx, { trigger, message }: Firing) {
+        try {
+          await launchInTx(tx, deps, {
+            orgId: trigger.orgId,
+            projectId: trigger.projectId,
+            profileId: trigger.agentProfileId!,
+            message: { text: message, prepared: await prepare(message), actorId: null },
+            key: null,
+          });
+        } catch (err) {
+          if (err instanceof AppError && err.code === "not_found") {
+            throw new FiringFailure(`the target ${err.message.replace(/ not found$/, "")} was deleted; the trigger was disabled`, false);
+          }
+          // Anything else the launch refuses (a machine the config names is offline…) may pass: retry later.
+          if (err instanceof AppError) throw new FiringFailure(`the agent could not be launched: ${err.message}`, true);
+          throw err;
+        }
+      },
+    },
+  };
+}
