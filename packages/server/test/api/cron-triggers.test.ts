@@ -6,6 +6,8 @@ import { agentProject, yamlConfig, type AgentProject } from "../support/agents.j
 import { createConfig, launch } from "../support/agent-loop.js";
 import { useTestServer } from "../support/server.js";
 import { ISO } from "./models-fixtures.js";
+import { sql } from "drizzle-orm";
+import { decodeId } from "../../src/platform/ids.js";
 
 /*
  * Cron triggers through HTTP, and the scheduler's one entry point (`runDue(now)`) called with the instants
@@ -248,5 +250,23 @@ describe("cron triggers", () => {
     // Enabling it again schedules it; creating one for the archived agent is refused.
     const again = await createTrigger(p, { name: "Ping", target: { type: "agent", agent_id: agentId }, cron: "0 * * * *", message_template: "ping" });
     expect(again.status).toBe(409);
+  });
+
+  it("holds at most 1,000 triggers a project", async () => {
+    const { p, agentId } = await agentWithProject();
+    const [org, project, agent] = [decodeId("org", p.orgId), decodeId("project", p.projectId), decodeId("agent", agentId)];
+    // 999 disabled triggers written directly: a thousand creations through HTTP would only make the test slow.
+    await server.db.write.execute(sql`
+      INSERT INTO cron_triggers (id, org_id, project_id, name, target_kind, agent_id, cron, timezone, message_template, enabled, request_digest)
+      SELECT gen_random_uuid(), ${org}, ${project}, 'bulk ' || n, 'agent', ${agent}, '0 9 * * *', 'UTC', 'hi', false, ''
+      FROM generate_series(1, 999) AS n`);
+    const body = { name: "One more", target: { type: "agent", agent_id: agentId }, cron: "0 9 * * *", message_template: "hi", enabled: false };
+    expect((await createTrigger(p, body)).status).toBe(201);
+    const over = await createTrigger(p, body);
+    expect(over.status, over.text).toBe(409);
+    expect(over.body).toMatchObject({ code: "conflict", error: expect.stringContaining("1000") });
+    const page = await server.api.get(`${p.base}/cron-triggers?limit=100`, { token: p.token });
+    expect(page.body.data).toHaveLength(100);
+    expect(page.body.next_cursor).toEqual(expect.any(String));
   });
 });
