@@ -56,6 +56,7 @@ beforeAll(async () => {
     agentConfigID: configId,
     inputID: inputId,
     agentProfileID: profile.body.id ?? profile.body.profile?.id,
+    cronTriggerID: (await server.api.post(`${a.base}/cron-triggers`, { name: "c", target: { type: "agent", agent_id: agentId }, cron: "0 9 * * *", message_template: "hi" }, auth)).body.id,
     keyID: key.key?.id,
     invitationID: invitation.body.id ?? invitation.body.invitation?.id,
     turnID: events.data[0].turn_id,
