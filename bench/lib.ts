@@ -108,7 +108,7 @@ export async function startBenchServer(kind: DbKind, env: Record<string, string>
   };
   const app = await buildApp({ config, db, logger: false });
   const url = await app.http.listen({ host: "127.0.0.1", port: 0 });
-  const quiet = { warn: () => {}, error: (o: unknown) => console.error("worker error", o) };
+  const quiet = { info: () => {}, warn: () => {}, error: (o: unknown) => console.error("worker error", o) };
   Object.assign(server, {
     kind,
     url,

@@ -92,6 +92,12 @@ export interface RuntimeConfig {
   readonly maintenanceIntervalMs: number;
   /** How often maintenance runs ANALYZE on the embedded database (PGlite has no autovacuum); 0: never. */
   readonly embeddedAnalyzeIntervalMs: number;
+  /**
+   * How long a model provider may take to start answering a call (its response headers) before the attempt
+   * fails as a retryable timeout. A provider that accepts the connection and never answers is caught here,
+   * long before the provider config's `request_timeout_ms`, which bounds the whole streamed answer.
+   */
+  readonly modelResponseTimeoutMs: number;
   /** Deadline for initializing an MCP server and listing its tools. */
   readonly mcpConnectTimeoutMs: number;
   /** Deadline for one MCP tool call. */
@@ -232,6 +238,7 @@ export function loadConfig(env: Env = process.env): Config {
       workerConcurrency: intVar(env, "SVC_WORKER_CONCURRENCY", 16, 1, 1024),
       leaseSeconds: intVar(env, "SVC_RUNTIME_LEASE_SECONDS", 90, 1, 1800),
       pollMs: intVar(env, "SVC_WORKER_POLL_MS", 1000, 10, 60_000),
+      modelResponseTimeoutMs: intVar(env, "SVC_MODEL_RESPONSE_TIMEOUT_MS", 60_000, 100, 3_600_000),
       mcpConnectTimeoutMs: intVar(env, "SVC_MCP_CONNECT_TIMEOUT_MS", 30_000, 100, 300_000),
       mcpCallTimeoutMs: intVar(env, "SVC_MCP_CALL_TIMEOUT_MS", 300_000, 100, 3_600_000),
       maintenanceIntervalMs: intVar(env, "SVC_MAINTENANCE_INTERVAL_MS", 15_000, 100, 3_600_000),

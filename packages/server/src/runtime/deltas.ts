@@ -15,6 +15,8 @@ const isTextual = (event: PublicDelta): event is TextualDelta => "delta" in even
 const FLUSH_MS = 50;
 /** Deltas waiting to be published beyond this are merged harder; previews may be lossy, never the record. */
 const BUFFER_LIMIT = 256;
+/** Even escaped to six bytes apiece (JSON's \uXXXX), this many characters fit a notification's payload. */
+const MAX_ERROR_CHARS = Math.floor(MAX_SIGNAL_PAYLOAD / 8);
 
 /**
  * Publishes a model call's live preview as `model_output_delta` envelopes (reference design-brief.md §3.4 step 7).
@@ -51,8 +53,10 @@ export class DeltaPublisher {
     this.add({ kind: "message_stop", stop: { reason: result.stopReason, usage } });
   }
 
-  fail(err: unknown): void {
-    this.add({ kind: "error", error: { message: (err as Error)?.message ?? "the model call failed" } });
+  /** The call failed; a long message is cut so that its envelope fits one notification. */
+  fail(message: string): void {
+    const fitting = message.length > MAX_ERROR_CHARS ? `${message.slice(0, MAX_ERROR_CHARS)}…` : message;
+    this.add({ kind: "error", error: { message: fitting } });
   }
 
   /** Publishes what is pending in the background (best effort: failures are dropped). */

@@ -16,7 +16,7 @@ import { startWorker, type WorkerLog } from "./worker.js";
 export function startAgentWorker(options: { db: Database; services: Pick<Services, "signals" | "runAccess" | "artifacts" | "secrets" | "oauthTokens" | "skills" | "metrics" | "agentMachines">; config: Config; log: WorkerLog; models?: ModelClient }) {
   const { db, services, config } = options;
   const guardedFetch = createGuardedFetch(config);
-  const models = tracedModelClient(storableModelClient(options.models ?? createModelClient({ fetch: guardedFetch })));
+  const models = tracedModelClient(storableModelClient(options.models ?? createModelClient({ fetch: guardedFetch, responseTimeoutMs: config.runtime.modelResponseTimeoutMs })));
   const mcpClient = createAgentMcpClient(config);
   return startWorker(
     {

@@ -18,7 +18,7 @@ import { skillCatalog } from "./skills.js";
 import { DeltaPublisher } from "./deltas.js";
 import type { ContextRow } from "./frontier.js";
 import { ModelError, type ModelClient, type ModelMessage, type ModelRequest, type ModelResult } from "./models/types.js";
-import { recordCompactionNeeded, recordFailure, type Failure } from "./outcomes.js";
+import { failureWithPlan, recordCompactionNeeded, recordFailure, retryDelayMs, type Failure } from "./outcomes.js";
 import type { AgentSignals } from "./signals.js";
 import type { AdmittedInput } from "./store/claim.js";
 import { recordReply, type ModelReply, type NewToolCall } from "./store/record.js";
@@ -55,37 +55,76 @@ export interface ModelStep {
 
 type Outcome =
   | { kind: "result"; result: ModelResult; definition: AgentDefinition; tools: ToolDefinition[]; toolCallIds: Map<string, string>; deltas: unknown[] }
-  | { kind: "checkpoint"; summary: string; through: number }
-  | { kind: "compact"; message: string }
-  | { kind: "failure"; failure: Failure };
+  | Unrecorded;
+
+/** Outcomes other than a well-formed reply, which the general recorders write. */
+type Unrecorded = { kind: "checkpoint"; summary: string; through: number } | { kind: "compact"; message: string } | { kind: "failure"; failure: Failure };
+
+/** A result that asked to use tools but named none. */
+const MALFORMED: Unrecorded = { kind: "failure", failure: { kind: "invalid_response", message: "the model asked to use tools but named none", retryable: true } };
+
+/** What came of a model step, for the worker's log. */
+export type ModelStepReport =
+  | { outcome: "reply"; stopReason: string; toolCalls: number }
+  | { outcome: "retry"; failure: Failure; message: string; retryInMs: number }
+  | { outcome: "failed"; failure: Failure; message: string }
+  | { outcome: "compaction_needed" | "checkpoint" }
+  /** Nothing recorded: the step lost its runtime lock or its context (canceled, or reaped). */
+  | { outcome: "dropped" };
 
 /**
  * Runs one claimed model call outside any transaction, then records what came of it in one. Nothing
  * is recorded when the step lost its runtime lock or its context meanwhile (canceled, or reaped after
- * its lease ran out): whoever took them over decides.
+ * its lease ran out): whoever took them over decides. A failure is also a live `error` preview saying
+ * what svc does next, sent with the record's own statement.
  */
-export async function runModelStep(deps: StepDeps, step: ModelStep, signal: AbortSignal): Promise<void> {
-  const outcome = await callModel(deps, step, signal).catch(
+export async function runModelStep(deps: StepDeps, step: ModelStep, signal: AbortSignal): Promise<ModelStepReport> {
+  const publisher = new DeltaPublisher(deps.signals, step.agentId, {
+    turnId: encodeId("turn", step.context.turnId),
+    contextId: encodeId("modelCallContext", step.context.id),
+    sourceSequence: step.context.inputEventSequence,
+  });
+  const called = await callModel(deps, step, signal, publisher).catch(
     (err: unknown): Outcome => ({ kind: "failure", failure: signal.aborted ? interrupted(signal) : asFailure(err) }),
   );
-  const reply = outcome.kind === "result" ? replyOf(outcome) : undefined;
-  trace.getActiveSpan()?.setAttributes(outcomeAttributes(outcome, reply));
-  let event: Awaited<ReturnType<typeof recordReply>>;
+  const reply = called.kind === "result" ? replyOf(called) : undefined;
+  trace.getActiveSpan()?.setAttributes(outcomeAttributes(called, reply));
   try {
-    event = await inSpan("agent.record", {}, () =>
-      deps.db.tx(async (tx) => {
-        const agent = await lockAgent(tx, step.agentId);
-        if (!agent) return null;
-        if (reply) return tx.commitWith(() => recordReply(tx, agent, step, reply));
-        await recordOtherwise(tx, agent, step, outcome);
-        return null;
-      }),
-    );
+    if (reply) return await keepReply(deps, step, reply);
+    return await keepOtherwise(deps, step, called.kind === "result" ? MALFORMED : called, publisher);
   } catch (err) {
     await recordUnstorable(deps, step, err);
     throw err;
   }
-  if (event && reply) deps.caches.conversations.appendRecorded(step.agentId, event.sequence, outputFacts(reply), reply.calls);
+}
+
+async function keepReply(deps: StepDeps, step: ModelStep, reply: ModelReply): Promise<ModelStepReport> {
+  const event = await inSpan("agent.record", {}, () =>
+    deps.db.tx(async (tx) => {
+      const agent = await lockAgent(tx, step.agentId);
+      return agent ? tx.commitWith(() => recordReply(tx, agent, step, reply)) : null;
+    }),
+  );
+  if (!event) return { outcome: "dropped" };
+  deps.caches.conversations.appendRecorded(step.agentId, event.sequence, outputFacts(reply), reply.calls);
+  return { outcome: "reply", stopReason: reply.stopReason, toolCalls: reply.calls.length };
+}
+
+async function keepOtherwise(deps: StepDeps, step: ModelStep, outcome: Unrecorded, publisher: DeltaPublisher): Promise<ModelStepReport> {
+  const message = outcome.kind === "failure" ? failureWithPlan(step.context, outcome.failure) : undefined;
+  if (message !== undefined) publisher.fail(message);
+  const previews = message !== undefined ? publisher.drain() : [];
+  const kept = await inSpan("agent.record", {}, () =>
+    deps.db.tx(async (tx) => {
+      const agent = await lockAgent(tx, step.agentId);
+      return agent ? recordOtherwise(tx, agent, step, outcome, previews) : false;
+    }),
+  );
+  if (!kept) return { outcome: "dropped" };
+  if (outcome.kind !== "failure") return { outcome: outcome.kind === "compact" ? "compaction_needed" : "checkpoint" };
+  const retryInMs = retryDelayMs(step.context, outcome.failure);
+  const failure = { failure: outcome.failure, message: message! };
+  return retryInMs === undefined ? { outcome: "failed", ...failure } : { outcome: "retry", ...failure, retryInMs };
 }
 
 /** What the step's trace says came of the call: the outcome's kind, and a failure's kind; never its message. */
@@ -110,16 +149,21 @@ async function recordUnstorable(deps: StepDeps, step: ModelStep, err: unknown): 
     .catch(() => undefined);
 }
 
-/** Outcomes other than a well-formed reply: the lock and context are checked, then the general recorders run. */
-async function recordOtherwise(tx: Tx, agent: AgentRow, step: ModelStep, outcome: Outcome): Promise<void> {
+/**
+ * Outcomes other than a well-formed reply: the lock and context are checked, then the general recorders
+ * run. Whether it was recorded; the `previews` go out with the wakeup only then.
+ */
+async function recordOtherwise(tx: Tx, agent: AgentRow, step: ModelStep, outcome: Unrecorded, previews: unknown[] = []): Promise<boolean> {
   const [context] = await tx.select().from(modelCallContexts).where(eq(modelCallContexts.id, step.context.id));
   const [lock] = await tx.select().from(agentRuntimeLocks).where(eq(agentRuntimeLocks.id, step.lockId));
-  if (context?.state === "started" && lock) await record(tx, agent, context, outcome);
+  const kept = context?.state === "started" && lock !== undefined;
+  if (kept) await record(tx, agent, context, outcome);
   if (lock) await tx.delete(agentRuntimeLocks).where(eq(agentRuntimeLocks.id, step.lockId));
-  await markWakeup(tx, agent.id, "model_step_done");
+  await markWakeup(tx, agent.id, "model_step_done", kept ? previews : []);
+  return kept;
 }
 
-async function callModel(deps: StepDeps, step: ModelStep, signal: AbortSignal): Promise<Outcome> {
+async function callModel(deps: StepDeps, step: ModelStep, signal: AbortSignal, publisher: DeltaPublisher): Promise<Outcome> {
   const { context } = step;
   const { caches } = deps;
   const definition = await caches.definitions.get(deps.db.read, context.agentConfigId);
@@ -159,20 +203,15 @@ async function callModel(deps: StepDeps, step: ModelStep, signal: AbortSignal): 
   const system = [definition.instruction, ...skillCatalog(definition), ...mcp.notes].join("\n\n");
   const estimate = estimateTokens(system) + estimateTokens(JSON.stringify(tools)) + conversation.items.reduce((sum, i) => sum + i.tokens, 0);
   if (estimate > usable) return { kind: "compact", message: `estimated ${estimate} input tokens exceed the usable window of ${usable}` };
-  const publisher = new DeltaPublisher(deps.signals, step.agentId, {
-    turnId: encodeId("turn", context.turnId),
-    contextId: encodeId("modelCallContext", context.id),
-    sourceSequence: context.inputEventSequence,
-  });
   try {
     const result = await deps.models.stream({ ...base, system, messages, tools }, (delta) => publisher.push(delta));
     publisher.stop(result);
     return { kind: "result", result, definition, tools: offered, toolCallIds: publisher.toolCallIds, deltas: publisher.drain() };
   } catch (err) {
-    publisher.fail(err);
+    if (!(err instanceof ModelError && err.kind === "context_overflow")) throw err;
+    publisher.fail(err.message);
     publisher.publishPending();
-    if (err instanceof ModelError && err.kind === "context_overflow") return { kind: "compact", message: err.message };
-    throw err;
+    return { kind: "compact", message: err.message };
   }
 }
 
@@ -188,7 +227,7 @@ function asFailure(err: unknown): Failure {
   return { kind: "runtime", message: storableText(`the model call failed inside svc: ${(err as Error)?.message ?? String(err)}`), retryable: true };
 }
 
-async function record(tx: Tx, agent: AgentRow, context: ContextRow, outcome: Outcome): Promise<void> {
+async function record(tx: Tx, agent: AgentRow, context: ContextRow, outcome: Unrecorded): Promise<void> {
   if (outcome.kind === "failure") {
     await recordFailure(tx, agent, context, outcome.failure);
     return;
@@ -197,17 +236,12 @@ async function record(tx: Tx, agent: AgentRow, context: ContextRow, outcome: Out
     await recordCompactionNeeded(tx, agent, context, outcome.message);
     return;
   }
-  if (outcome.kind === "checkpoint") {
-    const [checkpoint] = await tx
-      .insert(contextCheckpoints)
-      .values({ id: newUuid(), agentId: agent.id, modelCallContextId: context.id, summarizedThroughEventSequence: outcome.through, summary: outcome.summary })
-      .returning();
-    await appendEvent(tx, agent, { turnId: context.turnId, kind: "context_checkpoint", contextCheckpointId: checkpoint!.id, semantic: false });
-    await succeed(tx, context, undefined);
-    return;
-  }
-  // A result comes here only when it was malformed: a well-formed one was recorded by recordReply.
-  await recordFailure(tx, agent, context, { kind: "invalid_response", message: "the model asked to use tools but named none", retryable: true });
+  const [checkpoint] = await tx
+    .insert(contextCheckpoints)
+    .values({ id: newUuid(), agentId: agent.id, modelCallContextId: context.id, summarizedThroughEventSequence: outcome.through, summary: outcome.summary })
+    .returning();
+  await appendEvent(tx, agent, { turnId: context.turnId, kind: "context_checkpoint", contextCheckpointId: checkpoint!.id, semantic: false });
+  await succeed(tx, context, undefined);
 }
 
 /**

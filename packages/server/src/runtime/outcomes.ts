@@ -31,6 +31,28 @@ export interface Failure {
 }
 
 /**
+ * How long svc waits before the next attempt after this failure, or undefined when it makes none: the
+ * failure is not retryable, or this was the last attempt. The provider's Retry-After wins when longer.
+ */
+export function retryDelayMs(context: Pick<ContextRow, "id" | "attemptNumber">, failure: Failure): number | undefined {
+  if (!failure.retryable || context.attemptNumber >= MAX_MODEL_ATTEMPTS) return undefined;
+  return Math.max(backoffMs(context.id, context.attemptNumber), failure.retryAfterMs ?? 0);
+}
+
+/** The failure as people read it in the live timeline and the log: what failed, which attempt, what svc does next. */
+export function failureWithPlan(context: Pick<ContextRow, "id" | "attemptNumber">, failure: Failure): string {
+  const delay = retryDelayMs(context, failure);
+  const attempt = `attempt ${context.attemptNumber} of ${MAX_MODEL_ATTEMPTS}`;
+  const next =
+    delay !== undefined
+      ? `svc tries again in ${(delay / 1000).toFixed(1)} s`
+      : failure.retryable
+        ? "no attempts are left, so the turn ends with this error"
+        : "svc does not retry this kind of failure, so the turn ends with this error";
+  return `${failure.message} (${attempt}; ${next})`;
+}
+
+/**
  * Records a failed model attempt. Retryable failures within the attempt budget become a durable retry
  * (`retry_at`, honouring the provider's Retry-After); others are terminal: a `model_output` with stop
  * reason `error` and the message as an `error` block, which ends the turn and stays in the history
@@ -38,8 +60,8 @@ export interface Failure {
  */
 export async function recordFailure(tx: Tx, agent: AgentRow, context: ContextRow, failure: Failure): Promise<"retry" | "terminal"> {
   const base = { state: "failed", errorKind: failure.kind, errorMessage: failure.message, completedAt: dbNow, runtimeLockId: null };
-  if (failure.retryable && context.attemptNumber < MAX_MODEL_ATTEMPTS) {
-    const delay = Math.max(backoffMs(context.id, context.attemptNumber), failure.retryAfterMs ?? 0);
+  const delay = retryDelayMs(context, failure);
+  if (delay !== undefined) {
     // The retry time is the database's clock plus the delay: every process compares it with that clock.
     const retryAt = sql`${dbNow} + make_interval(secs => ${delay / 1000})`;
     const [retry] = await tx

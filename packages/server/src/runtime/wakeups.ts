@@ -7,9 +7,11 @@ import { notifyIn } from "./signals.js";
 /**
  * The work queue (reference design-brief.md §3.1). Producers mark an agent ready; an earlier time always wins, so a
  * retry scheduled for later never delays work that is ready now. The worker decides what the work is.
+ * `deltas` are live-preview envelopes published with the wakeup, on commit.
  */
-export async function markWakeup(tx: Tx, agentId: string, reason: string): Promise<void> {
-  await tx.execute(sql`WITH woken AS (${wakeupUpsert(agentId, reason)}) SELECT ${notifyIn.wakeup(agentId)} FROM woken`);
+export async function markWakeup(tx: Tx, agentId: string, reason: string, deltas: unknown[] = []): Promise<void> {
+  const previews = deltas.length > 0 ? sql`, ${notifyIn.deltas(agentId, deltas)}` : sql``;
+  await tx.execute(sql`WITH woken AS (${wakeupUpsert(agentId, reason)}) SELECT ${notifyIn.wakeup(agentId)}${previews} FROM woken`);
 }
 
 /**

@@ -6,6 +6,9 @@ import { runModelStep, type StepDeps } from "./model-step.js";
 import { traceStep, type ClaimTime } from "./step-trace.js";
 import { renewLease } from "./store/lease.js";
 import { runToolStep } from "./tool-step.js";
+import { modelStepFinished, stepStarted, toolStepFinished, type WorkerLog } from "./step-log.js";
+
+export type { WorkerLog } from "./step-log.js";
 
 export interface WorkerOptions {
   /** Steps (model calls or batches of MCP calls) run at once by this process. */
@@ -14,11 +17,6 @@ export interface WorkerOptions {
   /** Upper bound on how long idle slots wait before one looks again when no hint arrives. */
   pollMs: number;
   metrics?: Pick<Metrics, "steps" | "stepDuration" | "claimDuration">;
-}
-
-export interface WorkerLog {
-  warn(obj: unknown, msg: string): void;
-  error(obj: unknown, msg: string): void;
 }
 
 /**
@@ -98,8 +96,16 @@ export function startWorker(deps: StepDeps, options: WorkerOptions, log: WorkerL
     const renewal = setInterval(() => void renew(step, controller), (options.leaseSeconds * 1000) / 3);
     const timer = options.metrics?.stepDuration.startTimer({ kind: step.kind });
     let outcome = "done";
+    const started = performance.now();
+    stepStarted(log, step);
     try {
-      await traceStep(step, claimed, () => (step.kind === "model" ? runModelStep(deps, step, controller.signal) : runToolStep(deps, step, controller.signal)));
+      await traceStep(step, claimed, async () => {
+        if (step.kind === "model") modelStepFinished(log, step, await runModelStep(deps, step, controller.signal), performance.now() - started);
+        else {
+          await runToolStep(deps, step, controller.signal);
+          toolStepFinished(log, step, performance.now() - started);
+        }
+      });
     } catch (err) {
       outcome = "error";
       // The lease runs out and maintenance turns the work into a retry; nothing is lost. The cached

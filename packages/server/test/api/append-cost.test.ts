@@ -63,7 +63,7 @@ describe("the cost of an append", () => {
     // Asked for by the message, not by a script: the worker also answers the agents of the tests above.
     const agentId = await launch(server.api, project, await createConfig(server.api, project, yamlConfig(project, tools)), "call tool lookup {}");
     const calls = `${project.base}/agents/${agentId}/tool-calls`;
-    const worker = startAgentWorker({ db: server.db, services: server.app.services, config: server.config, log: { warn: () => {}, error: () => {} } });
+    const worker = startAgentWorker({ db: server.db, services: server.app.services, config: server.config, log: { info: () => {}, warn: () => {}, error: () => {} } });
     const ready = await eventually(
       async () => (await server.api.get(`${calls}?state=ready`, { token: project.token })).body.data,
       (list: Array<{ id: string }>) => list.length === 1,

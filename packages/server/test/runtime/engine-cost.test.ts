@@ -15,7 +15,7 @@ import { countStatements, type StatementCount } from "../support/statements.js";
 const server = useTestServer({ SVC_WORKER_CONCURRENCY: "1", SVC_WORKER_POLL_MS: "60000" });
 const provider = useFakeProvider();
 
-const quiet = { warn: () => {}, error: () => {} };
+const quiet = { info: () => {}, warn: () => {}, error: () => {} };
 
 /** Queues `inputs` on a new agent with no worker running, then counts everything one worker does to answer them. */
 async function costOf(project: AgentProject, configId: string, inputs: number): Promise<StatementCount> {

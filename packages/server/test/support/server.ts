@@ -70,7 +70,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
   const { db, drop, databaseUrl, pglite } = await cloneDatabase();
   const app = await buildApp({ config, db, logger: false });
   const address = await app.http.listen({ host: "127.0.0.1", port: 0 });
-  const quiet = { warn: () => {}, error: () => {} };
+  const quiet = { info: () => {}, warn: () => {}, error: () => {} };
   const worker = options.worker ? startAgentWorker({ db, services: app.services, config, log: quiet }) : undefined;
   const maintenance = options.worker ? startMaintenance([leaseReaper(db, app.services), unreachableMachines(db, config), byoBindingsFollowConfig(db), skillInstallDeadlines(db, app.services)], quiet as never, config.runtime.maintenanceIntervalMs) : undefined;
   const poolMachines = options.poolMachines ? await startPoolMachines({ db, config, log: options.poolLog ?? { warn: () => {}, error: () => {}, debug: () => {} }, url: address }) : undefined;

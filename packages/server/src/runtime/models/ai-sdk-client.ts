@@ -18,6 +18,11 @@ import {
 export interface ModelClientOptions {
   /** Transport override (tests, proxies). Defaults to the global fetch. */
   fetch?: typeof fetch;
+  /**
+   * How long the provider may take to answer with its response headers; unset leaves only the call's
+   * whole deadline (`timeoutMs`). A retryable `timeout` when it passes.
+   */
+  responseTimeoutMs?: number;
 }
 
 export const DEFAULT_ENDPOINT_PATHS: Record<ModelApiFormat, string> = {
@@ -34,14 +39,16 @@ export const DEFAULT_ENDPOINT_PATHS: Record<ModelApiFormat, string> = {
  */
 export function createModelClient(options: ModelClientOptions = {}): ModelClient {
   const transport = options.fetch ?? globalThis.fetch;
-  return { stream: (request, onDelta) => streamModel(request, onDelta, transport) };
+  return { stream: (request, onDelta) => streamModel(request, onDelta, transport, options.responseTimeoutMs) };
 }
 
-async function streamModel(request: ModelRequest, onDelta: (delta: ModelDelta) => void, transport: typeof fetch): Promise<ModelResult> {
+async function streamModel(request: ModelRequest, onDelta: (delta: ModelDelta) => void, transport: typeof fetch, responseTimeoutMs: number | undefined): Promise<ModelResult> {
   if (request.signal?.aborted) throw canceled(request.signal.reason);
   const deadline = AbortSignal.timeout(request.timeoutMs);
   const stopper = new AbortController();
-  const signal = AbortSignal.any(request.signal ? [request.signal, deadline, stopper.signal] : [deadline, stopper.signal]);
+  const unanswered = new AbortController();
+  const signal = AbortSignal.any([...(request.signal ? [request.signal] : []), deadline, stopper.signal, unanswered.signal]);
+  const answerWithin = responseTimeoutMs !== undefined && responseTimeoutMs < request.timeoutMs ? { ms: responseTimeoutMs, unanswered } : undefined;
 
   let callerError: { error: unknown } | undefined;
   const collector = new StreamCollector((delta) => {
@@ -60,7 +67,7 @@ async function streamModel(request: ModelRequest, onDelta: (delta: ModelDelta) =
 
   try {
     const tools = toProviderTools(request.tools);
-    const { stream } = await languageModel(request, transport).doStream({
+    const { stream } = await languageModel(request, answerWithin ? answeredWithin(transport, answerWithin.ms, unanswered) : transport).doStream({
       prompt: toProviderPrompt(request),
       ...(tools.length === 0 ? {} : { tools, toolChoice: { type: "auto" } }),
       ...(request.maxOutputTokens === undefined ? {} : { maxOutputTokens: request.maxOutputTokens }),
@@ -123,6 +130,7 @@ async function streamModel(request: ModelRequest, onDelta: (delta: ModelDelta) =
 
   if (callerError) throw callerError.error;
   if (request.signal?.aborted) throw canceled(request.signal.reason);
+  if (unanswered.signal.aborted) throw unansweredWithin(answerWithin!.ms);
   if (deadline.aborted) throw timedOut(request.timeoutMs);
   if (failure !== undefined) throw classifyError(failure);
   if (finish === undefined) {
@@ -190,6 +198,22 @@ function formatWarning(warning: SharedV3Warning): string {
 
 function canceled(reason: unknown): ModelError {
   return new ModelError({ kind: "canceled", message: "the model call was canceled", retryable: false, cause: reason });
+}
+
+/** The transport, aborting the call through `unanswered` when a request's response headers take longer than `ms`. */
+function answeredWithin(transport: typeof fetch, ms: number, unanswered: AbortController): typeof fetch {
+  return async (input, init) => {
+    const timer = setTimeout(() => unanswered.abort(new Error("the provider did not answer in time")), ms);
+    try {
+      return await transport(input, init);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+}
+
+function unansweredWithin(ms: number): ModelError {
+  return new ModelError({ kind: "timeout", message: `the provider did not start answering within ${ms} ms (SVC_MODEL_RESPONSE_TIMEOUT_MS)`, retryable: true });
 }
 
 function timedOut(timeoutMs: number): ModelError {

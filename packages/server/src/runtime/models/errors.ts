@@ -71,7 +71,8 @@ function fromApiCallError(error: APICallError): ModelError {
   if (error.statusCode === undefined) {
     return new ModelError({
       kind: error.isRetryable ? "network" : "server",
-      message,
+      // The SDK says "Cannot connect to API: <the socket's error>"; the socket's error is what helps.
+      message: error.isRetryable ? `connection to the provider failed: ${message.replace(/^Cannot connect to API: /, "")}` : message,
       retryable: true,
       ...(requestId === undefined ? {} : { providerRequestId: requestId }),
       cause: error,
