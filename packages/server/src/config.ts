@@ -312,6 +312,106 @@ function blobConfig(env: Env, dataDir: string): BlobConfig {
   });
 }
 
+/**
+ * Every `SVC_*` variable svc reads, here or in `svcd` (whose own settings may share a shell with svc's), so
+ * that a misspelt one is named at start rather than silently ignored. A test keeps it equal to the names
+ * this file reads.
+ */
+export const KNOWN_SETTINGS: readonly string[] = [
+  "SVC_ALLOW_PRIVATE_NETWORK",
+  "SVC_AUTH_CACHE_TTL_MS",
+  "SVC_BLOB_STORE",
+  "SVC_DATA_DIR",
+  "SVC_DEVICE_CODE_TTL_SECONDS",
+  "SVC_DEVICE_POLL_INTERVAL_SECONDS",
+  "SVC_EMBEDDED_ANALYZE_INTERVAL_MS",
+  "SVC_LOCAL_DAEMON_COMMAND",
+  "SVC_LOCAL_MACHINE_ISOLATION",
+  "SVC_LOCAL_MACHINE_URL",
+  "SVC_LOG_LEVEL",
+  "SVC_MACHINE_GRACE_SECONDS",
+  "SVC_MACHINE_IDLE_MINUTE_SECONDS",
+  "SVC_MACHINE_PROVIDERS",
+  "SVC_MACHINE_PROVISION_TIMEOUT_SECONDS",
+  "SVC_MACHINE_RECONCILE_INTERVAL_MS",
+  "SVC_MACHINE_SLEEP_AFTER_IDLE_SECONDS",
+  "SVC_MAIL_FROM",
+  "SVC_MAINTENANCE_INTERVAL_MS",
+  "SVC_MAX_CONCURRENT_REQUESTS",
+  "SVC_MCP_CALL_TIMEOUT_MS",
+  "SVC_MCP_CONNECT_TIMEOUT_MS",
+  "SVC_MCP_REGISTRY_URL",
+  "SVC_MODEL_RESPONSE_TIMEOUT_MS",
+  "SVC_PUBLIC_URL",
+  "SVC_RATE_LIMIT_AUTH",
+  "SVC_RATE_LIMIT_AUTH_ACCOUNT",
+  "SVC_RATE_LIMIT_DEVICE",
+  "SVC_RATE_LIMIT_WINDOW_SECONDS",
+  "SVC_REQUEST_STARTS_PER_TURN",
+  "SVC_RUNTIME_LEASE_SECONDS",
+  "SVC_S3_ACCESS_KEY_ID",
+  "SVC_S3_BUCKET",
+  "SVC_S3_ENDPOINT",
+  "SVC_S3_FORCE_PATH_STYLE",
+  "SVC_S3_REGION",
+  "SVC_S3_SECRET_ACCESS_KEY",
+  "SVC_SECRET_KEY",
+  "SVC_SHUTDOWN_TIMEOUT_MS",
+  "SVC_SIGNUP",
+  "SVC_SKILL_DOWNLOAD_TOKEN_SECONDS",
+  "SVC_SKILL_INSTALL_TIMEOUT_SECONDS",
+  "SVC_SMTP_URL",
+  "SVC_TRUST_PROXY",
+  "SVC_WORKER_CONCURRENCY",
+  "SVC_WORKER_POLL_MS",
+  // svcd's, read by the daemon (packages/daemon), not by svc.
+  "SVC_DAEMON_TOKEN",
+  "SVC_HOME",
+];
+
+/**
+ * A warning for each `SVC_*` variable in `env` that svc does not read, with the known name it most
+ * likely meant: `SVC_DATADIR` → "did you mean SVC_DATA_DIR?".
+ */
+export function unknownSettings(env: Env = process.env): string[] {
+  return Object.keys(env)
+    .filter((name) => name.startsWith("SVC_") && !KNOWN_SETTINGS.includes(name))
+    .sort()
+    .map((name) => {
+      const guess = closestSetting(name);
+      return `unknown setting ${name}; ${guess ? `did you mean ${guess}?` : "see docs/configuration.md for the settings svc reads"}`;
+    });
+}
+
+/** Settings svc reads without the prefix, as most servers do. */
+const UNPREFIXED_SETTINGS = ["PORT", "HOST", "DATABASE_URL"];
+
+/** The known name nearest to `name`: the same letters without underscores, or at most 2 edits away. */
+function closestSetting(name: string): string | undefined {
+  const unprefixed = UNPREFIXED_SETTINGS.find((known) => `SVC_${known}` === name);
+  if (unprefixed) return unprefixed;
+  const bare = (value: string) => value.replaceAll("_", "");
+  let best: { name: string; distance: number } | undefined;
+  for (const known of KNOWN_SETTINGS) {
+    const distance = bare(known) === bare(name) ? 0 : editDistance(known, name);
+    if (distance <= 2 && (!best || distance < best.distance)) best = { name: known, distance };
+  }
+  return best?.name;
+}
+
+/** Levenshtein distance: insertions, deletions and substitutions. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
+}
+
 /** Whether `host` only accepts connections from this machine. */
 export function isLoopbackHost(host: string): boolean {
   const bare = host.replace(/^\[(.*)\]$/, "$1").toLowerCase();

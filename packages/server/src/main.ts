@@ -2,7 +2,8 @@
 import type pino from "pino";
 import { createLogger } from "./platform/log.js";
 import { startTracing } from "./platform/tracing.js";
-import { ConfigError, isLoopbackHost, loadConfig, type Config } from "./config.js";
+import { ConfigError, isLoopbackHost, loadConfig, unknownSettings, type Config } from "./config.js";
+import { startLine, type ServedPages } from "./start-line.js";
 import { DataDirInUse, embeddedAnalyzeTask, openDatabase, type Database } from "./platform/db/index.js";
 import { startMaintenance, type MaintenanceTask } from "./maintenance.js";
 import { deleteOldFlows } from "./modules/secrets/mcp-oauth-store.js";
@@ -70,9 +71,12 @@ async function main(argv: string[]): Promise<number> {
     console.error(`svc: "${command}" runs beside other svc processes and needs DATABASE_URL; the embedded database belongs to one process, so use "svc serve"`);
     return 2;
   }
-  if (command === "backup") return runBackup(argv.slice(1), config);
-  if (command === "restore") return runRestore(argv.slice(1), config);
+  if (command === "backup" || command === "restore") {
+    for (const warning of unknownSettings()) console.error(`svc: warning: ${warning}`);
+    return command === "backup" ? runBackup(argv.slice(1), config) : runRestore(argv.slice(1), config);
+  }
   const log = createLogger(config.logLevel);
+  for (const warning of unknownSettings()) log.warn(warning);
   return run(command as Command, config, log);
 }
 
@@ -95,8 +99,8 @@ async function run(command: Command, config: Config, log: pino.Logger): Promise<
   const signalled = waitForSignal(log);
   // First in, so last out: the spans of everything that stops before it are sent.
   if (config.tracing) stops.push(await startTracing(config.tracing, log));
-  const services = await startServices(command, config, db, log, stops);
-  log.info({ command, database: db.kind, services, tracing: config.tracing !== undefined }, "svc started");
+  const { services, pages } = await startServices(command, config, db, log, stops);
+  log.info({ command, database: db.kind, services, tracing: config.tracing !== undefined }, startLine(config, pages));
   await signalled;
   const deadline = setTimeout(() => {
     log.error("shutdown timed out; exiting");
@@ -112,6 +116,7 @@ async function run(command: Command, config: Config, log: pino.Logger): Promise<
 
 async function startServices(command: Command, config: Config, db: Database, log: pino.Logger, stops: Array<() => Promise<void>>) {
   const started: string[] = [];
+  let pages: ServedPages | undefined;
   // Only a role that answers HTTP builds the Fastify app; the worker and maintenance need the services alone.
   // Loaded only by the roles that serve HTTP: a worker or maintenance process never loads Fastify.
   const app = command === "serve" || command === "api" ? await (await import("./app.js")).buildApp({ config, db, logger: log }) : undefined;
@@ -145,9 +150,10 @@ async function startServices(command: Command, config: Config, db: Database, log
     await app.http.listen({ host: config.host, port: config.port });
     stops.push(() => app.http.close());
     started.push(`api on ${config.host}:${config.port} (public URL ${config.publicUrl})`);
+    pages = { console: app.http.hasRoute({ method: "GET", url: "/" }), apiDocs: app.http.hasRoute({ method: "GET", url: "/api/docs" }) };
     warnIfExposed(config, log);
   }
-  return started;
+  return { services: started, pages };
 }
 
 /** Listening beyond loopback is the operator's choice; the log says what that opens (docs/operations.md). */

@@ -95,10 +95,15 @@ describe("the svc process on the embedded database", () => {
         socket.once("error", () => resolve(false));
       });
 
-    const local = start({});
+    const local = start({ SVC_DATADIR: "/misspelt" });
     await ready(`http://127.0.0.1:${port}`, local.child);
     expect(await reachable(external!)).toBe(false);
     expect(local.log()).toContain(`api on 127.0.0.1:${port}`);
+    // One line says where to go, where svc listens, and where its data is; a misspelt setting is named.
+    expect(local.log()).toContain(
+      `svc is ready: API http://localhost:${port}/api/v1 (listening on 127.0.0.1:${port}); contract http://localhost:${port}/api/v1/openapi.json; data dir ${dataDir}; database embedded (PGlite) in ${join(dataDir, "pgdata")}`,
+    );
+    expect(local.log()).toContain("unknown setting SVC_DATADIR; did you mean SVC_DATA_DIR?");
     expect(local.log()).not.toContain("reachable from the network");
     local.child.kill("SIGTERM");
     expect(await exited(local.child)).toBe(0);
