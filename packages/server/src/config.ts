@@ -13,6 +13,8 @@ export interface Config {
   /** Base64 or hex encoding of the 32-byte master key; undefined means "generate into the data dir". */
   readonly secretKey: string | undefined;
   readonly logLevel: LogLevel;
+  /** `pretty` text for a terminal, or JSON lines; by default pretty only when standard output is a terminal. */
+  readonly logFormat: LogFormat;
   readonly smtpUrl: string | undefined;
   readonly mailFrom: string;
   readonly trustProxy: boolean;
@@ -190,6 +192,8 @@ export type SignupPolicy = (typeof SIGNUP_POLICIES)[number];
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
+const LOG_FORMATS = ["json", "pretty"] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
 
 export class ConfigError extends Error {}
 
@@ -214,6 +218,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl,
     secretKey,
     logLevel: enumVar(env, "SVC_LOG_LEVEL", LOG_LEVELS, "info"),
+    logFormat: enumVar(env, "SVC_LOG_FORMAT", LOG_FORMATS, process.stdout.isTTY === true ? "pretty" : "json"),
     smtpUrl: nonEmpty(env["SVC_SMTP_URL"]),
     mailFrom: nonEmpty(env["SVC_MAIL_FROM"]) ?? "svc <no-reply@localhost>",
     trustProxy: boolVar(env, "SVC_TRUST_PROXY", false),
@@ -328,6 +333,7 @@ export const KNOWN_SETTINGS: readonly string[] = [
   "SVC_LOCAL_DAEMON_COMMAND",
   "SVC_LOCAL_MACHINE_ISOLATION",
   "SVC_LOCAL_MACHINE_URL",
+  "SVC_LOG_FORMAT",
   "SVC_LOG_LEVEL",
   "SVC_MACHINE_GRACE_SECONDS",
   "SVC_MACHINE_IDLE_MINUTE_SECONDS",

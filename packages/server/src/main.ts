@@ -75,7 +75,7 @@ async function main(argv: string[]): Promise<number> {
     for (const warning of unknownSettings()) console.error(`svc: warning: ${warning}`);
     return command === "backup" ? runBackup(argv.slice(1), config) : runRestore(argv.slice(1), config);
   }
-  const log = createLogger(config.logLevel);
+  const log = createLogger(config.logLevel, config.logFormat);
   for (const warning of unknownSettings()) log.warn(warning);
   return run(command as Command, config, log);
 }

@@ -1,12 +1,18 @@
 import pino from "pino";
+import pretty from "pino-pretty";
+import type { LogFormat } from "../config.js";
 
 /**
  * The logger every process role uses. Errors are logged by kind, code and message only: a failed query's
  * message carries its parameters (message content, tokens) and a constraint error's detail the values it
- * refused, and none of that may reach a log (issue 9, F9).
+ * refused, and none of that may reach a log (issue 9, F9). `pretty` writes the same lines as coloured
+ * text for a person at a terminal (docs/operations.md, "Logs"); `json` is for log collectors.
  */
-export function createLogger(level: string): pino.Logger {
-  return pino({ level, serializers: { err: loggableError, error: loggableError } });
+export function createLogger(level: string, format: LogFormat = "json"): pino.Logger {
+  const options = { level, serializers: { err: loggableError, error: loggableError } };
+  if (format === "json") return pino(options);
+  // In this thread, synchronously: a transport's worker thread would lose the last lines of a crash.
+  return pino(options, pretty({ sync: true, colorize: process.stdout.isTTY === true, ignore: "pid,hostname", translateTime: "SYS:HH:MM:ss.l" }));
 }
 
 interface LoggedError {

@@ -68,5 +68,8 @@ describe("log secrecy", () => {
     expect(output.length).toBeGreaterThan(1000);
     for (const [what, value] of Object.entries(PLANTED)) expect(output.includes(value), `${what} appears in the log`).toBe(false);
     expect(/svc_pat_v1_[A-Za-z0-9_-]{10,}/.test(output), "a personal access token appears in the log").toBe(false);
+    // Requests are logged by their route's pattern with the status; agent steps with the agent's public id.
+    expect(output).toContain(`"method":"GET","route":"/api/v1/me","status":401`);
+    expect(output).toMatch(/"agent_id":"agt_[a-z2-7]{26}".*"msg":"model step finished"/);
   });
 });
