@@ -226,6 +226,7 @@ describe("deciding", () => {
       expect(noCsrf.body.code).toBe("csrf_check_failed");
       const otherOrigin = await server.api.post(path, { user_code: flow.user_code }, { session, headers: { origin: "http://evil.test" } });
       expect(otherOrigin.body.code).toBe("csrf_check_failed");
+      expect(otherOrigin.body.error).toBe("a request from http://evil.test does not match this server's public URL; open svc at http://svc.test (or set SVC_PUBLIC_URL)");
     }
     expect((await poll(server, flow.device_code)).body.error).toBe("authorization_pending");
   });

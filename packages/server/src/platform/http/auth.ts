@@ -124,7 +124,9 @@ export function authHook(config: Config, authenticator: Authenticator) {
   function checkCsrf(request: FastifyRequest, csrfHash: string): void {
     const origin = request.headers.origin ?? refererOrigin(request.headers.referer);
     if (origin !== config.publicUrl) {
-      throw new AppError("csrf_check_failed", "request origin does not match this server's public URL");
+      // Named both ways: `127.0.0.1` against `localhost` is the usual cause, and the fix is to open the expected one.
+      const seen = origin === undefined ? "a request without an Origin or Referer" : `a request from ${origin.slice(0, 200)}`;
+      throw new AppError("csrf_check_failed", `${seen} does not match this server's public URL; open svc at ${config.publicUrl} (or set SVC_PUBLIC_URL)`);
     }
     const header = request.headers[CSRF_HEADER];
     const cookie = request.cookies[names.csrf];
