@@ -3,7 +3,7 @@ import cookie from "@fastify/cookie";
 import swagger from "@fastify/swagger";
 import websocket from "@fastify/websocket";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawServerDefault, type RouteOptions } from "fastify";
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type RawServerDefault, type RouteOptions } from "fastify";
 import type { Config } from "../../config.js";
 import { notFound } from "../errors.js";
 import { authHook, type Authenticator, type AuthMode } from "./auth.js";
@@ -41,7 +41,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
     loggerInstance: typeof options.logger === "object" ? options.logger : undefined,
     logger: typeof options.logger === "boolean" ? options.logger : undefined,
     // One line per request, written by logRequests with its route and status, instead of Fastify's two.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: DEFAULT_BODY_LIMIT,
     trustProxy: config.trustProxy,
     return503OnClosing: true,
