@@ -3,6 +3,9 @@ import { Type } from "typebox";
 /** Daemon frames and request bodies refuse members they do not define. */
 export const strict = { additionalProperties: false } as const;
 
+/** Names a schema in svc's OpenAPI document (the server hoists it into `components.schemas`). */
+export const component = (name: string) => ({ "x-svc-component": name }) as const;
+
 /**
  * The prefixes of the public ids the protocol carries, each id `<prefix>_<26 characters of lowercase
  * base32>`. svc makes and reads them (packages/server/src/platform/ids.ts); its daemon module checks that

@@ -1,5 +1,5 @@
 import { Type, type Static } from "typebox";
-import { Free, NullableTimestamp, PublicId, strict, Timestamp, Uuid } from "./fields.js";
+import { component, Free, NullableTimestamp, PublicId, strict, Timestamp, Uuid } from "./fields.js";
 import { ActionKind, type ActionPayload } from "./offers.js";
 
 /*
@@ -7,7 +7,10 @@ import { ActionKind, type ActionPayload } from "./offers.js";
  * documents all three in api/openapi.json from these schemas.
  */
 
-export const BootstrapDaemonResponse = Type.Object({ installation_id: PublicId("installation"), machine_id: PublicId("machine") }, strict);
+export const BootstrapDaemonResponse = Type.Object(
+  { installation_id: PublicId("installation"), machine_id: PublicId("machine") },
+  { ...strict, ...component("BootstrapDaemonResponse") },
+);
 export type BootstrapDaemonResponse = Static<typeof BootstrapDaemonResponse>;
 
 /** An action svcd has taken on: `effect_committed` (it may have had its effect) or `terminal` (its report is in the outbox). */
@@ -18,7 +21,7 @@ export const ProcessActionClaim = Type.Object(
     action_kind: Type.Union([Type.Literal("write"), Type.Literal("interrupt"), Type.Literal("terminate")]),
     position: Type.Union([Type.Literal("effect_committed"), Type.Literal("terminal")]),
   },
-  strict,
+  { ...strict, ...component("ProcessActionReconciliationClaim") },
 );
 export type ProcessActionClaim = Static<typeof ProcessActionClaim>;
 
@@ -34,7 +37,7 @@ export const ProcessClaim = Type.Object(
     resolved_action_seq: Type.Integer({ minimum: 0 }),
     actions: Type.Array(ProcessActionClaim, { maxItems: 256 }),
   },
-  strict,
+  { ...strict, ...component("ProcessReconciliationClaim") },
 );
 export type ProcessClaim = Static<typeof ProcessClaim>;
 
@@ -46,7 +49,7 @@ export const RegisterDaemonRuntimeRequest = Type.Object(
     observed_platform: Type.Optional(Free),
     processes: Type.Array(ProcessClaim, { maxItems: 1024 }),
   },
-  strict,
+  { ...strict, ...component("RegisterDaemonRuntimeRequest") },
 );
 export type RegisterDaemonRuntimeRequest = Static<typeof RegisterDaemonRuntimeRequest>;
 
@@ -63,13 +66,13 @@ export const ProcessActionDirective = Type.Object(
     // The contract documents an open object; what it holds is the action's payload, as in an action_offer.
     payload: Type.Optional(Type.Unsafe<ActionPayload>(Type.Object({}, { additionalProperties: true }))),
   },
-  strict,
+  { ...strict, ...component("ProcessActionReconciliationDirective") },
 );
 export type ProcessActionDirective = Static<typeof ProcessActionDirective>;
 
 export const ProcessDirective = Type.Object(
   { process_id: Type.String(), supervisor_instance_id: Type.String(), disposition: Disposition, actions: Type.Array(ProcessActionDirective) },
-  strict,
+  { ...strict, ...component("ProcessReconciliationDirective") },
 );
 export type ProcessDirective = Static<typeof ProcessDirective>;
 
@@ -90,12 +93,12 @@ export const DaemonRuntime = Type.Object(
     ended_at: NullableTimestamp,
     capacity: Type.Object({}, { additionalProperties: true }),
   },
-  strict,
+  { ...strict, ...component("DaemonRuntime") },
 );
 export type DaemonRuntime = Static<typeof DaemonRuntime>;
 
 export const RegisterDaemonRuntimeResponse = Type.Object(
   { runtime: DaemonRuntime, reconciliation: Type.Object({ processes: Type.Array(ProcessDirective) }, strict) },
-  strict,
+  { ...strict, ...component("RegisterDaemonRuntimeResponse") },
 );
 export type RegisterDaemonRuntimeResponse = Static<typeof RegisterDaemonRuntimeResponse>;

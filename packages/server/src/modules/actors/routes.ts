@@ -16,6 +16,7 @@ export function actorRoutes(app: HttpApp, deps: { actors: ActorsService }) {
       schema: {
         tags: [s.TAG],
         operationId: "listActors",
+        summary: "List actors",
         description:
           "The project's actors, the people inputs and answers are attributed to (agent.read), ordered by created_at " +
           "ascending, then id ascending. The filters match exactly.",
@@ -43,6 +44,7 @@ export function actorRoutes(app: HttpApp, deps: { actors: ActorsService }) {
       schema: {
         tags: [s.TAG],
         operationId: "getActor",
+        summary: "Get an actor",
         description: "One actor of the project (agent.read).",
         params: s.ActorParams,
         response: { 200: s.Actor, ...errorResponses() },
@@ -58,6 +60,7 @@ export function actorRoutes(app: HttpApp, deps: { actors: ActorsService }) {
       schema: {
         tags: [s.TAG],
         operationId: "putActor",
+        summary: "Create or update an external actor",
         description:
           "Creates or updates an external actor, found by (provider_tenant_id, provider_user_id) (agent.operate). Omitted " +
           "attributes keep their stored values; given ones overwrite them, empty values included (metadata is replaced " +

@@ -1,6 +1,7 @@
 import { Type, type Static } from "typebox";
 import { Cursor, Limit } from "../../platform/http/lists.js";
 import { Id, Metadata, Timestamp } from "../../platform/http/schemas.js";
+import { component } from "../../platform/http/components.js";
 
 const strict = { additionalProperties: false } as const;
 export const TAG = "Actors";
@@ -8,12 +9,12 @@ export const TAG = "Actors";
 export const ACTOR_PROVIDERS = ["svc", "integration", "external"] as const;
 export type ActorProvider = (typeof ACTOR_PROVIDERS)[number];
 
-export const ActorProviderSchema = Type.Enum([...ACTOR_PROVIDERS], {
+export const ActorProviderSchema = component("ActorProvider", Type.Enum([...ACTOR_PROVIDERS], {
   description: "`svc`: a user of this service; `integration`: a sender seen by an integration; `external`: managed through the API.",
-});
+}));
 
 /** An external identity to attribute work to, upserted by (provider_tenant_id, provider_user_id). */
-export const ExternalActorParams = Type.Object(
+export const ExternalActorParams = component("ExternalActorParams", Type.Object(
   {
     provider_tenant_id: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: "Scopes provider_user_id, e.g. a workspace." })),
     provider_user_id: Type.String({ minLength: 1, maxLength: 128 }),
@@ -21,11 +22,11 @@ export const ExternalActorParams = Type.Object(
     metadata: Type.Optional(Metadata),
   },
   strict,
-);
+));
 
 export type ExternalActorInput = Static<typeof ExternalActorParams>;
 
-export const Actor = Type.Object(
+export const Actor = component("Actor", Type.Object(
   {
     id: Id("actor"),
     org_id: Id("org"),
@@ -39,7 +40,7 @@ export const Actor = Type.Object(
     updated_at: Timestamp,
   },
   strict,
-);
+));
 
 export const ActorParams = Type.Object({ orgID: Id("org"), projectID: Id("project"), actorID: Id("actor") }, strict);
 

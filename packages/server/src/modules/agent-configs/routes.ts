@@ -17,6 +17,7 @@ export function agentConfigRoutes(app: HttpApp, deps: { agentConfigs: AgentConfi
       schema: {
         tags: [s.TAG],
         operationId: "createAgentConfig",
+        summary: "Compile an agent config",
         description:
           "Compiles a config source (agent.operate). A new definition answers 201; the same source compiling to the same " +
           "definition answers 200 with the existing config. A source that does not compile answers 400 validation_failed " +
@@ -41,6 +42,7 @@ export function agentConfigRoutes(app: HttpApp, deps: { agentConfigs: AgentConfi
       schema: {
         tags: [s.TAG],
         operationId: "getAgentConfig",
+        summary: "Get an agent config",
         description: "One config of the project (agent.read).",
         params: s.AgentConfigParams,
         response: { 200: s.AgentConfig, ...errorResponses() },

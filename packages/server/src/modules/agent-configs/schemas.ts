@@ -1,6 +1,7 @@
 import { Type, type Static } from "typebox";
 import { Id, ResourceName, Timestamp } from "../../platform/http/schemas.js";
 import { idPattern } from "../../platform/ids.js";
+import { component } from "../../platform/http/components.js";
 
 export const TAG = "Agent configs and profiles";
 
@@ -9,10 +10,10 @@ const strict = { additionalProperties: false } as const;
 export const SOURCE_FORMATS = ["yaml", "json"] as const;
 export const MAX_SOURCE_LENGTH = 128 * 1024;
 
-const SourceFormatSchema = Type.Enum([...SOURCE_FORMATS], { description: "How `source` is written." });
+const SourceFormatSchema = component("AgentConfigSourceFormat", Type.Enum([...SOURCE_FORMATS], { description: "How `source` is written." }));
 
 /** The body that creates a config; the agents module takes the same pair when it launches or reconfigures an agent. */
-export const AgentConfigSource = Type.Object(
+export const AgentConfigSource = component("AgentConfigSource", Type.Object(
   {
     source: Type.String({
       minLength: 1,
@@ -23,10 +24,10 @@ export const AgentConfigSource = Type.Object(
     source_format: SourceFormatSchema,
   },
   strict,
-);
+));
 export type AgentConfigSource = Static<typeof AgentConfigSource>;
 
-export const AgentConfigModel = Type.Object(
+export const AgentConfigModel = component("AgentConfigModel", Type.Object(
   {
     provider_config: ResourceName,
     name: ResourceName,
@@ -52,11 +53,11 @@ export const AgentConfigModel = Type.Object(
     output_modalities: Type.Array(Type.String()),
   },
   { ...strict, description: "The model the config runs on, with the limits that apply to it in the project, fixed at compile time." },
-);
+));
 
-const Warning = Type.Object({ code: Type.String(), message: Type.String() }, strict);
+const Warning = component("Warning", Type.Object({ code: Type.String(), message: Type.String() }, strict));
 
-export const AgentConfig = Type.Object(
+export const AgentConfig = component("AgentConfig", Type.Object(
   {
     id: Id("agentConfig"),
     org_id: Id("org"),
@@ -71,6 +72,6 @@ export const AgentConfig = Type.Object(
     created_at: Timestamp,
   },
   { ...strict, description: "An immutable, compiled agent config." },
-);
+));
 
 export const AgentConfigParams = Type.Object({ orgID: Id("org"), projectID: Id("project"), agentConfigID: Id("agentConfig") });

@@ -19,6 +19,7 @@ export function agentProfileRoutes(app: HttpApp, deps: { agentProfiles: AgentPro
       schema: {
         tags: [TAG],
         operationId: "listAgentProfiles",
+        summary: "List agent profiles",
         description: "The project's profiles with their current configs (agent.read); by default created_at descending, then id descending.",
         params: ProjectParams,
         querystring: s.ListAgentProfilesQuery,
@@ -38,6 +39,7 @@ export function agentProfileRoutes(app: HttpApp, deps: { agentProfiles: AgentPro
       schema: {
         tags: [TAG],
         operationId: "createAgentProfile",
+        summary: "Create an agent profile",
         description:
           "Creates a profile at generation 1 pointing at a config of the project (project.manage). With an Idempotency-Key, " +
           "repeating the request answers 200 with the same profile; reusing the key for another request is a 409.",
@@ -63,6 +65,8 @@ export function agentProfileRoutes(app: HttpApp, deps: { agentProfiles: AgentPro
       schema: {
         tags: [TAG],
         operationId: "getAgentProfile",
+        summary: "Get an agent profile",
+        description: "One profile of the project with its current config (agent.read).",
         params: s.AgentProfileParams,
         response: { 200: s.AgentProfile, ...errorResponses() },
       },
@@ -76,6 +80,7 @@ export function agentProfileRoutes(app: HttpApp, deps: { agentProfiles: AgentPro
       schema: {
         tags: [TAG],
         operationId: "renameAgentProfile",
+        summary: "Rename an agent profile",
         description: "Renames the profile (project.manage); names are unique in the project (409).",
         params: s.AgentProfileParams,
         body: s.RenameAgentProfileRequest,
@@ -92,6 +97,7 @@ export function agentProfileRoutes(app: HttpApp, deps: { agentProfiles: AgentPro
       schema: {
         tags: [TAG],
         operationId: "deleteAgentProfile",
+        summary: "Delete an agent profile",
         description:
           "Deletes the profile and its generations (project.manage). Agents launched from it keep running on the config they " +
           "were launched with; their agent_profile_id is cleared.",
@@ -111,6 +117,7 @@ export function agentProfileRoutes(app: HttpApp, deps: { agentProfiles: AgentPro
       schema: {
         tags: [TAG],
         operationId: "updateAgentProfile",
+        summary: "Point a profile at a new config",
         description:
           "Points the profile at another config of the project as its next generation (project.manage). Optimistic: " +
           "expected_current_config_id must name the profile's current config, else 409 conflict. Asking for the config the " +

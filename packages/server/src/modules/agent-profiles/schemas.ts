@@ -2,10 +2,11 @@ import { Type } from "typebox";
 import { Cursor, Limit, NameFilter, ResourceSort } from "../../platform/http/lists.js";
 import { Id, ResourceName, Timestamp } from "../../platform/http/schemas.js";
 import { AgentConfig } from "../agent-configs/schemas.js";
+import { component } from "../../platform/http/components.js";
 
 const strict = { additionalProperties: false } as const;
 
-export const AgentProfile = Type.Object(
+export const AgentProfile = component("AgentProfile", Type.Object(
   {
     id: Id("agentProfile"),
     org_id: Id("org"),
@@ -18,16 +19,16 @@ export const AgentProfile = Type.Object(
     updated_at: Timestamp,
   },
   { ...strict, description: "A named, versioned pointer to a config, to launch agents from." },
-);
+));
 
-export const CreateAgentProfileRequest = Type.Object(
+export const CreateAgentProfileRequest = component("CreateAgentProfileRequest", Type.Object(
   { name: ResourceName, config: Id("agentConfig") },
   { ...strict, description: "Names are unique in the project (409). The config must belong to the project." },
-);
+));
 
-export const RenameAgentProfileRequest = Type.Object({ name: ResourceName }, strict);
+export const RenameAgentProfileRequest = component("RenameAgentProfileRequest", Type.Object({ name: ResourceName }, strict));
 
-export const UpdateAgentProfileRequest = Type.Object(
+export const UpdateAgentProfileRequest = component("UpdateAgentProfileRequest", Type.Object(
   { config: Id("agentConfig"), expected_current_config_id: Id("agentConfig") },
   {
     ...strict,
@@ -35,7 +36,7 @@ export const UpdateAgentProfileRequest = Type.Object(
       "Points the profile at another config of the project as its next generation. expected_current_config_id must be the " +
       "profile's current config (409 conflict otherwise); asking for the config it already has changes nothing.",
   },
-);
+));
 
 export const ListAgentProfilesQuery = Type.Object(
   {

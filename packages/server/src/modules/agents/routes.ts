@@ -44,6 +44,7 @@ export function agentRoutes(app: HttpApp, deps: { agents: AgentsService; db: App
       schema: {
         tags: [s.TAG],
         operationId: "createAgent",
+        summary: "Launch an agent",
         description:
           "Launches an agent (agent.operate) from a config, or from a profile's current config (with both, the config is used " +
           "and the profile is recorded). The config becomes event 1, the opening event of turn 1; an optional `message` is " +
@@ -83,6 +84,7 @@ export function agentRoutes(app: HttpApp, deps: { agents: AgentsService; db: App
       schema: {
         tags: [s.TAG],
         operationId: "listAgents",
+        summary: "List agents",
         description: "Active agents of the project (agent.read); archived agents leave the list. Newest first by default.",
         params: s.ProjectParams,
         querystring: s.ListAgentsQuery,
@@ -103,6 +105,7 @@ export function agentRoutes(app: HttpApp, deps: { agents: AgentsService; db: App
       schema: {
         tags: [s.TAG],
         operationId: "getAgent",
+        summary: "Get an agent",
         description: "One agent (agent.read), archived ones included.",
         params: s.AgentParams,
         response: { 200: s.GetAgentResponse, ...errorResponses() },
@@ -117,6 +120,7 @@ export function agentRoutes(app: HttpApp, deps: { agents: AgentsService; db: App
       schema: {
         tags: [s.TAG],
         operationId: "archiveAgent",
+        summary: "Archive an agent",
         description:
           "Archives the agent (agent.operate): stops its current work like cancel, drops its waiting inputs and its wakeup. The " +
           "agent and its timeline stay readable by id; it leaves the list. Archiving an archived agent returns it unchanged.",
@@ -135,6 +139,7 @@ export function agentRoutes(app: HttpApp, deps: { agents: AgentsService; db: App
       schema: {
         tags: [s.TAG],
         operationId: "updateAgentConfig",
+        summary: "Change an agent's config",
         description:
           "Changes the agent's config mid-conversation (agent.operate). The source is compiled like POST /agent-configs; a " +
           "`config_change` input is recorded in the running turn (or opens a new one) and the new config applies from the " +
@@ -167,6 +172,7 @@ export function agentRoutes(app: HttpApp, deps: { agents: AgentsService; db: App
       schema: {
         tags: [s.TAG],
         operationId: "cancelAgent",
+        summary: "Cancel an agent's current work",
         description:
           "Stops the agent's current work (agent.operate): the running model call, open interactions and unfinished tool calls " +
           "of the current turn (which complete as canceled), and waiting steering inputs; queued inputs stay. The cancel is " +

@@ -3,6 +3,7 @@ import { Id, IdempotencyKeyHeader, Timestamp } from "../../platform/http/schemas
 import { namedPageQuery, ResourceSort } from "../../platform/http/lists.js";
 import { ExternalActorParams } from "../actors/schemas.js";
 import { LaunchSubscription } from "../integrations/schemas.js";
+import { component } from "../../platform/http/components.js";
 
 const strict = { additionalProperties: false } as const;
 export const TAG = "Agents";
@@ -11,9 +12,9 @@ export const ProjectParams = Type.Object({ orgID: Id("org"), projectID: Id("proj
 export const AgentParams = Type.Object({ orgID: Id("org"), projectID: Id("project"), agentID: Id("agent") }, strict);
 export { IdempotencyKeyHeader };
 
-export const AgentName = Type.String({ maxLength: 64, description: "Up to 64 characters; empty means unnamed." });
+export const AgentName = component("AgentName", Type.String({ maxLength: 64, description: "Up to 64 characters; empty means unnamed." }));
 
-export const Agent = Type.Object(
+export const Agent = component("Agent", Type.Object(
   {
     id: Id("agent"),
     org_id: Id("org"),
@@ -28,11 +29,11 @@ export const Agent = Type.Object(
     archived_at: Type.Optional(Timestamp),
   },
   strict,
-);
+));
 
-export const CurrentAgentResponse = Type.Object({ agent: Agent }, strict);
+export const CurrentAgentResponse = component("CurrentAgentResponse", Type.Object({ agent: Agent }, strict));
 
-export const GetAgentResponse = Type.Object(
+export const GetAgentResponse = component("GetAgentResponse", Type.Object(
   {
     agent: Agent,
     machine_ids: Type.Array(Type.String(), { description: "Machines attached to the agent; always empty until machines exist." }),
@@ -41,9 +42,9 @@ export const GetAgentResponse = Type.Object(
     }),
   },
   strict,
-);
+));
 
-export const CreateAgentRequest = Type.Object(
+export const CreateAgentRequest = component("CreateAgentRequest", Type.Object(
   {
     config: Type.Optional(Id("agentConfig")),
     profile: Type.Optional(Id("agentProfile")),
@@ -59,8 +60,8 @@ export const CreateAgentRequest = Type.Object(
     ),
   },
   strict,
-);
+));
 
 export const ListAgentsQuery = Type.Object({ ...namedPageQuery, sort: Type.Optional(ResourceSort), agent_profile_id: Type.Optional(Id("agentProfile")) }, strict);
 
-export const CancelAgentRequest = Type.Object({ actor: Type.Optional(ExternalActorParams) }, strict);
+export const CancelAgentRequest = component("CancelAgentRequest", Type.Object({ actor: Type.Optional(ExternalActorParams) }, strict));

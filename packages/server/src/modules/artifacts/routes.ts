@@ -23,6 +23,7 @@ export function artifactRoutes(app: HttpApp, deps: { artifacts: ArtifactsService
       schema: {
         tags: [s.TAG],
         operationId: "getArtifact",
+        summary: "Get an artifact",
         description: "A file of the agent's timeline, referenced from content blocks as media_ref (agent.read).",
         params: s.ArtifactParams,
         response: { 200: s.Artifact, ...errorResponses() },
@@ -37,6 +38,7 @@ export function artifactRoutes(app: HttpApp, deps: { artifacts: ArtifactsService
       schema: {
         tags: [s.TAG],
         operationId: "getArtifactContent",
+        summary: "Download an artifact's content",
         description:
           "The artifact's bytes with its content type, as a download (agent.read). Content never changes, so clients may " +
           "cache it.",

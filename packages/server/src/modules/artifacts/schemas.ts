@@ -1,5 +1,6 @@
 import { Type, type Static } from "typebox";
 import { Id, Metadata, Timestamp } from "../../platform/http/schemas.js";
+import { component } from "../../platform/http/components.js";
 
 const strict = { additionalProperties: false } as const;
 export const TAG = "Artifacts";
@@ -30,9 +31,9 @@ export type MediaType = (typeof MEDIA_TYPES)[number];
 export const ContentBlockMetadata = Metadata;
 const metadata = { metadata: Type.Optional(ContentBlockMetadata) };
 
-export const TextContentBlock = Type.Object({ type: Type.Literal("text"), text: Type.String(), ...metadata }, strict);
+export const TextContentBlock = component("TextContentBlock", Type.Object({ type: Type.Literal("text"), text: Type.String(), ...metadata }, strict));
 
-export const InlineMediaContentBlock = Type.Object(
+export const InlineMediaContentBlock = component("InlineMediaContentBlock", Type.Object(
   {
     type: Type.Literal("media"),
     media_type: Type.Enum([...MEDIA_TYPES]),
@@ -48,14 +49,14 @@ export const InlineMediaContentBlock = Type.Object(
     ...metadata,
   },
   { ...strict, description: "Accepted on submission; stored as an artifact and read back as a media_ref block." },
-);
+));
 
-export const StructuredDataContentBlock = Type.Object(
+export const StructuredDataContentBlock = component("StructuredDataContentBlock", Type.Object(
   { type: Type.Literal("structured_data"), value: Type.Unknown({ description: "Any JSON value." }), ...metadata },
   strict,
-);
+));
 
-export const MediaRefContentBlock = Type.Object(
+export const MediaRefContentBlock = component("MediaRefContentBlock", Type.Object(
   {
     type: Type.Literal("media_ref"),
     artifact_id: Id("artifact"),
@@ -63,14 +64,14 @@ export const MediaRefContentBlock = Type.Object(
     ...metadata,
   },
   { ...strict, description: "A file stored as an artifact; its bytes are at .../artifacts/{artifact_id}/content." },
-);
+));
 
 export type TextBlock = Static<typeof TextContentBlock>;
 export type InlineMediaBlock = Static<typeof InlineMediaContentBlock>;
 export type StructuredDataBlock = Static<typeof StructuredDataContentBlock>;
 export type MediaRefBlock = Static<typeof MediaRefContentBlock>;
 
-export const Artifact = Type.Object(
+export const Artifact = component("Artifact", Type.Object(
   {
     id: Id("artifact"),
     org_id: Id("org"),
@@ -83,7 +84,7 @@ export const Artifact = Type.Object(
     created_at: Timestamp,
   },
   strict,
-);
+));
 
 export const ArtifactParams = Type.Object(
   { orgID: Id("org"), projectID: Id("project"), agentID: Id("agent"), artifactID: Id("artifact") },

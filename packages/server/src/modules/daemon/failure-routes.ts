@@ -42,6 +42,7 @@ export async function failureRoutes(app: HttpApp, deps: { db: Database }) {
         schema: {
           tags: [TAG],
           operationId: "recordMachineFailure",
+          summary: "Report a machine failure (daemon)",
           description:
             "Records a failure the daemon met (stage daemon_start: svcd could not start or register, for a reason waiting will not " +
             "fix) as the machine's failure_report, replacing the previous one. A daemon that registers again clears it.",

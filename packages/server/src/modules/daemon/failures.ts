@@ -3,6 +3,7 @@ import { Type } from "typebox";
 import { machines } from "../../db/schema/index.js";
 import type { AppDb, Tx } from "../../platform/db/index.js";
 import type { DaemonPrincipal } from "../../platform/http/auth.js";
+import { component } from "../../platform/http/components.js";
 
 /*
  * Failures a machine's daemon reports (`POST /daemon/failures`, reference operation recordMachineFailure):
@@ -65,7 +66,7 @@ export async function clearFailure(tx: Tx, machineId: string): Promise<void> {
 }
 
 /** The reference's MachineFailureReport, for the machine view (modules/machines/schemas.ts). */
-export const MachineFailureReport = Type.Object(
+export const MachineFailureReport = component("MachineFailureReport", Type.Object(
   {
     stage: Type.Enum([...FAILURE_STAGES]),
     exit_status: Type.Optional(Type.Integer()),
@@ -79,7 +80,7 @@ export const MachineFailureReport = Type.Object(
     additionalProperties: false,
     description: "The machine's most recent failure its daemon reported (POST /daemon/failures); cleared when a daemon of the machine registers again.",
   },
-);
+));
 
 /** The machine view's `failure_report`: a daemon's report, or nothing (the column also holds a pool machine's start failure, which has no stage). */
 export function failureReportView(stored: Record<string, unknown> | null): { failure_report?: FailureReport } {

@@ -26,6 +26,7 @@ export function daemonRoutes(app: HttpApp, deps: { daemon: DaemonService; hub: D
       schema: {
         tags: [TAG],
         operationId: "bootstrapDaemon",
+        summary: "Identify a daemon token",
         description: "Who the daemon token is: its machine, and an installation id (one per token). svcd calls it first; a refused token stops it.",
         response: { 200: BootstrapDaemonResponse, ...errorResponses() },
       },
@@ -43,6 +44,7 @@ export function daemonRoutes(app: HttpApp, deps: { daemon: DaemonService; hub: D
       schema: {
         tags: [TAG],
         operationId: "registerMachineDaemonRuntime",
+        summary: "Register a daemon runtime",
         description:
           "Registers a daemon runtime with a two-minute lease and answers each process claim with a directive. A new " +
           "daemon_instance_id ends the machine's previous runtime (replaced); a replaced instance registering again is 410 gone.",
@@ -63,6 +65,7 @@ export function daemonRoutes(app: HttpApp, deps: { daemon: DaemonService; hub: D
       schema: {
         tags: [TAG],
         operationId: "endMachineDaemonRuntime",
+        summary: "End a daemon runtime",
         description: "Ends the runtime (svcd on SIGTERM); the machine is offline at once. Ending an ended runtime returns it.",
         params: RuntimeParams,
         response: { 200: DaemonRuntime, ...errorResponses(409, 410) },
@@ -81,6 +84,7 @@ export function daemonRoutes(app: HttpApp, deps: { daemon: DaemonService; hub: D
       schema: {
         tags: [TAG],
         operationId: "sleepMachineDaemonRuntime",
+        summary: "Put a daemon runtime to sleep",
         description:
           "Ends the runtime and marks the machine asleep, for pool machines svc can wake (their token is revoked; waking " +
           "starts the daemon again with a new one). 409 pending_work while process work is queued or running; 409 " +
@@ -100,6 +104,7 @@ export function daemonRoutes(app: HttpApp, deps: { daemon: DaemonService; hub: D
       schema: {
         tags: [TAG],
         operationId: "socketMachineDaemonRuntime",
+        summary: "Open a daemon runtime's socket",
         description:
           "The runtime's WebSocket (101 on upgrade): JSON {type, payload} frames of at most 1 MiB. See docs/architecture.md, " +
           "The daemon protocol. An ended runtime is 410 gone before the upgrade.",

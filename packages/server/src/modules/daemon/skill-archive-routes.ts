@@ -31,6 +31,7 @@ export function skillArchiveRoutes(app: HttpApp, deps: { skillInstalls: Pick<Ski
       schema: {
         tags: [TAG],
         operationId: "getDaemonSkillArchive",
+        summary: "Download a skill archive (daemon)",
         description:
           "The skill revision's archive (the .tar.gz svc wrote from the checked upload; its digest in x-svc-digest) for the daemon a skill_offer " +
           "gave the download token to. The token is bound to the daemon's machine, the skill and the revision: 403 for any " +

@@ -42,6 +42,7 @@ export async function daemonTransferRoutes(app: HttpApp, deps: { transfers: Tran
         schema: {
           tags: [TAG],
           operationId: "uploadDaemonArtifact",
+          summary: "Upload a tool call's file (daemon)",
           description:
             "svcd's upload_file process posts the machine file (application/octet-stream, 1 byte to 10 MiB) for its tool call; " +
             "svc stores it as an artifact of the call's agent, once per call. Only while the call's process runs on this " +
@@ -67,6 +68,7 @@ export async function daemonTransferRoutes(app: HttpApp, deps: { transfers: Tran
       schema: {
         tags: [TAG],
         operationId: "downloadDaemonArtifact",
+        summary: "Download a tool call's artifact (daemon)",
         description:
           "svcd's download_file process fetches the artifact its tool call names, with the artifact's content type. Only " +
           "while the call's process runs on this daemon's machine (403 after; another machine's call or another artifact is 404).",

@@ -3,6 +3,7 @@ import type { HttpApp } from "../../platform/http/app.js";
 import { cookieNames, type UserPrincipal } from "../../platform/http/auth.js";
 import { cspNonce, sendHtml } from "../../platform/http/html.js";
 import { ErrorEnvelope, errorResponses, iso, OkResponse } from "../../platform/http/schemas.js";
+import { AUTH_TAG } from "../identity/routes.js";
 import { renderDevicePage } from "./page.js";
 import * as s from "./schemas.js";
 import type { DeviceLoginService } from "./service.js";
@@ -20,7 +21,14 @@ export function deviceLoginRoutes(app: HttpApp, deps: { deviceLogin: DeviceLogin
     "/api/auth/device/code",
     {
       config: { auth: "public" },
-      schema: { body: s.CodeRequest, response: { 200: s.CodeResponse, 400: ErrorEnvelope, 429: ErrorEnvelope } },
+      schema: {
+        tags: [AUTH_TAG],
+        operationId: "startDeviceLogin",
+        summary: "Start a device login",
+        description: "Starts an RFC 8628 device authorization flow for a CLI or another device without a browser. Show `user_code` and `verification_uri` to the user, then poll the token route every `interval` seconds.",
+        body: s.CodeRequest,
+        response: { 200: s.CodeResponse, 400: ErrorEnvelope, 429: ErrorEnvelope },
+      },
     },
     async (request) => {
       const flow = await deviceLogin.start({ clientName: request.body.client_name, tokenName: request.body.token_name }, request.ip);
@@ -40,6 +48,10 @@ export function deviceLoginRoutes(app: HttpApp, deps: { deviceLogin: DeviceLogin
     {
       config: { auth: "public" },
       schema: {
+        tags: [AUTH_TAG],
+        operationId: "pollDeviceLogin",
+        summary: "Poll a device login",
+        description: "Answers 202 `authorization_pending` (or `slow_down`, with a longer interval) until the user decides; then 200 with a personal access token once, or 400 `access_denied`, `expired_token` or `invalid_grant`.",
         body: s.TokenRequest,
         response: { 200: s.TokenResponse, 202: s.PendingPollResponse, 400: s.PollError, 429: ErrorEnvelope },
       },
@@ -63,7 +75,14 @@ export function deviceLoginRoutes(app: HttpApp, deps: { deviceLogin: DeviceLogin
     "/api/auth/device/pending",
     {
       config: { auth: "session" },
-      schema: { querystring: s.UserCodeQuery, response: { 200: s.PendingFlow, ...errorResponses(429) } },
+      schema: {
+        tags: [AUTH_TAG],
+        operationId: "getPendingDeviceLogin",
+        summary: "Look up a pending device login",
+        description: "What the approval page shows before the signed-in user decides: the requesting client's name and the name the token will get. Needs a browser session.",
+        querystring: s.UserCodeQuery,
+        response: { 200: s.PendingFlow, ...errorResponses(429) },
+      },
     },
     async (request) => {
       const flow = await deviceLogin.pending(userOf(request.principal), request.query.user_code);
@@ -76,7 +95,13 @@ export function deviceLoginRoutes(app: HttpApp, deps: { deviceLogin: DeviceLogin
       `/api/auth/device/${decision}`,
       {
         config: { auth: "session" },
-        schema: { body: s.UserCodeRequest, response: { 200: OkResponse, ...errorResponses(409, 429) } },
+        schema: {
+          tags: [AUTH_TAG],
+          operationId: `${decision}DeviceLogin`,
+          ...DECISION_DOCS[decision],
+          body: s.UserCodeRequest,
+          response: { 200: OkResponse, ...errorResponses(409, 429) },
+        },
       },
       async (request) => {
         await deviceLogin[decision](userOf(request.principal), request.body.user_code);
@@ -92,6 +117,11 @@ export function deviceLoginRoutes(app: HttpApp, deps: { deviceLogin: DeviceLogin
     return sendHtml(reply, 200, renderDevicePage({ nonce, csrfCookie, userCode: prefill }), nonce);
   });
 }
+
+const DECISION_DOCS = {
+  approve: { summary: "Approve a device login", description: "Approves the flow of `user_code`: the device's next poll receives a personal access token of the signed-in user. Needs a browser session and the CSRF header." },
+  deny: { summary: "Deny a device login", description: "Refuses the flow of `user_code`: the device's next poll answers `access_denied`. Needs a browser session and the CSRF header." },
+};
 
 function userOf(principal: unknown): string {
   return (principal as UserPrincipal).userId;

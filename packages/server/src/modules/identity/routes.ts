@@ -16,6 +16,8 @@ import type { IdentityService, NewSession } from "./service.js";
 import { patView, userView } from "./views.js";
 
 const TAG = "Users and API keys";
+/** The tag of every /api/auth route (here and in device-login). */
+export const AUTH_TAG = "Authentication";
 
 export function sessionCookies(config: Config) {
   const names = cookieNames(config);
@@ -41,7 +43,14 @@ export function authRoutes(app: HttpApp, deps: { identity: IdentityService; conf
     "/api/auth/signup",
     {
       config: { auth: "public" },
-      schema: { body: s.SignupRequest, response: { 201: s.AuthResponse, ...errorResponses(403, 409, 429) } },
+      schema: {
+        tags: [AUTH_TAG],
+        operationId: "signUp",
+        summary: "Sign up",
+        description: "Creates a user. Without email verification it also starts a browser session (session and CSRF cookies, and `csrf_token` in the body); with verification on, the session starts at the first sign-in after the mailed link is followed.",
+        body: s.SignupRequest,
+        response: { 201: s.AuthResponse, ...errorResponses(403, 409, 429) },
+      },
     },
     async (request, reply) => {
       const body = request.body;
@@ -63,7 +72,7 @@ export function authRoutes(app: HttpApp, deps: { identity: IdentityService; conf
     "/api/auth/login",
     {
       config: { auth: "public" },
-      schema: { body: s.LoginRequest, response: { 200: s.AuthResponse, ...errorResponses(429) } },
+      schema: { tags: [AUTH_TAG], operationId: "signIn", summary: "Sign in", description: "Checks the email and password and starts a browser session: the session cookie (HttpOnly), the CSRF cookie, and `csrf_token` in the body. Browser-session writes send that value in `X-Svc-Csrf`. Repeated failures are rate limited (429).", body: s.LoginRequest, response: { 200: s.AuthResponse, ...errorResponses(429) } },
     },
     async (request, reply) => {
       const { user, session } = await identity.login(request.body, request.ip);
@@ -74,7 +83,7 @@ export function authRoutes(app: HttpApp, deps: { identity: IdentityService; conf
 
   app.post(
     "/api/auth/logout",
-    { config: { auth: "session" }, schema: { response: { 200: OkResponse, ...errorResponses() } } },
+    { config: { auth: "session" }, schema: { tags: [AUTH_TAG], operationId: "signOut", summary: "Sign out", description: "Ends the browser session and clears its cookies.", response: { 200: OkResponse, ...errorResponses() } } },
     async (request, reply) => {
       const principal = request.principal as Extract<UserPrincipal, { via: "session" }>;
       await identity.logout(principal.sessionId);
@@ -84,7 +93,10 @@ export function authRoutes(app: HttpApp, deps: { identity: IdentityService; conf
   );
 
   // The link in the verification mail lands here, in a browser: it answers a page, never JSON.
-  app.get("/api/auth/verify-email", { config: { auth: "public" } }, async (request, reply) => {
+  // The page reads its query itself: a malformed link answers the page, never a JSON 400.
+  const page = { description: "An HTML page saying whether the address is verified.", content: { "text/html": { schema: Type.String() } } };
+  const verifyEmail = { tags: [AUTH_TAG], operationId: "verifyEmail", summary: "Verify an email address", description: "The link in the verification mail (`?token=\u2026`). Answers an HTML page, 200 when the address is verified, 400 when the link is invalid or expired.", response: { 200: page, 400: page } };
+  app.get("/api/auth/verify-email", { config: { auth: "public" }, schema: verifyEmail }, async (request, reply) => {
     const token = (request.query as Record<string, unknown>)["token"];
     const verified = typeof token === "string" && (await identity.verifyEmail(token));
     const nonce = cspNonce();
@@ -98,7 +110,7 @@ export function identityRoutes(app: HttpApp, deps: { identity: IdentityService }
 
   app.get(
     "/me",
-    { config: { auth: "user" }, schema: { tags: [TAG], operationId: "getCurrentUser", response: { 200: s.CurrentUser, ...errorResponses() } } },
+    { config: { auth: "user" }, schema: { tags: [TAG], operationId: "getCurrentUser", summary: "Get the signed-in user", description: "The caller's user and the organizations they belong to, with their role in each.", response: { 200: s.CurrentUser, ...errorResponses() } } },
     async (request) => {
       const { user, orgs } = await identity.me(userOf(request.principal));
       return {
@@ -115,6 +127,7 @@ export function identityRoutes(app: HttpApp, deps: { identity: IdentityService }
       schema: {
         tags: [TAG],
         operationId: "deleteCurrentUser",
+        summary: "Delete the signed-in user's account",
         description:
           "Deletes the account: its personal access tokens, browser sessions and device logins, its organization and project " +
           "memberships, and its own secrets and skills; the email address can sign up again, as a new user. Refused (409) while " +
@@ -136,6 +149,8 @@ export function identityRoutes(app: HttpApp, deps: { identity: IdentityService }
       schema: {
         tags: [TAG],
         operationId: "listPersonalAccessTokens",
+        summary: "List personal access tokens",
+        description: "The caller's personal access tokens, revoked ones included, newest first. Token values are never returned.",
         querystring: Type.Object(pageQuery, { additionalProperties: false }),
         response: { 200: Page(s.PersonalAccessToken), ...errorResponses() },
       },
@@ -154,6 +169,8 @@ export function identityRoutes(app: HttpApp, deps: { identity: IdentityService }
       schema: {
         tags: [TAG],
         operationId: "createPersonalAccessToken",
+        summary: "Create a personal access token",
+        description: "Mints a `svc_pat_v1_\u2026` token for the signed-in user. The value is in this answer only; svc keeps its hash. Needs a browser session (cookie and CSRF header), not a token.",
         body: s.CreatePatRequest,
         response: { 201: s.CreatePatResponse, ...errorResponses(409) },
       },
@@ -171,6 +188,8 @@ export function identityRoutes(app: HttpApp, deps: { identity: IdentityService }
       schema: {
         tags: [TAG],
         operationId: "revokePersonalAccessToken",
+        summary: "Revoke a personal access token",
+        description: "Revokes one of the caller's tokens for good; requests with it are refused from now on.",
         params: s.PatParams,
         response: { 200: s.PersonalAccessToken, ...errorResponses() },
       },

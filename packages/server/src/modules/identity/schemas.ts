@@ -1,24 +1,25 @@
 import { Type } from "typebox";
 import { Email, Id, NullableTimestamp, ResourceName, Timestamp } from "../../platform/http/schemas.js";
+import { component } from "../../platform/http/components.js";
 
 export const Password = Type.String({ minLength: 8, maxLength: 1024 });
 
-export const SignupRequest = Type.Object(
+export const SignupRequest = component("SignUpRequest", Type.Object(
   { email: Email, password: Password, display_name: ResourceName },
   { additionalProperties: false },
-);
+));
 
-export const LoginRequest = Type.Object(
+export const LoginRequest = component("SignInRequest", Type.Object(
   { email: Type.String({ minLength: 1, maxLength: 254 }), password: Type.String({ minLength: 1, maxLength: 1024 }) },
   { additionalProperties: false },
-);
+));
 
-export const UserIdentity = Type.Object(
+export const UserIdentity = component("CurrentUserIdentity", Type.Object(
   { id: Id("user"), email: Type.String(), display_name: Type.String() },
   { additionalProperties: false },
-);
+));
 
-export const AuthResponse = Type.Object(
+export const AuthResponse = component("AuthResponse", Type.Object(
   {
     user: UserIdentity,
     /** Echo of the CSRF cookie, for clients (curl, scripts) that read bodies more easily than cookie jars. */
@@ -26,9 +27,9 @@ export const AuthResponse = Type.Object(
     email_verification_required: Type.Boolean(),
   },
   { additionalProperties: false },
-);
+));
 
-export const CurrentUser = Type.Object(
+export const CurrentUser = component("CurrentUser", Type.Object(
   {
     user: UserIdentity,
     orgs: Type.Array(
@@ -39,9 +40,9 @@ export const CurrentUser = Type.Object(
     ),
   },
   { additionalProperties: false },
-);
+));
 
-export const PersonalAccessToken = Type.Object(
+export const PersonalAccessToken = component("PersonalAccessToken", Type.Object(
   {
     id: Id("pat"),
     user_id: Id("user"),
@@ -52,13 +53,13 @@ export const PersonalAccessToken = Type.Object(
     revoked_at: NullableTimestamp,
   },
   { additionalProperties: false },
-);
+));
 
-export const CreatePatRequest = Type.Object({ name: ResourceName }, { additionalProperties: false });
+export const CreatePatRequest = component("CreatePersonalAccessTokenRequest", Type.Object({ name: ResourceName }, { additionalProperties: false }));
 
-export const CreatePatResponse = Type.Object(
+export const CreatePatResponse = component("CreatePersonalAccessTokenResponse", Type.Object(
   { token: Type.String({ minLength: 1 }), token_record: PersonalAccessToken },
   { additionalProperties: false },
-);
+));
 
 export const PatParams = Type.Object({ tokenID: Id("pat") });

@@ -21,6 +21,7 @@ export function inputRoutes(app: HttpApp, deps: { inputs: InputsService }) {
       schema: {
         tags: [s.TAG],
         operationId: "createAgentInput",
+        summary: "Send an input to an agent",
         description:
           "Sends the agent an input (agent.operate). `queued` inputs wait until the current turn ends and open one turn each, in " +
           "backlog order; `steering` inputs join at the next model call. With an Idempotency-Key, the same request again " +
@@ -49,7 +50,8 @@ export function inputRoutes(app: HttpApp, deps: { inputs: InputsService }) {
     {
       schema: {
         tags: [s.TAG],
-        operationId: "listAgentInputBacklog",
+        operationId: "listQueuedBacklogInputs",
+        summary: "List an agent's waiting inputs",
         description:
           "Inputs waiting to be taken by the agent (agent.read): steering inputs first, then queued inputs, each group ordered " +
           "by input rank, then queued_at ascending, then id ascending.",
@@ -72,7 +74,8 @@ export function inputRoutes(app: HttpApp, deps: { inputs: InputsService }) {
     {
       schema: {
         tags: [s.TAG],
-        operationId: "cancelAgentInput",
+        operationId: "cancelQueuedBacklogInput",
+        summary: "Withdraw a waiting input",
         description: "Withdraws a waiting input (agent.operate)." + waitingInputNote,
         params: s.AgentInputParams,
         response: { 200: OkResponse, ...errorResponses(409) },
@@ -89,7 +92,8 @@ export function inputRoutes(app: HttpApp, deps: { inputs: InputsService }) {
     {
       schema: {
         tags: [s.TAG],
-        operationId: "moveAgentInput",
+        operationId: "moveQueuedBacklogInput",
+        summary: "Reorder a waiting input",
         description:
           "Reorders a waiting input within its group (agent.operate): to the `front` or `back`, or `before`/`after` another " +
           "waiting input of the same group given as anchor_input_id." + waitingInputNote,
@@ -110,7 +114,8 @@ export function inputRoutes(app: HttpApp, deps: { inputs: InputsService }) {
     {
       schema: {
         tags: [s.TAG],
-        operationId: "promoteAgentInputToSteering",
+        operationId: "promoteQueuedInputToSteering",
+        summary: "Promote a queued input to steering",
         description:
           "Makes a waiting queued input steering, at the end of the steering group (agent.operate). With " +
           "cancel_open_interactions, open interactions of the current turn's unfinished tool calls are canceled in the same " +
@@ -134,7 +139,8 @@ export function inputRoutes(app: HttpApp, deps: { inputs: InputsService }) {
     {
       schema: {
         tags: [s.TAG],
-        operationId: "demoteAgentInputToQueued",
+        operationId: "demoteSteeringInputToQueued",
+        summary: "Demote a steering input to queued",
         description: "Makes a waiting steering input queued, at the end of the queued group (agent.operate)." + waitingInputNote,
         params: s.AgentInputParams,
         response: { 200: OkResponse, ...errorResponses(409) },

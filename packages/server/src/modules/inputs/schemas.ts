@@ -3,6 +3,7 @@ import { Id, Timestamp } from "../../platform/http/schemas.js";
 import { pageQuery } from "../../platform/http/lists.js";
 import { ExternalActorParams } from "../actors/schemas.js";
 import { InlineMediaContentBlock, MediaRefContentBlock, TextContentBlock } from "../artifacts/schemas.js";
+import { component } from "../../platform/http/components.js";
 
 const strict = { additionalProperties: false } as const;
 export const TAG = "Agents";
@@ -12,7 +13,7 @@ export const AgentInputParams = Type.Object(
   strict,
 );
 
-export const AgentInput = Type.Object(
+export const AgentInput = component("AgentInput", Type.Object(
   {
     id: Id("agentInput"),
     agent_id: Id("agent"),
@@ -25,11 +26,11 @@ export const AgentInput = Type.Object(
     queued_at: Timestamp,
   },
   strict,
-);
+));
 
-export const AgentInputEnvelope = Type.Object({ agent_input: AgentInput }, strict);
+export const AgentInputEnvelope = component("AgentInputEnvelope", Type.Object({ agent_input: AgentInput }, strict));
 
-export const CreateAgentInputRequest = Type.Object(
+export const CreateAgentInputRequest = component("CreateAgentInputRequest", Type.Object(
   {
     content_blocks: Type.Array(Type.Union([TextContentBlock, InlineMediaContentBlock]), {
       minItems: 1,
@@ -52,16 +53,16 @@ export const CreateAgentInputRequest = Type.Object(
     actor: Type.Optional(ExternalActorParams),
   },
   strict,
-);
+));
 
 export const BacklogQuery = Type.Object(pageQuery, strict);
 
-export const MoveQueuedBacklogInputRequest = Type.Object(
+export const MoveQueuedBacklogInputRequest = component("MoveQueuedBacklogInputRequest", Type.Object(
   {
     position: Type.Enum(["front", "back", "before", "after"]),
     anchor_input_id: Type.Optional(Id("agentInput")),
   },
   strict,
-);
+));
 
-export const PromoteQueuedInputToSteeringRequest = Type.Object({ cancel_open_interactions: Type.Optional(Type.Boolean()) }, strict);
+export const PromoteQueuedInputToSteeringRequest = component("PromoteQueuedInputToSteeringRequest", Type.Object({ cancel_open_interactions: Type.Optional(Type.Boolean()) }, strict));

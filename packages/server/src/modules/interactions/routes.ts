@@ -16,6 +16,7 @@ export function interactionRoutes(app: HttpApp, deps: { interactions: Interactio
       schema: {
         tags: [TAG],
         operationId: "listAgentInteractions",
+        summary: "List an agent's interactions",
         description: "Approvals and questions of the agent (agent.read), ordered by created_at ascending, then id ascending.",
         params: AgentParams,
         querystring: s.ListInteractionsQuery,
@@ -35,6 +36,7 @@ export function interactionRoutes(app: HttpApp, deps: { interactions: Interactio
       schema: {
         tags: [TAG],
         operationId: "resolveAgentInteraction",
+        summary: "Answer an interaction",
         description:
           "Answers an open interaction (agent.operate), one answer per question. For a permission request option 0 allows the " +
           "tool call and option 1 denies it (with optional text as the reason). The first answer wins: the same answers again " +

@@ -2,6 +2,7 @@ import { Type } from "typebox";
 import { Id, Timestamp } from "../../platform/http/schemas.js";
 import { pageQuery } from "../../platform/http/lists.js";
 import { ExternalActorParams } from "../actors/schemas.js";
+import { component } from "../../platform/http/components.js";
 
 const strict = { additionalProperties: false } as const;
 
@@ -10,7 +11,7 @@ export const InteractionParams = Type.Object(
   strict,
 );
 
-export const InteractionForm = Type.Object(
+export const InteractionForm = component("InteractionForm", Type.Object(
   {
     title: Type.String({ minLength: 1 }),
     context: Type.Optional(Type.Array(Type.Object({ label: Type.String({ minLength: 1 }), value: Type.String({ minLength: 1 }) }, strict))),
@@ -30,17 +31,17 @@ export const InteractionForm = Type.Object(
     ),
   },
   strict,
-);
+));
 
-export const InteractionAnswer = Type.Object(
+export const InteractionAnswer = component("InteractionAnswer", Type.Object(
   {
     option_indices: Type.Array(Type.Integer({ minimum: 0 }), { minItems: 1, uniqueItems: true }),
     text: Type.Optional(Type.String({ maxLength: 65536 })),
   },
   strict,
-);
+));
 
-export const AgentInteraction = Type.Object(
+export const AgentInteraction = component("AgentInteraction", Type.Object(
   {
     id: Id("interaction"),
     org_id: Id("org"),
@@ -55,11 +56,11 @@ export const AgentInteraction = Type.Object(
     resolved_at: Type.Optional(Timestamp),
   },
   strict,
-);
+));
 
 export const ListInteractionsQuery = Type.Object({ ...pageQuery, state: Type.Optional(Type.Enum(["open", "resolved", "canceled"])) }, strict);
 
-export const ResolveAgentInteractionRequest = Type.Object(
+export const ResolveAgentInteractionRequest = component("ResolveAgentInteractionRequest", Type.Object(
   { answers: Type.Array(InteractionAnswer, { minItems: 1 }), actor: Type.Optional(ExternalActorParams) },
   strict,
-);
+));

@@ -23,6 +23,8 @@ export function invitationRoutes(app: HttpApp, deps: { invitations: InvitationSe
       schema: {
         tags: [ORG_TAG],
         operationId: "createOrgInvitation",
+        summary: "Invite someone to the organization",
+        description: "Invites an email address with a role; the invited user accepts or declines after signing in.",
         params: OrgParams,
         body: s.CreateInvitationRequest,
         response: { 201: s.Invitation, ...errorResponses(409) },
@@ -41,6 +43,8 @@ export function invitationRoutes(app: HttpApp, deps: { invitations: InvitationSe
       schema: {
         tags: [ORG_TAG],
         operationId: "listOrgInvitations",
+        summary: "List the organization's invitations",
+        description: "The organization's invitations.",
         params: OrgParams,
         querystring: PageQuery,
         response: { 200: Page(s.Invitation), ...errorResponses() },
@@ -59,6 +63,8 @@ export function invitationRoutes(app: HttpApp, deps: { invitations: InvitationSe
       schema: {
         tags: [ORG_TAG],
         operationId: "deleteOrgInvitation",
+        summary: "Withdraw an invitation",
+        description: "Deletes an invitation of the organization.",
         params: s.OrgInvitationParams,
         response: { 204: Type.Null(), ...errorResponses() },
       },
@@ -77,6 +83,8 @@ export function invitationRoutes(app: HttpApp, deps: { invitations: InvitationSe
       schema: {
         tags: [USER_TAG],
         operationId: "listPendingInvitations",
+        summary: "List my pending invitations",
+        description: "Invitations addressed to the signed-in user's email that are still open.",
         querystring: PageQuery,
         response: { 200: Page(s.Invitation), ...errorResponses() },
       },
@@ -96,6 +104,8 @@ export function invitationRoutes(app: HttpApp, deps: { invitations: InvitationSe
       schema: {
         tags: [USER_TAG],
         operationId: "acceptInvitation",
+        summary: "Accept an invitation",
+        description: "Joins the inviting organization with the invitation's role.",
         params: s.InvitationParams,
         response: { 200: s.Invitation, ...errorResponses(409) },
       },
@@ -111,6 +121,8 @@ export function invitationRoutes(app: HttpApp, deps: { invitations: InvitationSe
       schema: {
         tags: [USER_TAG],
         operationId: "declineInvitation",
+        summary: "Decline an invitation",
+        description: "Declines an invitation addressed to the signed-in user.",
         params: s.InvitationParams,
         response: { 200: s.Invitation, ...errorResponses() },
       },

@@ -1,8 +1,9 @@
 import { Type } from "typebox";
 import { GRANTABLE_ORG_ROLES } from "../orgs/policy.js";
 import { Email, Id, Timestamp } from "../../platform/http/schemas.js";
+import { component } from "../../platform/http/components.js";
 
-export const Invitation = Type.Object(
+export const Invitation = component("OrgInvitation", Type.Object(
   {
     id: Id("invitation"),
     org_id: Id("org"),
@@ -12,12 +13,12 @@ export const Invitation = Type.Object(
     created_at: Timestamp,
   },
   { additionalProperties: false },
-);
+));
 
-export const CreateInvitationRequest = Type.Object(
+export const CreateInvitationRequest = component("CreateOrgInvitationRequest", Type.Object(
   { email: Email, role: Type.Enum([...GRANTABLE_ORG_ROLES], { description: "The org role granted on acceptance: admin or member." }) },
   { additionalProperties: false },
-);
+));
 
 export const OrgInvitationParams = Type.Object({ orgID: Id("org"), invitationID: Id("invitation") });
 export const InvitationParams = Type.Object({ invitationID: Id("invitation") });

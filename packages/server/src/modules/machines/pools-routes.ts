@@ -20,6 +20,7 @@ export function poolRoutes(app: HttpApp, deps: { machines: MachinesService }) {
       schema: {
         tags: [TAG],
         operationId: "listMachinePools",
+        summary: "List machine pools",
         description: "The organization's machine pools with their usage. Newest first by default; `name` filters and sorts by name.",
         params: OrgParams,
         querystring: s.ListPoolsQuery,
@@ -45,6 +46,7 @@ export function poolRoutes(app: HttpApp, deps: { machines: MachinesService }) {
       schema: {
         tags: [TAG],
         operationId: "createMachinePool",
+        summary: "Create a machine pool",
         description:
           "Creates a pool whose machines a provider creates on demand. svc runs the `local` provider. max_total_machines is " +
           "required; limits must be consistent (a default within its minimum and maximum, a per-machine maximum within the total). " +
@@ -59,7 +61,7 @@ export function poolRoutes(app: HttpApp, deps: { machines: MachinesService }) {
 
   app.get(
     "/orgs/:orgID/machine-pools/:poolID",
-    { schema: { tags: [TAG], operationId: "getMachinePool", params: s.PoolParams, response: { 200: s.MachinePool, ...errorResponses() } } },
+    { schema: { tags: [TAG], operationId: "getMachinePool", summary: "Get a machine pool", description: "One machine pool of the organization with its usage.", params: s.PoolParams, response: { 200: s.MachinePool, ...errorResponses() } } },
     async (request) => poolView(await machines.getPool(request.principal!, ...poolPath(request.params))),
   );
 
@@ -69,6 +71,7 @@ export function poolRoutes(app: HttpApp, deps: { machines: MachinesService }) {
       schema: {
         tags: [TAG],
         operationId: "updateMachinePool",
+        summary: "Update a machine pool",
         description:
           "Changes the fields given; omitted fields keep their values and null clears a limit or default. The provider cannot " +
           "change. The result is checked as a whole.",
@@ -86,6 +89,7 @@ export function poolRoutes(app: HttpApp, deps: { machines: MachinesService }) {
       schema: {
         tags: [TAG],
         operationId: "deleteMachinePool",
+        summary: "Delete a machine pool",
         description: "Deletes the pool, its project grants and the machine grants they generated, and its machines.",
         params: s.PoolParams,
         response: { 204: Type.Null(), ...errorResponses() },
@@ -109,6 +113,7 @@ export function poolRoutes(app: HttpApp, deps: { machines: MachinesService }) {
       schema: {
         tags: [TAG],
         operationId: "listProjectMachinePoolGrants",
+        summary: "List a project's pool grants",
         description: "The project's pool grants with their pools; `name` filters and sorts by the pool's name. Newest first by default.",
         params: ProjectParams,
         querystring: s.ListPoolGrantsQuery,
@@ -134,6 +139,7 @@ export function poolRoutes(app: HttpApp, deps: { machines: MachinesService }) {
       schema: {
         tags: [TAG],
         operationId: "createProjectMachinePoolGrant",
+        summary: "Grant a machine pool to a project",
         description:
           "Lets the project's agents create machines from a pool, optionally with narrower limits (never wider than the pool's), " +
           "its own defaults and environment overlays (null removes an inherited name). One grant per project and pool (409).",
@@ -151,7 +157,7 @@ export function poolRoutes(app: HttpApp, deps: { machines: MachinesService }) {
 
   app.get(
     `${grants}/:poolGrantID`,
-    { schema: { tags: [TAG], operationId: "getProjectMachinePoolGrant", params: s.PoolGrantParams, response: { 200: s.PoolGrant, ...errorResponses() } } },
+    { schema: { tags: [TAG], operationId: "getProjectMachinePoolGrant", summary: "Get a project's pool grant", description: "One pool grant of the project with its pool.", params: s.PoolGrantParams, response: { 200: s.PoolGrant, ...errorResponses() } } },
     async (request) => poolGrantView(await machines.getPoolGrant(request.principal!, ...grantPath(request.params))),
   );
 
@@ -161,6 +167,7 @@ export function poolRoutes(app: HttpApp, deps: { machines: MachinesService }) {
       schema: {
         tags: [TAG],
         operationId: "updateProjectMachinePoolGrant",
+        summary: "Update a project's pool grant",
         description:
           "Changes the grant's overrides and limits. Omitted fields keep their values; null clears an override so the grant " +
           "follows the pool again. Overlays and metadata are replaced whole. Existing machines keep their configuration.",
@@ -178,6 +185,7 @@ export function poolRoutes(app: HttpApp, deps: { machines: MachinesService }) {
       schema: {
         tags: [TAG],
         operationId: "deleteProjectMachinePoolGrant",
+        summary: "Revoke a project's pool grant",
         description: "Removes the project's access to the pool and the machine grants generated through it; the pool stays.",
         params: s.PoolGrantParams,
         response: { 204: Type.Null(), ...errorResponses() },

@@ -2,16 +2,20 @@ import { Type, type Static, type TInteger, type TSchema } from "typebox";
 import { GrantSort, namedPageQuery, ResourceSort } from "../../platform/http/lists.js";
 import { Id, Metadata, ResourceName, Timestamp } from "../../platform/http/schemas.js";
 import { Cwd, Description, Env, EnvOverlay, MachineMetadata, SecretEnv, SecretEnvOverlay } from "./schemas.js";
+import { component } from "../../platform/http/components.js";
 
 export const POOLS_TAG = "Machine pools";
 
 const INT32_MAX = 2147483647;
 const int = (minimum: number, description?: string) => Type.Integer({ minimum, maximum: INT32_MAX, ...(description ? { description } : {}) });
 const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
-const ProviderOptions = Type.Record(Type.String(), Type.Unknown(), { description: "Provider-specific options; the provider says which it accepts." });
-const IdleMinutes = int(5, "Idle minutes before a pool machine is deleted; at least 5.");
+const ProviderOptions = component(
+  "MachineProviderOptions",
+  Type.Record(Type.String(), Type.Unknown(), { description: "Provider-specific options; the provider says which it accepts." }),
+);
+const IdleMinutes = component("MachinePoolIdleMinutes", int(5, "Idle minutes before a pool machine is deleted; at least 5."));
 /** A grant may also turn idle deletion off for its project with 0. */
-const GrantIdleMinutes = Type.Union([Type.Literal(0), IdleMinutes], { description: "0 turns idle deletion off for this project; otherwise at least 5." });
+const GrantIdleMinutes = component("MachinePoolGrantIdleMinutes", Type.Union([Type.Literal(0), IdleMinutes], { description: "0 turns idle deletion off for this project; otherwise at least 5." }));
 
 type Limits<T> = Record<"max_total_cpu" | "max_total_memory_mb" | "min_machine_cpu" | "min_machine_memory_mb" | "max_machine_cpu" | "max_machine_memory_mb", T>;
 
@@ -38,9 +42,9 @@ const poolSummaryFields = {
   updated_at: Timestamp,
 };
 
-export const MachinePoolSummary = Type.Object(poolSummaryFields, { additionalProperties: false });
+export const MachinePoolSummary = component("MachinePoolSummary", Type.Object(poolSummaryFields, { additionalProperties: false }));
 
-export const MachinePool = Type.Object(
+export const MachinePool = component("MachinePool", Type.Object(
   {
     ...poolSummaryFields,
     default_machine_cpu: nullable(int(1)),
@@ -64,9 +68,9 @@ export const MachinePool = Type.Object(
     ),
   },
   { additionalProperties: false },
-);
+));
 
-export const CreateMachinePoolRequest = Type.Object(
+export const CreateMachinePoolRequest = component("CreateMachinePoolRequest", Type.Object(
   {
     name: ResourceName,
     description: Type.Optional(Description),
@@ -86,10 +90,10 @@ export const CreateMachinePoolRequest = Type.Object(
     metadata: Type.Optional(MachineMetadata),
   },
   { additionalProperties: false },
-);
+));
 export type CreateMachinePoolRequest = Static<typeof CreateMachinePoolRequest>;
 
-export const UpdateMachinePoolRequest = Type.Object(
+export const UpdateMachinePoolRequest = component("UpdateMachinePoolRequest", Type.Object(
   {
     name: Type.Optional(ResourceName),
     description: Type.Optional(Description),
@@ -108,10 +112,10 @@ export const UpdateMachinePoolRequest = Type.Object(
     metadata: Type.Optional(MachineMetadata),
   },
   { additionalProperties: false },
-);
+));
 export type UpdateMachinePoolRequest = Static<typeof UpdateMachinePoolRequest>;
 
-export const PoolGrant = Type.Object(
+export const PoolGrant = component("ProjectMachinePoolGrant", Type.Object(
   {
     id: Id("machinePoolGrant"),
     org_id: Id("org"),
@@ -132,7 +136,7 @@ export const PoolGrant = Type.Object(
     updated_at: Timestamp,
   },
   { additionalProperties: false },
-);
+));
 
 const grantOverrides = {
   description: Type.Optional(Description),
@@ -148,12 +152,12 @@ const grantOverrides = {
   metadata: Type.Optional(Metadata),
 };
 
-export const CreatePoolGrantRequest = Type.Object({ machine_pool_id: Id("machinePool"), ...grantOverrides }, { additionalProperties: false });
-export const UpdatePoolGrantRequest = Type.Object(grantOverrides, { additionalProperties: false, minProperties: 1 });
+export const CreatePoolGrantRequest = component("CreateProjectMachinePoolGrantRequest", Type.Object({ machine_pool_id: Id("machinePool"), ...grantOverrides }, { additionalProperties: false }));
+export const UpdatePoolGrantRequest = component("UpdateProjectMachinePoolGrantRequest", Type.Object(grantOverrides, { additionalProperties: false, minProperties: 1 }));
 /** A grant's overrides as submitted: absent keeps (or inherits), null clears back to the pool's value. */
 export type PoolGrantOverrides = Static<typeof UpdatePoolGrantRequest>;
 
-export const PoolGrantListItem = Type.Object({ grant: PoolGrant, machine_pool: MachinePoolSummary }, { additionalProperties: false });
+export const PoolGrantListItem = component("ProjectMachinePoolGrantListItem", Type.Object({ grant: PoolGrant, machine_pool: MachinePoolSummary }, { additionalProperties: false }));
 
 export const ListPoolsQuery = Type.Object({ ...namedPageQuery, sort: Type.Optional(ResourceSort) }, { additionalProperties: false });
 export const ListPoolGrantsQuery = Type.Object({ ...namedPageQuery, sort: Type.Optional(GrantSort) }, { additionalProperties: false });

@@ -33,6 +33,7 @@ function byoMachineRoutes(app: HttpApp, deps: { machines: MachinesService }) {
       schema: {
         tags: [s.TAG],
         operationId: "listVisibleMachines",
+        summary: "List machines",
         description:
           "The organization's live machines the caller sees: every one for org owners and admins, else those granted to a " +
           "project the caller can read. Each says why (`access.sources`). Newest first by default; `name` filters and sorts by display_name.",
@@ -59,6 +60,7 @@ function byoMachineRoutes(app: HttpApp, deps: { machines: MachinesService }) {
       schema: {
         tags: [s.TAG],
         operationId: "createMachine",
+        summary: "Create a machine",
         description:
           "Creates a BYO machine record without a token (org.manage); mint one with the daemon-tokens route. display_name is " +
           "unique among the org's live BYO machines (409). A repeated Idempotency-Key returns the first machine with 200.",
@@ -81,6 +83,7 @@ function byoMachineRoutes(app: HttpApp, deps: { machines: MachinesService }) {
       schema: {
         tags: [s.TAG],
         operationId: "connectBYOMachine",
+        summary: "Connect your own machine",
         description:
           "Creates a BYO machine, its first daemon token (shown once; `token_name` defaults to daemon) and grants to the " +
           "given projects, in one step. Needs org.manage and project.access_manage on each project.",
@@ -107,7 +110,7 @@ function byoMachineRoutes(app: HttpApp, deps: { machines: MachinesService }) {
 
   app.get(
     "/orgs/:orgID/machines/:machineID",
-    { schema: { tags: [s.TAG], operationId: "getMachine", params: s.MachineParams, response: { 200: s.Machine, ...errorResponses() } } },
+    { schema: { tags: [s.TAG], operationId: "getMachine", summary: "Get a machine", description: "One machine the caller can see, with its connection state and the caller's access.", params: s.MachineParams, response: { 200: s.Machine, ...errorResponses() } } },
     async (request) => machineView(await machines.getMachine(request.principal!, ...machinePath(request.params))),
   );
 
@@ -117,6 +120,7 @@ function byoMachineRoutes(app: HttpApp, deps: { machines: MachinesService }) {
       schema: {
         tags: [s.TAG],
         operationId: "updateMachine",
+        summary: "Update a machine's execution defaults",
         description: "Replaces the execution defaults given (cwd, env, secret_env); they apply to processes started afterwards. Names cannot change.",
         params: s.MachineParams,
         body: s.UpdateMachineRequest,
@@ -132,6 +136,7 @@ function byoMachineRoutes(app: HttpApp, deps: { machines: MachinesService }) {
       schema: {
         tags: [s.TAG],
         operationId: "deleteMachine",
+        summary: "Delete a machine",
         description:
           "Deletes a BYO machine: its daemon tokens are revoked, its project grants removed, its name freed, and a connected " +
           "daemon is told to stop. Pool machines belong to their pool (409).",
@@ -151,6 +156,7 @@ function byoMachineRoutes(app: HttpApp, deps: { machines: MachinesService }) {
       schema: {
         tags: [s.TAG],
         operationId: "listVisibleProjectMachines",
+        summary: "List a project's machines",
         description: "The live machines the project's agents may use (project.read), explicitly or through a pool grant. Newest first by default.",
         params: s.ProjectParams,
         querystring: s.ListMachinesQuery,

@@ -3,6 +3,7 @@ import { GrantSort, namedPageQuery, pageQuery, ResourceSort } from "../../platfo
 import { idPattern } from "../../platform/ids.js";
 import { Id, Metadata, NullableTimestamp, ResourceName, Timestamp } from "../../platform/http/schemas.js";
 import { MachineFailureReport } from "../daemon/failures.js";
+import { component } from "../../platform/http/components.js";
 
 export const TAG = "Machines";
 
@@ -28,26 +29,38 @@ export function envMap<T>(value: object, description: string) {
 const EnvValue = { type: "string", maxLength: 131072 };
 const SecretRef = { type: "string", pattern: idPattern("secret") };
 
-export const Env = envMap<string>(EnvValue, "Environment variables set for every process. Names starting with SVC_ are reserved.");
-export const SecretEnv = envMap<string>(
-  SecretRef,
-  "Environment variables whose values are the current value of a generic secret, read when a process starts; the " +
-    "record keeps only the sec_ reference.",
+export const Env = component("MachineEnv", envMap<string>(EnvValue, "Environment variables set for every process. Names starting with SVC_ are reserved."));
+export const SecretEnv = component(
+  "MachineSecretEnv",
+  envMap<string>(
+    SecretRef,
+    "Environment variables whose values are the current value of a generic secret, read when a process starts; the " +
+      "record keeps only the sec_ reference.",
+  ),
 );
-export const EnvOverlay = envMap<string | null>({ anyOf: [EnvValue, { type: "null" }] }, "Merged over the inherited env; null removes a name.");
-export const SecretEnvOverlay = envMap<string | null>(
-  { anyOf: [SecretRef, { type: "null" }] },
-  "Merged over the inherited secret_env; null removes a name. Secrets are resolved when a process starts.",
+export const EnvOverlay = component(
+  "MachineEnvOverlay",
+  envMap<string | null>({ anyOf: [EnvValue, { type: "null" }] }, "Merged over the inherited env; null removes a name."),
+);
+export const SecretEnvOverlay = component(
+  "MachineSecretEnvOverlay",
+  envMap<string | null>(
+    { anyOf: [SecretRef, { type: "null" }] },
+    "Merged over the inherited secret_env; null removes a name. Secrets are resolved when a process starts.",
+  ),
 );
 export const Cwd = Type.String({ maxLength: 4096, description: "Working directory of processes; empty means the daemon's own." });
 export const Description = Type.String({ maxLength: 1024 });
 
 /** svc sets observed_platform from the daemon's report, so that key is refused (checked by the service). */
-export const MachineMetadata = Type.Unsafe<Record<string, string>>({
-  ...Metadata,
-  maxProperties: 63,
-  description: "String key/value pairs; observed_platform is reserved for the platform the daemon reports.",
-});
+export const MachineMetadata = component(
+  "MachineMetadata",
+  Type.Unsafe<Record<string, string>>({
+    ...Metadata,
+    maxProperties: 63,
+    description: "String key/value pairs; observed_platform is reserved for the platform the daemon reports.",
+  }),
+);
 
 const machineSummaryFields = {
   id: Id("machine"),
@@ -68,9 +81,9 @@ const machineSummaryFields = {
   updated_at: Timestamp,
 };
 
-export const MachineSummary = Type.Object(machineSummaryFields, { additionalProperties: false });
+export const MachineSummary = component("MachineSummary", Type.Object(machineSummaryFields, { additionalProperties: false }));
 
-export const Machine = Type.Object(
+export const Machine = component("Machine", Type.Object(
   {
     ...machineSummaryFields,
     machine_pool_id: Type.Union([Id("machinePool"), Type.Null()]),
@@ -86,9 +99,9 @@ export const Machine = Type.Object(
     metadata: Metadata,
   },
   { additionalProperties: false },
-);
+));
 
-export const MachineAccessSource = Type.Object(
+export const MachineAccessSource = component("MachineAccessSource", Type.Object(
   {
     kind: Type.Enum(["org_role", "project_machine_grant"]),
     project_id: Type.Optional(Id("project")),
@@ -96,9 +109,9 @@ export const MachineAccessSource = Type.Object(
     grant_source_kind: Type.Optional(Type.Enum([...GRANT_SOURCE_KINDS])),
   },
   { additionalProperties: false },
-);
+));
 
-export const VisibleMachine = Type.Object(
+export const VisibleMachine = component("VisibleMachine", Type.Object(
   {
     ...machineSummaryFields,
     access: Type.Object(
@@ -112,7 +125,7 @@ export const VisibleMachine = Type.Object(
     ),
   },
   { additionalProperties: false },
-);
+));
 
 const machineInput = {
   display_name: ResourceName,
@@ -123,25 +136,25 @@ const machineInput = {
   metadata: Type.Optional(MachineMetadata),
 };
 
-export const CreateMachineRequest = Type.Object(machineInput, { additionalProperties: false });
+export const CreateMachineRequest = component("CreateMachineRequest", Type.Object(machineInput, { additionalProperties: false }));
 export type CreateMachineRequest = Static<typeof CreateMachineRequest>;
 
-export const ConnectMachineRequest = Type.Object(
+export const ConnectMachineRequest = component("ConnectBYOMachineRequest", Type.Object(
   {
     ...machineInput,
     project_ids: Type.Optional(Type.Array(Id("project"), { maxItems: 100, uniqueItems: true })),
     token_name: Type.Optional(ResourceName),
   },
   { additionalProperties: false },
-);
+));
 
-export const UpdateMachineRequest = Type.Object(
+export const UpdateMachineRequest = component("UpdateMachineRequest", Type.Object(
   { cwd: Type.Optional(Cwd), env: Type.Optional(Env), secret_env: Type.Optional(SecretEnv) },
   { additionalProperties: false, minProperties: 1 },
-);
+));
 export type UpdateMachineRequest = Static<typeof UpdateMachineRequest>;
 
-export const DaemonToken = Type.Object(
+export const DaemonToken = component("MachineDaemonToken", Type.Object(
   {
     id: Id("daemonToken"),
     org_id: Id("org"),
@@ -154,19 +167,19 @@ export const DaemonToken = Type.Object(
     revoke_reason: Type.String({ description: "Empty while active; `revoked` or `machine_deleted` once revoked." }),
   },
   { additionalProperties: false },
-);
+));
 
-export const CreateDaemonTokenRequest = Type.Object(
+export const CreateDaemonTokenRequest = component("CreateMachineDaemonTokenRequest", Type.Object(
   { name: Type.Optional(ResourceName), metadata: Type.Optional(Metadata) },
   { additionalProperties: false },
-);
+));
 
-export const CreateDaemonTokenResponse = Type.Object(
+export const CreateDaemonTokenResponse = component("CreateMachineDaemonTokenResponse", Type.Object(
   { token: Type.String({ minLength: 1, description: "The daemon's bearer credential, shown once; opaque." }), token_record: DaemonToken },
   { additionalProperties: false },
-);
+));
 
-export const MachineGrant = Type.Object(
+export const MachineGrant = component("ProjectMachineGrant", Type.Object(
   {
     id: Id("machineGrant"),
     org_id: Id("org"),
@@ -180,20 +193,20 @@ export const MachineGrant = Type.Object(
     updated_at: Timestamp,
   },
   { additionalProperties: false },
-);
+));
 
-export const ConnectMachineResponse = Type.Object(
+export const ConnectMachineResponse = component("ConnectBYOMachineResponse", Type.Object(
   { machine: Machine, token: CreateDaemonTokenResponse.properties.token, token_record: DaemonToken, project_grants: Type.Array(MachineGrant) },
   { additionalProperties: false },
-);
+));
 
-export const CreateMachineGrantRequest = Type.Object(
+export const CreateMachineGrantRequest = component("CreateProjectMachineGrantRequest", Type.Object(
   { machine_id: Id("machine"), description: Type.Optional(Description), metadata: Type.Optional(Metadata) },
   { additionalProperties: false },
-);
+));
 
-export const CreateMachineGrantResponse = Type.Object({ grant: MachineGrant, machine: Machine }, { additionalProperties: false });
-export const MachineGrantListItem = Type.Object({ grant: MachineGrant, machine: MachineSummary }, { additionalProperties: false });
+export const CreateMachineGrantResponse = component("CreateProjectMachineGrantResponse", Type.Object({ grant: MachineGrant, machine: Machine }, { additionalProperties: false }));
+export const MachineGrantListItem = component("ProjectMachineGrantListItem", Type.Object({ grant: MachineGrant, machine: MachineSummary }, { additionalProperties: false }));
 
 const SourceKindFilter = Type.Optional(Type.Enum([...SOURCE_KINDS], { description: "Only machines of this source kind." }));
 
@@ -211,7 +224,7 @@ export const ProjectParams = Type.Object({ orgID: Id("org"), projectID: Id("proj
 export const GrantParams = Type.Object({ orgID: Id("org"), projectID: Id("project"), grantID: Id("machineGrant") });
 
 /** A machine an agent holds (reference `AgentMachineBinding`), made at launch from the config's machine_sources. */
-export const AgentMachineBinding = Type.Object(
+export const AgentMachineBinding = component("AgentMachineBinding", Type.Object(
   {
     id: Id("machineBinding"),
     project_id: Id("project"),
@@ -228,4 +241,4 @@ export const AgentMachineBinding = Type.Object(
     updated_at: Timestamp,
   },
   { additionalProperties: false },
-);
+));

@@ -18,6 +18,7 @@ export function tokenRoutes(app: HttpApp, deps: { machines: MachinesService }) {
       schema: {
         tags: [s.TAG],
         operationId: "listBYOMachineDaemonTokens",
+        summary: "List a machine's daemon tokens",
         description: "Every daemon token of the machine, revoked ones included, by created_at descending, then id descending.",
         params: s.MachineParams,
         querystring: s.ListTokensQuery,
@@ -37,6 +38,7 @@ export function tokenRoutes(app: HttpApp, deps: { machines: MachinesService }) {
       schema: {
         tags: [s.TAG],
         operationId: "createBYOMachineDaemonToken",
+        summary: "Create a daemon token",
         description:
           "Mints a daemon token (`svc_daemon_v1_…`, shown once; only its hash is kept). `name` defaults to daemon. At most 20 " +
           "active tokens per machine (409).",
@@ -57,6 +59,7 @@ export function tokenRoutes(app: HttpApp, deps: { machines: MachinesService }) {
       schema: {
         tags: [s.TAG],
         operationId: "revokeMachineDaemonToken",
+        summary: "Revoke a daemon token",
         description: "Revokes the token for good; a daemon using it is disconnected. Revoking a revoked token returns it unchanged.",
         params: s.TokenParams,
         response: { 200: s.DaemonToken, ...errorResponses() },

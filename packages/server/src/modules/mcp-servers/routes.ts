@@ -16,6 +16,7 @@ export function mcpServerRoutes(app: HttpApp, deps: { tools: McpToolsService; re
       schema: {
         tags: [s.TAG],
         operationId: "listMCPServers",
+        summary: "Search the MCP server registry",
         description:
           "Searches svc's snapshot of an MCP registry (SVC_MCP_REGISTRY_URL, the official one by default; docs/mcp.md): the " +
           "latest version of every active server with a `streamable-http` remote. With `q`, each word must begin a word of " +
@@ -35,6 +36,7 @@ export function mcpServerRoutes(app: HttpApp, deps: { tools: McpToolsService; re
       schema: {
         tags: [s.TAG],
         operationId: "listMCPServerTools",
+        summary: "List an MCP server's tools",
         description:
           "Connects to an MCP server over Streamable HTTP exactly as an agent of the project would (same client, SSRF " +
           "guard, SVC_MCP_CONNECT_TIMEOUT_MS and secret rules), completes the initialize handshake and answers its " +

@@ -2,13 +2,14 @@ import { Type, type Static } from "typebox";
 import { pageQuery } from "../../platform/http/lists.js";
 import { Id } from "../../platform/http/schemas.js";
 import { Tagged } from "../secrets/schemas.js";
+import { component } from "../../platform/http/components.js";
 
 export { TAG } from "../agent-configs/schemas.js";
 
 const strict = { additionalProperties: false } as const;
 const OpenObject = Type.Unsafe<Record<string, unknown>>({ type: "object", additionalProperties: true });
 
-export const McpServerAuth = Tagged(
+export const McpServerAuth = component("MCPServerAuth", Tagged(
   "type",
   {
     none: Type.Object({ type: Type.Literal("none") }, strict),
@@ -18,18 +19,18 @@ export const McpServerAuth = Tagged(
   "How svc authenticates to the server, as an agent config's `mcp.<key>.auth` says it: `none`; `bearer` with a generic " +
     "secret the project owns or was granted, whose value is sent as the bearer token; or `oauth` with an oauth_token_set " +
     "secret (POST /orgs/{orgID}/secrets/mcp-oauth), whose access token is sent and refreshed when near expiry.",
-);
+));
 
-export const McpServerToolsRequest = Type.Object(
+export const McpServerToolsRequest = component("MCPServerToolsRequest", Type.Object(
   {
     url: Type.String({ minLength: 1, maxLength: 2048, format: "uri", description: "The server's Streamable HTTP endpoint (http or https, no credentials in it)." }),
     auth: McpServerAuth,
   },
   strict,
-);
+));
 export type McpServerToolsRequest = Static<typeof McpServerToolsRequest>;
 
-const McpServerInfo = Type.Object(
+const McpServerInfo = component("MCPServerInfo", Type.Object(
   {
     name: Type.String(),
     version: Type.String(),
@@ -38,9 +39,9 @@ const McpServerInfo = Type.Object(
     website_url: Type.Optional(Type.String()),
   },
   strict,
-);
+));
 
-const McpServerToolAnnotations = Type.Object(
+const McpServerToolAnnotations = component("MCPServerToolAnnotations", Type.Object(
   {
     title: Type.Optional(Type.String()),
     read_only_hint: Type.Optional(Type.Boolean()),
@@ -49,9 +50,9 @@ const McpServerToolAnnotations = Type.Object(
     open_world_hint: Type.Optional(Type.Boolean()),
   },
   strict,
-);
+));
 
-const McpServerTool = Type.Object(
+const McpServerTool = component("MCPServerTool", Type.Object(
   {
     name: Type.String({ description: "The tool's name on the server; an agent config names it under `mcp.<key>.tools.<name>`." }),
     title: Type.Optional(Type.String()),
@@ -61,19 +62,19 @@ const McpServerTool = Type.Object(
     annotations: Type.Optional(McpServerToolAnnotations),
   },
   strict,
-);
+));
 
-export const McpServerToolsResponse = Type.Object(
+export const McpServerToolsResponse = component("MCPServerToolsResponse", Type.Object(
   {
     protocol_version: Type.String({ description: "The MCP protocol version the server agreed to." }),
     server_info: McpServerInfo,
     tools: Type.Array(McpServerTool),
   },
   strict,
-);
+));
 export type McpServerToolsResponse = Static<typeof McpServerToolsResponse>;
 
-export const McpServerAuthHint = Type.Object(
+export const McpServerAuthHint = component("MCPServerAuthHint", Type.Object(
   {
     type: Type.Union([Type.Literal("oauth"), Type.Literal("bearer")], {
       description: "`oauth` when the server advertises an OAuth authorization server (MCP authorization); `bearer` when it asks for a token without OAuth metadata.",
@@ -82,33 +83,33 @@ export const McpServerAuthHint = Type.Object(
     authorization_server: Type.Optional(Type.String()),
   },
   strict,
-);
+));
 export type McpServerAuthHint = Static<typeof McpServerAuthHint>;
 
-export const McpServerToolsError = Type.Object(
+export const McpServerToolsError = component("MCPServerToolsError", Type.Object(
   {
     error: Type.String(),
     code: Type.Literal("unprocessable"),
     auth: Type.Optional(McpServerAuthHint),
   },
   { ...strict, description: "The server answered, but not with tools: `auth` says what it expects when it refused the authentication (HTTP 401 or 403)." },
-);
+));
 
-const McpRegistryHeader = Type.Object(
+const McpRegistryHeader = component("MCPRegistryHeader", Type.Object(
   { name: Type.String(), description: Type.Optional(Type.String()), is_required: Type.Boolean(), is_secret: Type.Boolean() },
   strict,
-);
+));
 
-const McpRegistryRemote = Type.Object(
+const McpRegistryRemote = component("MCPRegistryRemote", Type.Object(
   {
     type: Type.String({ description: "Always `streamable-http`: the snapshot keeps no other transport." }),
     url: Type.String(),
     headers: Type.Optional(Type.Array(McpRegistryHeader)),
   },
   strict,
-);
+));
 
-const McpRegistryIcon = Type.Object(
+const McpRegistryIcon = component("MCPRegistryIcon", Type.Object(
   {
     src: Type.String({ description: "Absolute https URL of the icon." }),
     mime_type: Type.Optional(Type.String()),
@@ -116,9 +117,9 @@ const McpRegistryIcon = Type.Object(
     theme: Type.Optional(Type.String()),
   },
   strict,
-);
+));
 
-export const McpRegistryServer = Type.Object(
+export const McpRegistryServer = component("MCPRegistryServer", Type.Object(
   {
     name: Type.String({ description: "The registry's reverse-DNS name, such as `io.github.owner/server`." }),
     title: Type.Optional(Type.String()),
@@ -131,7 +132,7 @@ export const McpRegistryServer = Type.Object(
     icons: Type.Array(McpRegistryIcon),
   },
   strict,
-);
+));
 
 export const ListMcpServersQuery = Type.Object(
   {

@@ -17,6 +17,7 @@ export function configuredModelRoutes(app: HttpApp, deps: { models: ModelsServic
       schema: {
         tags: [TAG],
         operationId: "listConfiguredModels",
+        summary: "List configured models",
         description: "The provider config's models with their current revisions, ordered by created_at descending, then id descending.",
         params: ProviderParams,
         querystring: s.ListConfiguredModelsQuery,
@@ -36,6 +37,7 @@ export function configuredModelRoutes(app: HttpApp, deps: { models: ModelsServic
       schema: {
         tags: [TAG],
         operationId: "createConfiguredModel",
+        summary: "Add a configured model",
         description: "Adds a model to the provider config (org.manage) with its first revision. Names are unique per provider config (409).",
         params: ProviderParams,
         body: s.CreateConfiguredModelRequest,
@@ -54,6 +56,7 @@ export function configuredModelRoutes(app: HttpApp, deps: { models: ModelsServic
       schema: {
         tags: [TAG],
         operationId: "updateConfiguredModel",
+        summary: "Update a configured model",
         description:
           "Changes the model (org.manage). A change to its runtime settings adds a revision: current_revision_id and " +
           "revision_created_at change. A rename alone keeps the revision.",
@@ -71,6 +74,7 @@ export function configuredModelRoutes(app: HttpApp, deps: { models: ModelsServic
       schema: {
         tags: [TAG],
         operationId: "deleteConfiguredModel",
+        summary: "Delete a configured model",
         description: "Deletes the model and its revisions (org.manage). Refused with 409 while any project holds a grant on it.",
         params: s.ConfiguredModelParams,
         response: { 204: Type.Null(), ...errorResponses(409) },

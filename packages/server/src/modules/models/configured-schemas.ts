@@ -2,6 +2,7 @@ import { Type, type Static } from "typebox";
 import { Cursor, Limit } from "../../platform/http/lists.js";
 import { Id, ResourceName, Timestamp } from "../../platform/http/schemas.js";
 import { ManagementKindSchema } from "./providers-schemas.js";
+import { component } from "../../platform/http/components.js";
 
 export const CACHE_RETENTIONS = ["none", "short", "long"] as const;
 export type CacheRetention = (typeof CACHE_RETENTIONS)[number];
@@ -9,25 +10,28 @@ export type CacheRetention = (typeof CACHE_RETENTIONS)[number];
 const strict = { additionalProperties: false } as const;
 const INT32 = 2147483647;
 
-export const CacheRetentionSchema = Type.Enum([...CACHE_RETENTIONS], {
+export const CacheRetentionSchema = component("ModelCacheRetention", Type.Enum([...CACHE_RETENTIONS], {
   description:
     "Default prompt-cache hint. `none` sends none (the provider may still cache on its own); `short` and `long` map to " +
     "the closest control the API has.",
-});
+}));
 const described = (description?: string) => (description ? { description } : {});
 export const ContextWindow = (description?: string) => Type.Integer({ minimum: 2, maximum: INT32, ...described(description) });
 export const TokenCount = (description?: string) => Type.Integer({ minimum: 1, maximum: INT32, ...described(description) });
 /** Short labels (reasoning efforts, modalities): 1 to 64 characters, at most 32 of them. */
 export const Labels = (description: string) => Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 32, description });
 
-const ApiVariantOptions = Type.Unsafe<Record<string, unknown>>({
+const ApiVariantOptions = component(
+  "ModelAPIVariantOptions",
+  Type.Unsafe<Record<string, unknown>>({
   type: "object",
   additionalProperties: true,
   maxProperties: 64,
   description:
     "Extra top-level fields merged into this model's provider requests (for example OpenRouter `provider` routing or " +
     "sampling parameters). Fields svc controls (model, messages, stream, tools, output limit, reasoning) are ignored.",
-});
+  }),
+);
 
 const slugHelp = "The model id sent to the provider.";
 const windowHelp = "Total tokens of input and output together.";
@@ -41,7 +45,7 @@ const effortsHelp = "Reasoning efforts the model accepts; a non-empty list needs
 const inputHelp = "Input types the model accepts (text, image, file); empty leaves them unspecified.";
 const outputHelp = "Output types the model returns; empty leaves them unspecified.";
 
-export const ConfiguredModel = Type.Object(
+export const ConfiguredModel = component("ConfiguredModel", Type.Object(
   {
     id: Id("configuredModel"),
     org_id: Id("org"),
@@ -66,9 +70,9 @@ export const ConfiguredModel = Type.Object(
     revision_created_at: Timestamp,
   },
   strict,
-);
+));
 
-export const CreateConfiguredModelRequest = Type.Object(
+export const CreateConfiguredModelRequest = component("CreateConfiguredModelRequest", Type.Object(
   {
     name: ResourceName,
     provider_model_slug: Type.String({ minLength: 1, maxLength: 512, description: slugHelp }),
@@ -85,10 +89,10 @@ export const CreateConfiguredModelRequest = Type.Object(
     api_variant_options: Type.Optional(ApiVariantOptions),
   },
   { additionalProperties: false, description: "Names one model of the provider and says what it can do. Names are unique per provider config." },
-);
+));
 export type CreateConfiguredModelRequest = Static<typeof CreateConfiguredModelRequest>;
 
-export const UpdateConfiguredModelRequest = Type.Object(
+export const UpdateConfiguredModelRequest = component("UpdateConfiguredModelRequest", Type.Object(
   {
     name: Type.Optional(ResourceName),
     provider_model_slug: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: slugHelp })),
@@ -112,10 +116,10 @@ export const UpdateConfiguredModelRequest = Type.Object(
       "Omitted fields keep their values. A change to anything but the name adds a new immutable revision and makes it " +
       "current (agents keep the revision they launched with); a rename alone adds none.",
   },
-);
+));
 export type UpdateConfiguredModelRequest = Static<typeof UpdateConfiguredModelRequest>;
 
-export const ConfiguredModelSummary = Type.Object(
+export const ConfiguredModelSummary = component("ConfiguredModelSummary", Type.Object(
   {
     id: Id("configuredModel"),
     org_id: Id("org"),
@@ -126,7 +130,7 @@ export const ConfiguredModelSummary = Type.Object(
     updated_at: Timestamp,
   },
   strict,
-);
+));
 
 export const ListConfiguredModelsQuery = Type.Object({ limit: Type.Optional(Limit), cursor: Type.Optional(Cursor) }, strict);
 

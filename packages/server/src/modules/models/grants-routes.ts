@@ -17,6 +17,7 @@ export function modelGrantRoutes(app: HttpApp, deps: { models: ModelsService }) 
       schema: {
         tags: [TAG],
         operationId: "listProjectModelGrants",
+        summary: "List a project's model grants",
         description:
           "The models the project may use, each with a summary of the model (project.read). `name` filters and sorts by the " +
           "model's name; by default items are ordered by created_at descending, then id descending.",
@@ -44,6 +45,7 @@ export function modelGrantRoutes(app: HttpApp, deps: { models: ModelsService }) 
       schema: {
         tags: [TAG],
         operationId: "createProjectModelGrant",
+        summary: "Grant a model to a project",
         description:
           "Gives the project a configured model of the organization (project.access_manage), optionally narrowed. One grant " +
           "per project and model (409).",
@@ -65,6 +67,7 @@ export function modelGrantRoutes(app: HttpApp, deps: { models: ModelsService }) 
       schema: {
         tags: [TAG],
         operationId: "updateProjectModelGrant",
+        summary: "Update a project's model grant",
         description:
           "Changes the project's overrides (project.access_manage). Omitted fields keep their values; null clears an override, " +
           "an empty array clears a list. The grant is live policy: agents re-apply it on their next model call.",
@@ -85,6 +88,7 @@ export function modelGrantRoutes(app: HttpApp, deps: { models: ModelsService }) 
       schema: {
         tags: [TAG],
         operationId: "deleteProjectModelGrant",
+        summary: "Revoke a project's model grant",
         description:
           "Takes the model away from the project (project.access_manage): new launches cannot pick it and running agents lose " +
           "it on their next model call. The model itself stays.",

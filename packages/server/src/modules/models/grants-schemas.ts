@@ -2,12 +2,13 @@ import { Type, type Static } from "typebox";
 import { Cursor, Limit, NameFilter, ResourceSort } from "../../platform/http/lists.js";
 import { Id, Timestamp } from "../../platform/http/schemas.js";
 import { CACHE_RETENTIONS, CacheRetentionSchema, ConfiguredModelSummary, ContextWindow, Labels, TokenCount } from "./configured-schemas.js";
+import { component } from "../../platform/http/components.js";
 
 const strict = { additionalProperties: false } as const;
 const NullableInt = (description: string) => Type.Union([Type.Integer(), Type.Null()], { description });
 const NullableBool = (description: string) => Type.Union([Type.Boolean(), Type.Null()], { description });
 
-export const ProjectModelGrant = Type.Object(
+export const ProjectModelGrant = component("ProjectModelGrant", Type.Object(
   {
     id: Id("modelGrant"),
     org_id: Id("org"),
@@ -27,14 +28,14 @@ export const ProjectModelGrant = Type.Object(
     updated_at: Timestamp,
   },
   strict,
-);
+));
 
-export const ProjectModelGrantEnvelope = Type.Object({ grant: ProjectModelGrant }, strict);
-export const ProjectModelGrantListItem = Type.Object({ grant: ProjectModelGrant, model: ConfiguredModelSummary }, strict);
+export const ProjectModelGrantEnvelope = component("ProjectModelGrantEnvelope", Type.Object({ grant: ProjectModelGrant }, strict));
+export const ProjectModelGrantListItem = component("ProjectModelGrantListItem", Type.Object({ grant: ProjectModelGrant, model: ConfiguredModelSummary }, strict));
 
 const narrowHelp = "Can only narrow the configured model's current revision, never widen it.";
 
-export const CreateProjectModelGrantRequest = Type.Object(
+export const CreateProjectModelGrantRequest = component("CreateProjectModelGrantRequest", Type.Object(
   {
     configured_model_id: Id("configuredModel"),
     context_window_tokens: Type.Optional(ContextWindow("At most the model's context window.")),
@@ -49,10 +50,10 @@ export const CreateProjectModelGrantRequest = Type.Object(
     output_modalities: Type.Optional(Labels("Subset of the model's output types.")),
   },
   { additionalProperties: false, description: `Gives the project the model. Omitted overrides inherit from the model. ${narrowHelp}` },
-);
+));
 export type CreateProjectModelGrantRequest = Static<typeof CreateProjectModelGrantRequest>;
 
-export const UpdateProjectModelGrantRequest = Type.Object(
+export const UpdateProjectModelGrantRequest = component("UpdateProjectModelGrantRequest", Type.Object(
   {
     context_window_tokens: Type.Optional(Type.Union([ContextWindow(), Type.Null()])),
     max_output_tokens: Type.Optional(Type.Union([TokenCount(), Type.Null()])),
@@ -72,7 +73,7 @@ export const UpdateProjectModelGrantRequest = Type.Object(
       "Omitted fields keep their values; null (an empty array for lists) clears an override so the project inherits. " +
       `Checked against the model's current revision. ${narrowHelp} Agents re-apply the grant on their next model call.`,
   },
-);
+));
 export type UpdateProjectModelGrantRequest = Static<typeof UpdateProjectModelGrantRequest>;
 
 export const ListProjectModelGrantsQuery = Type.Object(

@@ -18,6 +18,7 @@ export function providerRoutes(app: HttpApp, deps: { models: ModelsService }) {
       schema: {
         tags: [s.TAG],
         operationId: "listModelProviderConfigs",
+        summary: "List model provider configs",
         description: "The organization's model provider configs, newest first unless sorted otherwise; `name` filters by a glob.",
         params: OrgParams,
         querystring: s.ListModelProviderConfigsQuery,
@@ -37,6 +38,7 @@ export function providerRoutes(app: HttpApp, deps: { models: ModelsService }) {
       schema: {
         tags: [s.TAG],
         operationId: "createModelProviderConfig",
+        summary: "Create a model provider config",
         description:
           "Creates a model provider config (org.manage), then probes the provider's /models endpoint with the credential and " +
           "returns the result as model_catalog. A failed probe does not fail the creation. The credential must be an " +
@@ -62,6 +64,8 @@ export function providerRoutes(app: HttpApp, deps: { models: ModelsService }) {
       schema: {
         tags: [s.TAG],
         operationId: "getModelProviderConfig",
+        summary: "Get a model provider config",
+        description: "One model provider config of the organization.",
         params: s.ProviderParams,
         response: { 200: s.ModelProviderConfig, ...errorResponses() },
       },
@@ -75,6 +79,7 @@ export function providerRoutes(app: HttpApp, deps: { models: ModelsService }) {
       schema: {
         tags: [s.TAG],
         operationId: "updateModelProviderConfig",
+        summary: "Update a model provider config",
         description: "Changes where and how svc calls the provider (org.manage). The name, api_format and api_variant cannot change.",
         params: s.ProviderParams,
         body: s.UpdateModelProviderConfigRequest,
@@ -94,6 +99,7 @@ export function providerRoutes(app: HttpApp, deps: { models: ModelsService }) {
       schema: {
         tags: [s.TAG],
         operationId: "deleteModelProviderConfig",
+        summary: "Delete a model provider config",
         description: "Deletes the config (org.manage). Refused with 409 while it has configured models, and for operator-managed configs.",
         params: s.ProviderParams,
         response: { 204: Type.Null(), ...errorResponses(409) },
@@ -111,6 +117,7 @@ export function providerRoutes(app: HttpApp, deps: { models: ModelsService }) {
       schema: {
         tags: [s.TAG],
         operationId: "getModelCatalog",
+        summary: "Get a provider's model catalog",
         description:
           "Asks the provider for its models with the configured credential. It waits on the provider (at most 10 s), and a " +
           "failure (refused destination, unreachable host, rejected key) is answered as `status: failed` with 200.",

@@ -2,6 +2,7 @@ import { Type, type Static } from "typebox";
 import { Cursor, Limit, NameFilter, ResourceSort } from "../../platform/http/lists.js";
 import { Id, ResourceName, Timestamp } from "../../platform/http/schemas.js";
 import { idPattern } from "../../platform/ids.js";
+import { component } from "../../platform/http/components.js";
 
 export const TAG = "Models";
 
@@ -19,15 +20,15 @@ export type ManagementKind = (typeof MANAGEMENT_KINDS)[number];
 
 const strict = { additionalProperties: false } as const;
 
-export const ManagementKindSchema = Type.Enum([...MANAGEMENT_KINDS], {
+export const ManagementKindSchema = component("ManagementKind", Type.Enum([...MANAGEMENT_KINDS], {
   description: "Who manages the resource: `tenant` through this API, `cluster` by the operator (read-only here).",
-});
-const ApiFormatSchema = Type.Enum([...API_FORMATS], { description: "The wire format svc speaks to the provider." });
-const AuthKindSchema = Type.Enum([...AUTH_KINDS], {
+}));
+const ApiFormatSchema = component("ModelAPIFormat", Type.Enum([...API_FORMATS], { description: "The wire format svc speaks to the provider." }));
+const AuthKindSchema = component("ModelProviderAuthKind", Type.Enum([...AUTH_KINDS], {
   description: "`bearer_token`: `Authorization: Bearer <credential>`. `api_key_header`: the credential in the header named by auth_options.header_name.",
-});
+}));
 
-const AuthOptions = Type.Object(
+const AuthOptions = component("ModelProviderAuthOptions", Type.Object(
   { header_name: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })) },
   {
     additionalProperties: false,
@@ -35,7 +36,7 @@ const AuthOptions = Type.Object(
       "Where the credential goes, never the credential itself. Empty with bearer_token; with api_key_header, " +
       '{"header_name": "..."} (Anthropic Messages defaults to x-api-key).',
   },
-);
+));
 
 const BaseUrl = Type.String({
   minLength: 1,
@@ -52,7 +53,7 @@ const EndpointPath = Type.String({
 });
 const RequestTimeout = Type.Integer({ minimum: 1, maximum: 2147483647, description: "Deadline of one provider call in milliseconds; default 600000." });
 
-export const ModelProviderConfig = Type.Object(
+export const ModelProviderConfig = component("ModelProviderConfig", Type.Object(
   {
     id: Id("modelProviderConfig"),
     org_id: Id("org"),
@@ -70,9 +71,9 @@ export const ModelProviderConfig = Type.Object(
     updated_at: Timestamp,
   },
   strict,
-);
+));
 
-export const CreateModelProviderConfigRequest = Type.Object(
+export const CreateModelProviderConfigRequest = component("CreateModelProviderConfigRequest", Type.Object(
   {
     name: ResourceName,
     preset: Type.Optional(
@@ -101,10 +102,10 @@ export const CreateModelProviderConfigRequest = Type.Object(
     additionalProperties: false,
     description: "Connects the organization to a model API. api_format and api_variant cannot be changed afterwards.",
   },
-);
+));
 export type CreateModelProviderConfigRequest = Static<typeof CreateModelProviderConfigRequest>;
 
-export const UpdateModelProviderConfigRequest = Type.Object(
+export const UpdateModelProviderConfigRequest = component("UpdateModelProviderConfigRequest", Type.Object(
   {
     base_url: Type.Optional(BaseUrl),
     endpoint_path: Type.Optional(EndpointPath),
@@ -118,10 +119,10 @@ export const UpdateModelProviderConfigRequest = Type.Object(
     description:
       "Omitted fields keep their values. Changing auth_kind without auth_options resets auth_options to the new kind's default.",
   },
-);
+));
 export type UpdateModelProviderConfigRequest = Static<typeof UpdateModelProviderConfigRequest>;
 
-export const DiscoveredProviderModel = Type.Object(
+export const DiscoveredProviderModel = component("DiscoveredProviderModel", Type.Object(
   {
     slug: Type.String({ description: "Usable as a configured model's provider_model_slug." }),
     display_name: Type.Optional(Type.String()),
@@ -129,9 +130,9 @@ export const DiscoveredProviderModel = Type.Object(
     max_output_tokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 2147483647 })),
   },
   strict,
-);
+));
 
-export const ModelCatalog = Type.Object(
+export const ModelCatalog = component("ModelCatalog", Type.Object(
   {
     status: Type.Enum(["ok", "failed"]),
     models: Type.Optional(Type.Array(DiscoveredProviderModel, { description: "Newest first; present when status is ok." })),
@@ -143,9 +144,9 @@ export const ModelCatalog = Type.Object(
       "The provider's live model list, fetched with the configured credential. A failed probe changes nothing stored: " +
       "read it as a warning that the base URL or the key may be wrong.",
   },
-);
+));
 
-export const CreateModelProviderConfigResponse = Type.Object({ config: ModelProviderConfig, model_catalog: ModelCatalog }, strict);
+export const CreateModelProviderConfigResponse = component("CreateModelProviderConfigResponse", Type.Object({ config: ModelProviderConfig, model_catalog: ModelCatalog }, strict));
 
 export const ListModelProviderConfigsQuery = Type.Object(
   { name: Type.Optional(NameFilter), sort: Type.Optional(ResourceSort), limit: Type.Optional(Limit), cursor: Type.Optional(Cursor) },

@@ -26,6 +26,8 @@ export function orgApiKeyRoutes(app: HttpApp, deps: { orgApiKeys: OrgApiKeyServi
       schema: {
         tags: [TAG],
         operationId: "listOrgAPIKeys",
+        summary: "List organization API keys",
+        description: "The organization's API keys, revoked ones included. Key values are never returned.",
         params: OrgParams,
         querystring: Type.Object(pageQuery, { additionalProperties: false }),
         response: { 200: Page(s.OrgApiKey), ...errorResponses() },
@@ -45,6 +47,8 @@ export function orgApiKeyRoutes(app: HttpApp, deps: { orgApiKeys: OrgApiKeyServi
       schema: {
         tags: [TAG],
         operationId: "createOrgAPIKey",
+        summary: "Create an organization API key",
+        description: "Mints a `svc_org_v1_\u2026` key acting for the organization with the given role. The value is in this answer only. Needs a browser session.",
         params: OrgParams,
         body: s.CreateOrgApiKeyRequest,
         response: { 201: s.CreateOrgApiKeyResponse, ...errorResponses(409) },
@@ -62,7 +66,7 @@ export function orgApiKeyRoutes(app: HttpApp, deps: { orgApiKeys: OrgApiKeyServi
 
   app.get(
     "/orgs/:orgID/api-keys/:keyID",
-    { schema: { tags: [TAG], operationId: "getOrgAPIKey", params: s.KeyParams, response: { 200: s.OrgApiKey, ...errorResponses() } } },
+    { schema: { tags: [TAG], operationId: "getOrgAPIKey", summary: "Get an organization API key", description: "One API key of the organization.", params: s.KeyParams, response: { 200: s.OrgApiKey, ...errorResponses() } } },
     async (request) => orgApiKeyView(await orgApiKeys.get(request.principal!, ...keyPath(request.params))),
   );
 
@@ -73,6 +77,8 @@ export function orgApiKeyRoutes(app: HttpApp, deps: { orgApiKeys: OrgApiKeyServi
       schema: {
         tags: [TAG],
         operationId: "updateOrgAPIKey",
+        summary: "Update an organization API key",
+        description: "Changes the key's name or role. Needs a browser session.",
         params: s.KeyParams,
         body: s.UpdateOrgApiKeyRequest,
         response: { 200: s.OrgApiKey, ...errorResponses(409) },
@@ -91,7 +97,7 @@ export function orgApiKeyRoutes(app: HttpApp, deps: { orgApiKeys: OrgApiKeyServi
     "/orgs/:orgID/api-keys/:keyID/revoke",
     {
       config: { auth: "session" },
-      schema: { tags: [TAG], operationId: "revokeOrgAPIKey", params: s.KeyParams, response: { 200: s.OrgApiKey, ...errorResponses() } },
+      schema: { tags: [TAG], operationId: "revokeOrgAPIKey", summary: "Revoke an organization API key", description: "Revokes the key for good. Needs a browser session.", params: s.KeyParams, response: { 200: s.OrgApiKey, ...errorResponses() } },
     },
     async (request) => orgApiKeyView(await orgApiKeys.revoke(sessionUser(request.principal), ...keyPath(request.params))),
   );
@@ -102,6 +108,8 @@ export function orgApiKeyRoutes(app: HttpApp, deps: { orgApiKeys: OrgApiKeyServi
       schema: {
         tags: [TAG],
         operationId: "listOrgAPIKeyProjectAccess",
+        summary: "List an API key's project roles",
+        description: "The explicit per-project roles granted to one organization API key.",
         params: s.KeyParams,
         response: { 200: ProjectMembershipGrantList, ...errorResponses() },
       },
@@ -116,6 +124,8 @@ export function orgApiKeyRoutes(app: HttpApp, deps: { orgApiKeys: OrgApiKeyServi
       schema: {
         tags: [TAG],
         operationId: "setOrgAPIKeyProjectRole",
+        summary: "Set an API key's project role",
+        description: "Grants or changes an organization API key's role on one project. Needs a browser session.",
         params: s.KeyProjectParams,
         body: SetProjectMembershipRequest,
         response: { 200: ProjectMembershipGrant, ...errorResponses(409) },
@@ -135,6 +145,8 @@ export function orgApiKeyRoutes(app: HttpApp, deps: { orgApiKeys: OrgApiKeyServi
       schema: {
         tags: [TAG],
         operationId: "removeOrgAPIKeyProjectRole",
+        summary: "Remove an API key's project role",
+        description: "Removes an organization API key's explicit role on one project. Needs a browser session.",
         params: s.KeyProjectParams,
         response: { 204: Type.Null(), ...errorResponses(409) },
       },

@@ -21,6 +21,8 @@ export function memberRoutes(app: HttpApp, deps: { members: MemberService }) {
       schema: {
         tags: [TAG],
         operationId: "listOrgMembers",
+        summary: "List organization members",
+        description: "The organization's members with their roles.",
         params: OrgParams,
         // Members have a creation time only, so the sort is the reference's created-resource sort.
         querystring: Type.Object({ ...namedPageQuery, sort: Type.Optional(GrantSort) }, { additionalProperties: false }),
@@ -45,6 +47,8 @@ export function memberRoutes(app: HttpApp, deps: { members: MemberService }) {
       schema: {
         tags: [TAG],
         operationId: "updateOrgMember",
+        summary: "Change a member's role",
+        description: "Sets a member's organization role. Only owners make owners or change an owner's role; the last owner cannot step down (409).",
         params: s.MemberParams,
         body: s.UpdateOrgMemberRequest,
         response: { 200: OrganizationMembership, ...errorResponses(409) },
@@ -59,7 +63,7 @@ export function memberRoutes(app: HttpApp, deps: { members: MemberService }) {
   app.delete(
     "/orgs/:orgID/members/:userID",
     {
-      schema: { tags: [TAG], operationId: "removeOrgMember", params: s.MemberParams, response: { 204: Type.Null(), ...errorResponses(409) } },
+      schema: { tags: [TAG], operationId: "removeOrgMember", summary: "Remove a member", description: "Removes a user from the organization; anyone may leave. The last owner cannot be removed (409).", params: s.MemberParams, response: { 204: Type.Null(), ...errorResponses(409) } },
     },
     async (request, reply) => {
       await members.removeMember(request.principal!, ...memberPath(request.params));
@@ -73,6 +77,8 @@ export function memberRoutes(app: HttpApp, deps: { members: MemberService }) {
       schema: {
         tags: [TAG],
         operationId: "listMemberProjectAccess",
+        summary: "List a member's project roles",
+        description: "The explicit per-project roles granted to one member.",
         params: s.MemberParams,
         response: { 200: s.ProjectMembershipGrantList, ...errorResponses() },
       },
@@ -86,6 +92,8 @@ export function memberRoutes(app: HttpApp, deps: { members: MemberService }) {
       schema: {
         tags: [TAG],
         operationId: "setMemberProjectAccess",
+        summary: "Set a member's project role",
+        description: "Grants or changes a member's role on one project.",
         params: s.MemberProjectParams,
         body: s.SetProjectMembershipRequest,
         response: { 200: s.ProjectMembershipGrant, ...errorResponses(409) },
@@ -104,6 +112,8 @@ export function memberRoutes(app: HttpApp, deps: { members: MemberService }) {
       schema: {
         tags: [TAG],
         operationId: "removeMemberProjectAccess",
+        summary: "Remove a member's project role",
+        description: "Removes a member's explicit role on one project; organization-wide access stays.",
         params: s.MemberProjectParams,
         response: { 204: Type.Null(), ...errorResponses() },
       },

@@ -22,6 +22,8 @@ export function orgRoutes(app: HttpApp, deps: { orgs: OrgService }) {
       schema: {
         tags: [TAG],
         operationId: "createOrganization",
+        summary: "Create an organization",
+        description: "Creates an organization with the caller as its owner, and a first project in it. Repeating the request with the same Idempotency-Key answers the same organization (200).",
         headers: IdempotencyKeyHeader,
         body: s.CreateOrganizationRequest,
         response: { 200: s.CreateOrganizationResponse, 201: s.CreateOrganizationResponse, ...errorResponses(409) },
@@ -40,14 +42,14 @@ export function orgRoutes(app: HttpApp, deps: { orgs: OrgService }) {
   app.get(
     "/orgs/:orgID",
     {
-      schema: { tags: [TAG], operationId: "getOrganization", params: s.OrgParams, response: { 200: s.Organization, ...errorResponses() } },
+      schema: { tags: [TAG], operationId: "getOrganization", summary: "Get an organization", description: "One organization the caller belongs to.", params: s.OrgParams, response: { 200: s.Organization, ...errorResponses() } },
     },
     async (request) => orgView((await orgs.getOrg(request.principal!, pathId("org", request.params.orgID))).org),
   );
 
   app.delete(
     "/orgs/:orgID",
-    { schema: { tags: [TAG], operationId: "deleteOrganization", params: s.OrgParams, response: { 204: Type.Null(), ...errorResponses(409) } } },
+    { schema: { tags: [TAG], operationId: "deleteOrganization", summary: "Delete an organization", description: "Deletes the organization and everything in it (owners only).", params: s.OrgParams, response: { 204: Type.Null(), ...errorResponses(409) } } },
     async (request, reply) => {
       await orgs.deleteOrg(request.principal!, pathId("org", request.params.orgID));
       return reply.status(204).send(null);
@@ -60,6 +62,7 @@ export function orgRoutes(app: HttpApp, deps: { orgs: OrgService }) {
       schema: {
         tags: [TAG],
         operationId: "getOrgOverview",
+        summary: "Get the organization overview",
         description:
           "What the console's overview page shows: the caller's visible projects, and the most recently updated active agents " +
           "and agent profiles across the projects where the caller may read agents. Made for the console; its limits may change.",
@@ -83,6 +86,8 @@ export function orgRoutes(app: HttpApp, deps: { orgs: OrgService }) {
       schema: {
         tags: [TAG],
         operationId: "listVisibleProjects",
+        summary: "List projects",
+        description: "The organization's projects the caller can see, with what the caller may do in each.",
         params: s.OrgParams,
         querystring: Type.Object({ ...namedPageQuery, sort: Type.Optional(ResourceSort) }, { additionalProperties: false }),
         response: { 200: Page(s.VisibleProject), ...errorResponses() },
@@ -108,6 +113,8 @@ export function orgRoutes(app: HttpApp, deps: { orgs: OrgService }) {
       schema: {
         tags: [TAG],
         operationId: "createProject",
+        summary: "Create a project",
+        description: "Creates a project in the organization. Names are unique in the organization (409); repeating the request with the same Idempotency-Key answers the same project (200).",
         params: s.OrgParams,
         headers: IdempotencyKeyHeader,
         body: s.CreateProjectRequest,
@@ -127,6 +134,8 @@ export function orgRoutes(app: HttpApp, deps: { orgs: OrgService }) {
       schema: {
         tags: [TAG],
         operationId: "getProject",
+        summary: "Get a project",
+        description: "One project the caller can see, with the caller's access flags.",
         params: s.ProjectParams,
         response: { 200: s.VisibleProject, ...errorResponses() },
       },
@@ -143,6 +152,8 @@ export function orgRoutes(app: HttpApp, deps: { orgs: OrgService }) {
       schema: {
         tags: [TAG],
         operationId: "renameProject",
+        summary: "Rename a project",
+        description: "Changes the project's name (project.manage); names are unique in the organization (409).",
         params: s.ProjectParams,
         body: s.UpdateProjectRequest,
         response: { 200: s.VisibleProject, ...errorResponses(409) },
@@ -157,7 +168,7 @@ export function orgRoutes(app: HttpApp, deps: { orgs: OrgService }) {
   app.delete(
     "/orgs/:orgID/projects/:projectID",
     {
-      schema: { tags: [TAG], operationId: "deleteProject", params: s.ProjectParams, response: { 204: Type.Null(), ...errorResponses(409) } },
+      schema: { tags: [TAG], operationId: "deleteProject", summary: "Delete a project", description: "Deletes the project and what belongs to it (org.manage). A project the caller cannot see answers 404.", params: s.ProjectParams, response: { 204: Type.Null(), ...errorResponses(409) } },
     },
     async (request, reply) => {
       await orgs.deleteProject(request.principal!, ...projectPath(request.params));

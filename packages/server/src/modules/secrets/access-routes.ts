@@ -18,6 +18,7 @@ export function secretAccessRoutes(app: HttpApp, deps: { secrets: SecretsService
       schema: {
         tags: [s.TAG],
         operationId: "listSecretGrants",
+        summary: "List a secret's grants",
         description: "The secret's grants with their target projects, newest first; name filters and sorts by the target project's name.",
         params: s.SecretParams,
         querystring: s.ListGrantsQuery,
@@ -43,6 +44,7 @@ export function secretAccessRoutes(app: HttpApp, deps: { secrets: SecretsService
       schema: {
         tags: [s.TAG],
         operationId: "createSecretGrant",
+        summary: "Grant a secret to a project",
         description:
           "Makes the secret available to another project. Needs the right to manage the secret and project.secrets.manage " +
           "on the target project. The owning project already has it (409), as does a project granted it before (409).",
@@ -64,6 +66,7 @@ export function secretAccessRoutes(app: HttpApp, deps: { secrets: SecretsService
       schema: {
         tags: [s.TAG],
         operationId: "deleteSecretGrant",
+        summary: "Revoke a secret grant",
         description: "Revokes one grant; the secret, its versions and other grants stay.",
         params: s.GrantParams,
         response: { 204: Type.Null(), ...errorResponses() },
@@ -82,6 +85,7 @@ export function secretAccessRoutes(app: HttpApp, deps: { secrets: SecretsService
       schema: {
         tags: [s.TAG],
         operationId: "listProjectAvailableSecrets",
+        summary: "List secrets available to a project",
         description:
           "Secrets the project can use, owned by it (direct) or granted to it (grant), newest first. Needs " +
           "project.secrets.list. Metadata filters are written metadata[key]=value; every one given must match.",
@@ -115,6 +119,8 @@ export function secretAccessRoutes(app: HttpApp, deps: { secrets: SecretsService
       schema: {
         tags: [s.TAG],
         operationId: "getProjectAvailableSecret",
+        summary: "Get a secret available to a project",
+        description: "One secret the project can use, with how it is available (owned or granted).",
         params: s.ProjectSecretParams,
         response: { 200: s.ProjectSecretAccess, ...errorResponses() },
       },

@@ -20,6 +20,7 @@ export function secretRoutes(app: HttpApp, deps: { secrets: SecretsService }) {
       schema: {
         tags: [s.TAG],
         operationId: "listSecrets",
+        summary: "List secrets",
         description:
           "Secrets the caller may list through their owner, newest first. Without owner_kind: the org's secrets (with " +
           "org.secrets.list), the secrets of each project where the caller holds project.secrets.list, and the caller's own " +
@@ -49,6 +50,8 @@ export function secretRoutes(app: HttpApp, deps: { secrets: SecretsService }) {
       schema: {
         tags: [s.TAG],
         operationId: "createSecret",
+        summary: "Create a secret",
+        description: "Stores an encrypted secret owned by the organization, a project or the caller. The value is write-only: no answer contains it.",
         params: OrgParams,
         body: s.CreateSecretRequest,
         response: { 201: s.Secret, ...errorResponses(409) },
@@ -69,7 +72,7 @@ export function secretRoutes(app: HttpApp, deps: { secrets: SecretsService }) {
 
   app.get(
     "/orgs/:orgID/secrets/:secretID",
-    { schema: { tags: [s.TAG], operationId: "getSecret", params: s.SecretParams, response: { 200: s.Secret, ...errorResponses() } } },
+    { schema: { tags: [s.TAG], operationId: "getSecret", summary: "Get a secret", description: "One secret's metadata (never its value).", params: s.SecretParams, response: { 200: s.Secret, ...errorResponses() } } },
     async (request) => secretView(await secrets.getSecret(request.principal!, ...secretPath(request.params))),
   );
 
@@ -79,6 +82,8 @@ export function secretRoutes(app: HttpApp, deps: { secrets: SecretsService }) {
       schema: {
         tags: [s.TAG],
         operationId: "updateSecret",
+        summary: "Update a secret",
+        description: "Changes the secret's name or metadata; the value changes only through a new version.",
         params: s.SecretParams,
         body: s.UpdateSecretRequest,
         response: { 200: s.Secret, ...errorResponses(409) },
@@ -93,6 +98,7 @@ export function secretRoutes(app: HttpApp, deps: { secrets: SecretsService }) {
       schema: {
         tags: [s.TAG],
         operationId: "deleteSecret",
+        summary: "Delete a secret",
         description: "Deletes the secret with every version and grant; the encrypted values are gone for good.",
         params: s.SecretParams,
         response: { 204: Type.Null(), ...errorResponses(409) },
@@ -110,6 +116,7 @@ export function secretRoutes(app: HttpApp, deps: { secrets: SecretsService }) {
       schema: {
         tags: [s.TAG],
         operationId: "createSecretVersion",
+        summary: "Add a secret version",
         description: "Stores a new value as the next version and makes it current. Its kind must be the secret's kind.",
         params: s.SecretParams,
         body: s.SecretVersionRequest,

@@ -2,6 +2,7 @@ import { Type, type Static, type TObject, type TSchema } from "typebox";
 import { Cursor, GrantSort, Limit, NameFilter, ResourceSort } from "../../platform/http/lists.js";
 import { Id, Metadata, ResourceName, Timestamp } from "../../platform/http/schemas.js";
 import { Project } from "../orgs/schemas.js";
+import { component } from "../../platform/http/components.js";
 
 export const TAG = "Secrets";
 
@@ -36,9 +37,9 @@ const strict = { additionalProperties: false } as const;
 /** One secret value; the reference bounds each at 64 KiB before encryption. */
 const Value = Type.String({ minLength: 1, maxLength: 65536 });
 
-const GenericMaterial = Type.Object({ kind: Type.Literal("generic"), value: Value }, strict);
+const GenericMaterial = component("GenericSecretMaterial", Type.Object({ kind: Type.Literal("generic"), value: Value }, strict));
 
-const OAuthRefreshMaterial = Type.Object(
+const OAuthRefreshMaterial = component("OAuthRefreshSecretMaterial", Type.Object(
   {
     refresh_token: Value,
     token_endpoint: Type.String({ minLength: 1, maxLength: 2048, format: "uri", description: "HTTPS, or HTTP on a loopback host." }),
@@ -47,9 +48,9 @@ const OAuthRefreshMaterial = Type.Object(
     resource: Value,
   },
   strict,
-);
+));
 
-const OAuthTokenSetMaterial = Type.Object(
+const OAuthTokenSetMaterial = component("OAuthTokenSetSecretMaterial", Type.Object(
   {
     kind: Type.Literal("oauth_token_set"),
     access_token: Value,
@@ -61,14 +62,14 @@ const OAuthTokenSetMaterial = Type.Object(
     token_type: Type.Optional(Value),
   },
   strict,
-);
+));
 
-const SlackAppCredentialsMaterial = Type.Object(
+const SlackAppCredentialsMaterial = component("SlackAppCredentialsSecretMaterial", Type.Object(
   { kind: Type.Literal("slack_app_credentials"), access_token: Value, client_id: Value, client_secret: Value, signing_secret: Value },
   strict,
-);
+));
 
-const AwsCredentialsMaterial = Type.Object(
+const AwsCredentialsMaterial = component("AWSCredentialsSecretMaterial", Type.Object(
   {
     kind: Type.Literal("aws_credentials"),
     access_key_id: Value,
@@ -78,9 +79,9 @@ const AwsCredentialsMaterial = Type.Object(
     external_id: Type.Optional(Type.String({ minLength: 1, maxLength: 65536, description: "Requires role_arn." })),
   },
   strict,
-);
+));
 
-const GithubAppCredentialsMaterial = Type.Object(
+const GithubAppCredentialsMaterial = component("GitHubAppCredentialsSecretMaterial", Type.Object(
   {
     kind: Type.Literal("github_app_credentials"),
     app_id: Type.String({ pattern: "^[0-9]{1,20}$", description: "The GitHub App's numeric id." }),
@@ -95,9 +96,9 @@ const GithubAppCredentialsMaterial = Type.Object(
     client_secret: Type.Optional(Value),
   },
   strict,
-);
+));
 
-export const SecretMaterial = Tagged(
+export const SecretMaterial = component("SecretMaterial", Tagged(
   "kind",
   {
     generic: GenericMaterial,
@@ -107,27 +108,27 @@ export const SecretMaterial = Tagged(
     github_app_credentials: GithubAppCredentialsMaterial,
   },
   "The secret value, by kind. Write-only: no response ever contains it.",
-);
+));
 export type SecretMaterial = Static<typeof SecretMaterial>;
 
-export const SecretOwnerInput = Tagged(
+export const SecretOwnerInput = component("SecretOwnerInput", Tagged(
   "kind",
   {
-    org: Type.Object({ kind: Type.Literal("org") }, strict),
-    project: Type.Object({ kind: Type.Literal("project"), project_id: Id("project") }, strict),
-    user: Type.Object({ kind: Type.Literal("user") }, strict),
+    org: component("OrgSecretOwnerInput", Type.Object({ kind: Type.Literal("org") }, strict)),
+    project: component("ProjectSecretOwnerInput", Type.Object({ kind: Type.Literal("project"), project_id: Id("project") }, strict)),
+    user: component("UserSecretOwnerInput", Type.Object({ kind: Type.Literal("user") }, strict)),
   },
   "Who owns the secret; immutable. A user-owned secret belongs to the caller.",
-);
+));
 export type SecretOwnerInput = Static<typeof SecretOwnerInput>;
 
-export const SecretOwner = Type.Union([
-  Type.Object({ kind: Type.Literal("org") }, strict),
-  Type.Object({ kind: Type.Literal("project"), project_id: Id("project") }, strict),
-  Type.Object({ kind: Type.Literal("user"), user_id: Id("user") }, strict),
-]);
+export const SecretOwner = component("SecretOwner", Type.Union([
+  component("OrgSecretOwner", Type.Object({ kind: Type.Literal("org") }, strict)),
+  component("ProjectSecretOwner", Type.Object({ kind: Type.Literal("project"), project_id: Id("project") }, strict)),
+  component("UserSecretOwner", Type.Object({ kind: Type.Literal("user"), user_id: Id("user") }, strict)),
+]));
 
-export const Secret = Type.Object(
+export const Secret = component("Secret", Type.Object(
   {
     id: Id("secret"),
     org_id: Id("org"),
@@ -142,30 +143,30 @@ export const Secret = Type.Object(
     updated_at: Timestamp,
   },
   strict,
-);
+));
 
-export const SecretGrant = Type.Object(
+export const SecretGrant = component("SecretGrant", Type.Object(
   { id: Id("secretGrant"), org_id: Id("org"), secret_id: Id("secret"), target_project_id: Id("project"), created_at: Timestamp },
   strict,
-);
-export const SecretGrantListItem = Type.Object({ grant: SecretGrant, target_project: Project }, strict);
+));
+export const SecretGrantListItem = component("SecretGrantListItem", Type.Object({ grant: SecretGrant, target_project: Project }, strict));
 
-export const SecretAvailability = Type.Union([
+export const SecretAvailability = component("SecretAvailability", Type.Union([
   Type.Object({ source: Type.Literal("direct"), project_id: Id("project") }, strict),
   Type.Object({ source: Type.Literal("grant"), project_id: Id("project"), grant_id: Id("secretGrant") }, strict),
-]);
-export const ProjectSecretAccess = Type.Object({ secret: Secret, availability: SecretAvailability }, strict);
+]));
+export const ProjectSecretAccess = component("ProjectSecretAccess", Type.Object({ secret: Secret, availability: SecretAvailability }, strict));
 
-export const CreateSecretRequest = Type.Object(
+export const CreateSecretRequest = component("CreateSecretRequest", Type.Object(
   { owner: SecretOwnerInput, name: ResourceName, metadata: Type.Optional(Metadata), material: SecretMaterial },
   strict,
-);
-export const UpdateSecretRequest = Type.Object(
+));
+export const UpdateSecretRequest = component("UpdateSecretRequest", Type.Object(
   { name: Type.Optional(ResourceName), metadata: Type.Optional(Metadata) },
   { additionalProperties: false, minProperties: 1, description: "metadata, when given, replaces the whole map." },
-);
-export const SecretVersionRequest = Type.Object({ material: SecretMaterial }, strict);
-export const SecretGrantCreateRequest = Type.Object({ target_project_id: Id("project") }, strict);
+));
+export const SecretVersionRequest = component("SecretVersionRequest", Type.Object({ material: SecretMaterial }, strict));
+export const SecretGrantCreateRequest = component("SecretGrantCreateRequest", Type.Object({ target_project_id: Id("project") }, strict));
 
 /** `metadata[key]=value` query parameters arrive with the brackets in their names; each must match. */
 export const METADATA_PARAM = /^metadata\[(.{1,128})\]$/s;

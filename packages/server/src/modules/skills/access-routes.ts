@@ -21,6 +21,7 @@ export function skillAccessRoutes(app: HttpApp, deps: { skills: SkillsService })
       schema: {
         tags: [s.TAG],
         operationId: "listSkillGrants",
+        summary: "List a skill's grants",
         description: "The skill's grants with their target projects, newest first; name filters and sorts by the target project's name.",
         params: s.SkillParams,
         querystring: s.ListGrantsQuery,
@@ -46,6 +47,7 @@ export function skillAccessRoutes(app: HttpApp, deps: { skills: SkillsService })
       schema: {
         tags: [s.TAG],
         operationId: "createSkillGrant",
+        summary: "Grant a skill to a project",
         description:
           "Makes the skill available to another project. Needs the right to manage the skill and project.manage on the " +
           "target project. The owning project already has it (409), as does a project granted it before (409).",
@@ -67,6 +69,7 @@ export function skillAccessRoutes(app: HttpApp, deps: { skills: SkillsService })
       schema: {
         tags: [s.TAG],
         operationId: "deleteSkillGrant",
+        summary: "Revoke a skill grant",
         description: "Revokes one grant; the skill, its revisions and other grants stay.",
         params: s.GrantParams,
         response: { 204: Type.Null(), ...errorResponses() },
@@ -84,6 +87,7 @@ export function skillAccessRoutes(app: HttpApp, deps: { skills: SkillsService })
       schema: {
         tags: [s.TAG],
         operationId: "listProjectAvailableSkills",
+        summary: "List skills available to a project",
         description:
           "Skills the project can use, owned by it (direct) or granted to it (grant), newest first (project.read). Items " +
           "leave out skill_md and files.",

@@ -25,6 +25,7 @@ export async function skillRoutes(app: HttpApp, deps: { skills: SkillsService })
       schema: {
         tags: [s.TAG],
         operationId: "listSkills",
+        summary: "List skills",
         description:
           "Skills the caller may list through their owner, newest first. Without owner_kind: the org's skills, the skills " +
           "of each project the caller can read, and the caller's own user skills. owner_project_id is required with " +
@@ -48,7 +49,7 @@ export async function skillRoutes(app: HttpApp, deps: { skills: SkillsService })
 
   app.get(
     "/orgs/:orgID/skills/:skillID",
-    { schema: { tags: [s.TAG], operationId: "getSkill", params: s.SkillParams, response: { 200: s.Skill, ...errorResponses() } } },
+    { schema: { tags: [s.TAG], operationId: "getSkill", summary: "Get a skill", description: "One skill with its current revision's files.", params: s.SkillParams, response: { 200: s.Skill, ...errorResponses() } } },
     async (request) => skillView(await skills.getSkill(request.principal!, ...skillPath(request.params))),
   );
 
@@ -58,6 +59,7 @@ export async function skillRoutes(app: HttpApp, deps: { skills: SkillsService })
       schema: {
         tags: [s.TAG],
         operationId: "deleteSkill",
+        summary: "Delete a skill",
         description: "Deletes the skill with every revision, grant and archive. Refused (409) while an active agent's config attaches it.",
         params: s.SkillParams,
         response: { 204: Type.Null(), ...errorResponses(409) },
@@ -92,6 +94,7 @@ function skillUploadRoutes(app: HttpApp, skills: SkillsService) {
       schema: {
         tags: [s.TAG],
         operationId: "createSkill",
+        summary: "Upload a skill",
         description:
           "Uploads a skill archive (multipart/form-data: owner as JSON, archive as a .zip or .tar.gz of at most 25 MiB). " +
           "SKILL.md at the archive's root or inside one top folder named as the skill names it in its front matter. If the " +
@@ -119,6 +122,7 @@ function skillUploadRoutes(app: HttpApp, skills: SkillsService) {
       schema: {
         tags: [s.TAG],
         operationId: "updateSkill",
+        summary: "Upload a skill revision",
         description:
           "Uploads the skill's next revision (multipart/form-data): a whole new archive, or skill_md alone, which keeps " +
           "every other file of the current revision. SKILL.md must keep the skill's name.",

@@ -3,6 +3,7 @@ import { Cursor, GrantSort, Limit, NameFilter, ResourceSort } from "../../platfo
 import { Id, Timestamp } from "../../platform/http/schemas.js";
 import { Project } from "../orgs/schemas.js";
 import { AVAILABILITY_SOURCES, OWNER_KINDS, Tagged } from "../secrets/schemas.js";
+import { component } from "../../platform/http/components.js";
 
 export const TAG = "Skills";
 
@@ -11,27 +12,27 @@ export type { AvailabilitySource, OwnerKind } from "../secrets/schemas.js";
 
 const strict = { additionalProperties: false } as const;
 
-export const SkillOwnerInput = Tagged(
+export const SkillOwnerInput = component("SkillOwnerInput", Tagged(
   "kind",
   {
-    org: Type.Object({ kind: Type.Literal("org") }, strict),
-    project: Type.Object({ kind: Type.Literal("project"), project_id: Id("project") }, strict),
-    user: Type.Object({ kind: Type.Literal("user") }, strict),
+    org: component("OrgSkillOwnerInput", Type.Object({ kind: Type.Literal("org") }, strict)),
+    project: component("ProjectSkillOwnerInput", Type.Object({ kind: Type.Literal("project"), project_id: Id("project") }, strict)),
+    user: component("UserSkillOwnerInput", Type.Object({ kind: Type.Literal("user") }, strict)),
   },
   "Who owns the skill; immutable. A user-owned skill belongs to the caller.",
-);
+));
 export type SkillOwnerInput = Static<typeof SkillOwnerInput>;
 
-export const SkillOwner = Type.Union([
-  Type.Object({ kind: Type.Literal("org") }, strict),
-  Type.Object({ kind: Type.Literal("project"), project_id: Id("project") }, strict),
-  Type.Object({ kind: Type.Literal("user"), user_id: Id("user") }, strict),
-]);
+export const SkillOwner = component("SkillOwner", Type.Union([
+  component("OrgSkillOwner", Type.Object({ kind: Type.Literal("org") }, strict)),
+  component("ProjectSkillOwner", Type.Object({ kind: Type.Literal("project"), project_id: Id("project") }, strict)),
+  component("UserSkillOwner", Type.Object({ kind: Type.Literal("user"), user_id: Id("user") }, strict)),
+]));
 
-export const SkillName = Type.String({ minLength: 1, maxLength: 64, pattern: "^[a-z0-9]+(?:-[a-z0-9]+)*$" });
-export const SkillFile = Type.Object({ path: Type.String(), size: Type.Integer({ minimum: 0 }) }, strict);
+export const SkillName = component("SkillName", Type.String({ minLength: 1, maxLength: 64, pattern: "^[a-z0-9]+(?:-[a-z0-9]+)*$" }));
+export const SkillFile = component("SkillFile", Type.Object({ path: Type.String(), size: Type.Integer({ minimum: 0 }) }, strict));
 
-export const Skill = Type.Object(
+export const Skill = component("Skill", Type.Object(
   {
     id: Id("skill"),
     org_id: Id("org"),
@@ -46,32 +47,32 @@ export const Skill = Type.Object(
     updated_at: Timestamp,
   },
   strict,
-);
+));
 
-export const SkillGrant = Type.Object(
+export const SkillGrant = component("SkillGrant", Type.Object(
   { id: Id("skillGrant"), org_id: Id("org"), skill_id: Id("skill"), target_project_id: Id("project"), created_at: Timestamp },
   strict,
-);
-export const SkillGrantListItem = Type.Object({ grant: SkillGrant, target_project: Project }, strict);
+));
+export const SkillGrantListItem = component("SkillGrantListItem", Type.Object({ grant: SkillGrant, target_project: Project }, strict));
 
-export const SkillAvailability = Type.Union([
+export const SkillAvailability = component("SkillAvailability", Type.Union([
   Type.Object({ source: Type.Literal("direct") }, strict),
   Type.Object({ source: Type.Literal("grant"), grant_id: Id("skillGrant") }, strict),
-]);
-export const ProjectSkillAccess = Type.Object({ skill: Skill, project_id: Id("project"), availability: SkillAvailability }, strict);
+]));
+export const ProjectSkillAccess = component("ProjectSkillAccess", Type.Object({ skill: Skill, project_id: Id("project"), availability: SkillAvailability }, strict));
 
 const Archive = Type.String({ format: "binary", description: "A .zip or .tar.gz of at most 25 MiB holding SKILL.md and any supporting files." });
 
 /** Documentation only: multipart bodies are read and checked as they stream (upload.ts). */
-export const CreateSkillRequest = Type.Object({ owner: SkillOwnerInput, archive: Archive }, strict);
-export const UpdateSkillRequest = Type.Object(
+export const CreateSkillRequest = component("CreateSkillRequest", Type.Object({ owner: SkillOwnerInput, archive: Archive }, strict));
+export const UpdateSkillRequest = component("UpdateSkillRequest", Type.Object(
   {
     archive: Type.Optional(Archive),
     skill_md: Type.Optional(Type.String({ description: "Replacement SKILL.md; every other file of the current revision is kept." })),
   },
   { additionalProperties: false, minProperties: 1, maxProperties: 1, description: "Exactly one of archive and skill_md." },
-);
-export const SkillGrantCreateRequest = Type.Object({ target_project_id: Id("project") }, strict);
+));
+export const SkillGrantCreateRequest = component("SkillGrantCreateRequest", Type.Object({ target_project_id: Id("project") }, strict));
 
 export const ListSkillsQuery = Type.Object(
   {

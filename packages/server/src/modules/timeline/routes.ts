@@ -80,6 +80,7 @@ export function timelineRoutes(app: HttpApp, deps: { timeline: TimelineService; 
       schema: {
         tags: [v.TAG],
         operationId: "listEvents",
+        summary: "List an agent's events",
         description:
           "A page of the agent's saved events, oldest first within the page (agent.read). Forward: pass each next_after_sequence " +
           "as after_sequence until has_more is false. Backward: start with before_sequence=0 (the newest) and pass each " +
@@ -105,6 +106,7 @@ export function timelineRoutes(app: HttpApp, deps: { timeline: TimelineService; 
       schema: {
         tags: [v.TAG],
         operationId: "streamEvents",
+        summary: "Stream an agent's events",
         description:
           "Follows the agent's timeline as Server-Sent Events (agent.read). Every saved event after the cursor is sent first, then " +
           "new ones as they are saved; the SSE event name is the event_kind and the SSE id its sequence. `tool_call_update` " +
@@ -134,6 +136,7 @@ export function timelineRoutes(app: HttpApp, deps: { timeline: TimelineService; 
       schema: {
         tags: [v.TAG],
         operationId: "listTurns",
+        summary: "List an agent's turns",
         description:
           "The agent's turns, newest first (agent.read), each with the events that opened it and its latest events. Pass " +
           "next_before_turn_sequence as before_turn_sequence for older turns; it is null once turn 1 was returned.",
@@ -156,6 +159,7 @@ export function timelineRoutes(app: HttpApp, deps: { timeline: TimelineService; 
       schema: {
         tags: [v.TAG],
         operationId: "listTurnEvents",
+        summary: "List a turn's events",
         description:
           "One turn's events, paged backward from its newest and oldest first within a page (agent.read). Pass " +
           "next_before_sequence as before_sequence until it is null.",
@@ -177,6 +181,7 @@ export function timelineRoutes(app: HttpApp, deps: { timeline: TimelineService; 
       schema: {
         tags: [AGENTS_TAG],
         operationId: "listToolCalls",
+        summary: "List an agent's tool calls",
         description:
           "The agent's tool calls with their current state (agent.read), ordered by created_at ascending, then id ascending. " +
           "`state=ready&type=custom` lists the calls waiting for a result from the client. Query this after (re)connecting to " +

@@ -4,6 +4,7 @@ import { Id, iso, Page, Timestamp } from "../../platform/http/schemas.js";
 import type { AppDb, Tx } from "../../platform/db/index.js";
 import { ContentBlockMetadata, MediaRefContentBlock, StructuredDataContentBlock, TextContentBlock } from "../artifacts/schemas.js";
 import { eventsAfter, eventsBefore, type EventRecord, type ToolCallRow, type TurnRow } from "./store.js";
+import { component } from "../../platform/http/components.js";
 
 /*
  * The public shape of an agent's timeline: events (a union on `event_kind`), turns, tool calls and the
@@ -17,30 +18,30 @@ const strict = { additionalProperties: false } as const;
 export const TAG = "Events";
 
 /** A saved event's position in its agent's timeline: dense, from 1. */
-const Sequence = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
+const Sequence = component("AgentSequence", Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }));
 /** A paging boundary: a sequence, or 0 for "none yet". */
-const SequenceCursor = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
+const SequenceCursor = component("AgentSequenceCursor", Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }));
 const Count = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
 
-export const ToolCallType = Type.Enum(["built_in", "custom", "mcp"]);
-export const ToolCallState = Type.Enum(["awaiting_authorization", "awaiting_permission", "ready", "running", "waiting", "completed"]);
-export const ToolCallOutcome = Type.Enum(["succeeded", "failed", "denied", "canceled"]);
-const ToolInput = Type.Object({}, { additionalProperties: true });
+export const ToolCallType = component("ToolCallType", Type.Enum(["built_in", "custom", "mcp"]));
+export const ToolCallState = component("ToolCallState", Type.Enum(["awaiting_authorization", "awaiting_permission", "ready", "running", "waiting", "completed"]));
+export const ToolCallOutcome = component("ToolCallOutcome", Type.Enum(["succeeded", "failed", "denied", "canceled"]));
+const ToolInput = component("ToolInput", Type.Object({}, { additionalProperties: true }));
 
 // Content blocks are returned as stored. Text, media_ref and structured_data blocks are the artifacts
 // module's (shared with inputs and tool results); the model's own blocks are defined here.
 const blockMetadata = { metadata: Type.Optional(ContentBlockMetadata) };
-const ReasoningBlock = Type.Object({ type: Type.Literal("reasoning"), text: Type.String(), ...blockMetadata }, strict);
-const ToolCallBlock = Type.Object(
+const ReasoningBlock = component("ReasoningContentBlock", Type.Object({ type: Type.Literal("reasoning"), text: Type.String(), ...blockMetadata }, strict));
+const ToolCallBlock = component("ModelToolCallContentBlock", Type.Object(
   { type: Type.Literal("tool_call"), tool_call_id: Id("toolCall"), tool_type: ToolCallType, name: Type.String(), input: ToolInput, ...blockMetadata },
   strict,
-);
-const ErrorBlock = Type.Object({ type: Type.Literal("error"), text: Type.String(), ...blockMetadata }, strict);
+));
+const ErrorBlock = component("ErrorContentBlock", Type.Object({ type: Type.Literal("error"), text: Type.String(), ...blockMetadata }, strict));
 
 const byType = { discriminator: { propertyName: "type" } };
-const AgentInputContentBlock = Type.Union([TextContentBlock, MediaRefContentBlock], byType);
-const ModelOutputContentBlock = Type.Union([TextContentBlock, MediaRefContentBlock, ReasoningBlock, ToolCallBlock, ErrorBlock], byType);
-const ToolResultContentBlock = Type.Union([TextContentBlock, MediaRefContentBlock, StructuredDataContentBlock], byType);
+const AgentInputContentBlock = component("AgentInputContentBlock", Type.Union([TextContentBlock, MediaRefContentBlock], byType));
+const ModelOutputContentBlock = component("ModelOutputContentBlock", Type.Union([TextContentBlock, MediaRefContentBlock, ReasoningBlock, ToolCallBlock, ErrorBlock], byType));
+const ToolResultContentBlock = component("ToolResultContentBlock", Type.Union([TextContentBlock, MediaRefContentBlock, StructuredDataContentBlock], byType));
 
 const eventHead = {
   id: Id("event"),
@@ -51,7 +52,7 @@ const eventHead = {
   turn_sequence: Sequence,
 };
 
-export const AgentInputEvent = Type.Object(
+export const AgentInputEvent = component("AgentInputEvent", Type.Object(
   {
     ...eventHead,
     is_opening_event: Type.Boolean(),
@@ -68,9 +69,9 @@ export const AgentInputEvent = Type.Object(
     created_at: Timestamp,
   },
   strict,
-);
+));
 
-export const ModelOutputEvent = Type.Object(
+export const ModelOutputEvent = component("ModelOutputEvent", Type.Object(
   {
     ...eventHead,
     is_opening_event: Type.Literal(false),
@@ -82,9 +83,9 @@ export const ModelOutputEvent = Type.Object(
     created_at: Timestamp,
   },
   strict,
-);
+));
 
-export const ToolResultEvent = Type.Object(
+export const ToolResultEvent = component("ToolResultEvent", Type.Object(
   {
     ...eventHead,
     is_opening_event: Type.Literal(false),
@@ -96,9 +97,9 @@ export const ToolResultEvent = Type.Object(
     created_at: Timestamp,
   },
   strict,
-);
+));
 
-export const ContextCheckpointEvent = Type.Object(
+export const ContextCheckpointEvent = component("ContextCheckpointEvent", Type.Object(
   {
     ...eventHead,
     is_opening_event: Type.Literal(false),
@@ -110,14 +111,14 @@ export const ContextCheckpointEvent = Type.Object(
     created_at: Timestamp,
   },
   strict,
-);
+));
 
-export const AgentEvent = Type.Union([AgentInputEvent, ModelOutputEvent, ToolResultEvent, ContextCheckpointEvent], {
+export const AgentEvent = component("AgentEvent", Type.Union([AgentInputEvent, ModelOutputEvent, ToolResultEvent, ContextCheckpointEvent], {
   discriminator: { propertyName: "event_kind" },
-});
+}));
 export type AgentEventView = Static<typeof AgentEvent>;
 
-export const AgentTurn = Type.Object(
+export const AgentTurn = component("AgentTurn", Type.Object(
   {
     id: Id("turn"),
     agent_id: Id("agent"),
@@ -130,10 +131,10 @@ export const AgentTurn = Type.Object(
     updated_at: Timestamp,
   },
   strict,
-);
+));
 export type AgentTurnView = Static<typeof AgentTurn>;
 
-export const ListAgentEventsResponse = Type.Object(
+export const ListAgentEventsResponse = component("ListAgentEventsResponse", Type.Object(
   {
     data: Type.Array(AgentEvent),
     next_after_sequence: SequenceCursor,
@@ -141,19 +142,19 @@ export const ListAgentEventsResponse = Type.Object(
     has_more: Type.Boolean(),
   },
   strict,
-);
+));
 
-export const ListAgentTurnsResponse = Type.Object(
+export const ListAgentTurnsResponse = component("ListAgentTurnsResponse", Type.Object(
   { data: Type.Array(AgentTurn), next_before_turn_sequence: Type.Union([SequenceCursor, Type.Null()]) },
   strict,
-);
+));
 
-export const ListTurnEventsResponse = Type.Object(
+export const ListTurnEventsResponse = component("ListTurnEventsResponse", Type.Object(
   { data: Type.Array(AgentEvent), next_before_sequence: Type.Union([SequenceCursor, Type.Null()]) },
   strict,
-);
+));
 
-export const ToolCall = Type.Object(
+export const ToolCall = component("ToolCall", Type.Object(
   {
     id: Id("toolCall"),
     agent_id: Id("agent"),
@@ -168,15 +169,15 @@ export const ToolCall = Type.Object(
     created_at: Timestamp,
   },
   strict,
-);
+));
 export type ToolCallView = Static<typeof ToolCall>;
 
-export const ListToolCallsResponse = Page(ToolCall);
+export const ListToolCallsResponse = component("ListToolCallsResponse", Page(ToolCall));
 
 // Live-only frames of the stream; documented here, written by stream.ts.
-export const ToolCallUpdate = Type.Object({ tool_call_id: Id("toolCall"), state: ToolCallState }, strict);
+export const ToolCallUpdate = component("ToolCallUpdate", Type.Object({ tool_call_id: Id("toolCall"), state: ToolCallState }, strict));
 
-export const ModelOutputDelta = Type.Object(
+export const ModelOutputDelta = component("ModelOutputDelta", Type.Object(
   {
     turn_id: Id("turn"),
     model_call_context_id: Id("modelCallContext"),
@@ -198,7 +199,7 @@ export const ModelOutputDelta = Type.Object(
     ),
   },
   strict,
-);
+));
 
 /** What an agent contributes to each of its events: the ids every event repeats. */
 export interface AgentScope {

@@ -11,6 +11,7 @@ export function toolCatalogRoutes(app: HttpApp) {
       schema: {
         tags: [TAG],
         operationId: "getToolCatalog",
+        summary: "Get the built-in tool catalog",
         description:
           "The built-in tools an agent config may name, with their default permission, the modes they accept and whether " +
           "they touch a machine (the tools `machine_tools.permission` covers), and the permission defaults of custom and " +

@@ -1,21 +1,22 @@
 import { Type } from "typebox";
+import { component } from "../../platform/http/components.js";
 
 const strict = { additionalProperties: false } as const;
 const OpenObject = Type.Unsafe<Record<string, unknown>>({ type: "object", additionalProperties: true });
 
-const PermissionSelection = Type.Object(
+const PermissionSelection = component("ToolPermissionSelection", Type.Object(
   { mode: Type.String(), parameters: OpenObject },
   { ...strict, description: "A permission mode with its parameters (no mode takes any yet)." },
-);
+));
 
-const PermissionMode = Type.Object(
+const PermissionMode = component("ToolPermissionMode", Type.Object(
   { name: Type.String(), label: Type.String(), description: Type.String(), parameters_schema: OpenObject },
   strict,
-);
+));
 
-const PermissionProfile = Type.Object({ default_permission: PermissionSelection, permission_modes: Type.Array(PermissionMode) }, strict);
+const PermissionProfile = component("ToolPermissionProfile", Type.Object({ default_permission: PermissionSelection, permission_modes: Type.Array(PermissionMode) }, strict));
 
-const ToolCatalogEntry = Type.Object(
+const ToolCatalogEntry = component("ToolCatalogEntry", Type.Object(
   {
     name: Type.String(),
     description: Type.String(),
@@ -23,13 +24,13 @@ const ToolCatalogEntry = Type.Object(
     permission_modes: Type.Array(PermissionMode),
   },
   strict,
-);
+));
 
-export const ToolCatalog = Type.Object(
+export const ToolCatalog = component("ToolCatalog", Type.Object(
   {
     built_in_tools: Type.Array(ToolCatalogEntry, { description: "The built-in tools this deployment can run, by name." }),
     custom_tool_permissions: PermissionProfile,
     mcp_tool_permissions: PermissionProfile,
   },
   strict,
-);
+));

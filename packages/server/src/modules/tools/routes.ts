@@ -16,6 +16,7 @@ export function toolRoutes(app: HttpApp, deps: { tools: ToolsService }) {
       schema: {
         tags: [TAG],
         operationId: "submitToolCallResult",
+        summary: "Submit a custom tool call's result",
         description:
           "Submits the result of a ready custom tool call (agent.operate). The first accepted result completes the call and " +
           "records a tool_result event; any later submission, or a result for a call that is not a ready custom call, is 409. " +

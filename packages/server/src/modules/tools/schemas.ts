@@ -2,12 +2,13 @@ import { Type } from "typebox";
 import { Id, Timestamp } from "../../platform/http/schemas.js";
 import { InlineMediaContentBlock, MediaRefContentBlock, StructuredDataContentBlock, TextContentBlock } from "../artifacts/schemas.js";
 import { ToolCall } from "../timeline/views.js";
+import { component } from "../../platform/http/components.js";
 
 const strict = { additionalProperties: false } as const;
 
 export const ToolCallParams = Type.Object({ orgID: Id("org"), projectID: Id("project"), agentID: Id("agent"), toolCallID: Id("toolCall") }, strict);
 
-export const SubmitToolCallResultRequest = Type.Object(
+export const SubmitToolCallResultRequest = component("SubmitToolCallResultRequest", Type.Object(
   {
     outcome: Type.Enum(["succeeded", "failed"]),
     content_blocks: Type.Array(Type.Union([TextContentBlock, InlineMediaContentBlock, StructuredDataContentBlock]), {
@@ -17,9 +18,9 @@ export const SubmitToolCallResultRequest = Type.Object(
     }),
   },
   strict,
-);
+));
 
-export const ToolResult = Type.Object(
+export const ToolResult = component("ToolResult", Type.Object(
   {
     event_id: Id("event"),
     agent_id: Id("agent"),
@@ -29,6 +30,6 @@ export const ToolResult = Type.Object(
     created_at: Timestamp,
   },
   strict,
-);
+));
 
-export const SubmitToolCallResultResponse = Type.Object({ tool_call: ToolCall, tool_result: ToolResult }, strict);
+export const SubmitToolCallResultResponse = component("SubmitToolCallResultResponse", Type.Object({ tool_call: ToolCall, tool_result: ToolResult }, strict));

@@ -6,6 +6,7 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type RawServerDefault, type RouteOptions } from "fastify";
 import type { Config } from "../../config.js";
 import { notFound } from "../errors.js";
+import { hoistComponents } from "./components.js";
 import { authHook, type Authenticator, type AuthMode } from "./auth.js";
 import { errorHandler } from "./error-handler.js";
 import { parseJsonBodies } from "./json-body.js";
@@ -89,7 +90,8 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
       },
     },
     hideUntagged: true,
-    transformObject: (documents) => ("openapiObject" in documents ? markOptionalBodies(documents.openapiObject, optionalBodies) : documents.swaggerObject),
+    transformObject: (documents) =>
+      "openapiObject" in documents ? hoistComponents(markOptionalBodies(documents.openapiObject, optionalBodies)) : documents.swaggerObject,
   });
   app.addHook("onRoute", documentSecurity);
   app.addHook("onRoute", limitPublicBodies);
