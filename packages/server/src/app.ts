@@ -3,6 +3,7 @@ import { Type } from "typebox";
 import type { Config } from "./config.js";
 import type { Database } from "./platform/db/index.js";
 import { limitConcurrentRequests } from "./platform/http/admission.js";
+import { apiDocsRoutes } from "./platform/http/api-docs.js";
 import { API_PREFIX, createHttpApp, type HttpApp } from "./platform/http/app.js";
 import { AppError } from "./platform/errors.js";
 import { buildServices, type Services } from "./services.js";
@@ -133,6 +134,7 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
   deviceLoginRoutes(http, { deviceLogin, config });
   mcpOAuthCallbackRoutes(http, { mcpOAuth });
   integrationCallbackRoutes(http, { oauth: integrationOAuth });
+  apiDocsRoutes(http);
   http.addHook("onClose", async () => services.close());
   await http.register(
     async (api) => {

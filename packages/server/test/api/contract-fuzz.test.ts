@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { sql } from "drizzle-orm";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -8,6 +7,7 @@ import { rawRows } from "../../src/platform/db/index.js";
 import { agentProject, yamlConfig, type AgentProject } from "../support/agents.js";
 import { createConfig, launch } from "../support/agent-loop.js";
 import { useTestServer } from "../support/server.js";
+import { dereferencedDocument } from "../support/openapi.js";
 
 /*
  * A contract fuzzer (issue 9, item 3): for every operation of the committed OpenAPI document, requests
@@ -46,9 +46,9 @@ interface Operation {
   responses?: Record<string, { content?: Record<string, unknown> }>;
 }
 
-const document = JSON.parse(readFileSync(new URL("../../../../api/openapi.json", import.meta.url), "utf8")) as {
+const document = dereferencedDocument<{
   paths: Record<string, Record<string, Operation>>;
-};
+}>();
 const METHODS = ["get", "post", "put", "patch", "delete"];
 const operations = Object.entries(document.paths).flatMap(([path, ops]) =>
   Object.entries(ops)

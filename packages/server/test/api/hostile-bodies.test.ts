@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ERROR_STATUS } from "../../src/platform/errors.js";
 import { PUBLIC_BODY_LIMIT } from "../../src/platform/http/app.js";
@@ -7,6 +6,7 @@ import { startFakeProvider, type FakeProvider } from "../../src/runtime/models/f
 import { agentProject, yamlConfig, type AgentProject } from "../support/agents.js";
 import { createConfig, launch } from "../support/agent-loop.js";
 import { useTestServer } from "../support/server.js";
+import { dereferencedDocument } from "../support/openapi.js";
 
 /*
  * Hostile documents (issue 21): every route that takes a body, documented or not, is sent JSON far deeper
@@ -30,9 +30,9 @@ interface Schema {
   type?: string | string[];
   properties?: Record<string, Schema>;
 }
-const document = JSON.parse(readFileSync(new URL("../../../../api/openapi.json", import.meta.url), "utf8")) as {
+const document = dereferencedDocument<{
   paths: Record<string, Record<string, { requestBody?: { content?: Record<string, { schema?: Schema }> } }>>;
-};
+}>();
 
 const BODY_METHODS = ["POST", "PUT", "PATCH", "DELETE"];
 
