@@ -74,6 +74,10 @@ const ID_NAMES: Record<IdKind, string> = {
   process: "ProcessID",
   processAction: "ProcessActionID",
   skillInstall: "SkillInstallID",
+  cronTrigger: "CronTriggerID",
+  integration: "IntegrationID",
+  integrationOAuthFlow: "IntegrationOAuthFlowID",
+  integrationSubscription: "IntegrationSubscriptionID",
 };
 
 /** A public id of one kind, named in the OpenAPI document (`Id("agent")` is `AgentID`). */
