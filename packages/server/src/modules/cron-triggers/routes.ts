@@ -20,6 +20,7 @@ export function cronTriggerRoutes(app: HttpApp, deps: { cronTriggers: CronTrigge
       schema: {
         tags: [s.TAG],
         operationId: "listCronTriggers",
+        summary: "List cron triggers",
         description: "The project's cron triggers (agent.read); by default created_at descending, then id descending.",
         params: ProjectParams,
         querystring: s.ListCronTriggersQuery,
@@ -46,6 +47,7 @@ export function cronTriggerRoutes(app: HttpApp, deps: { cronTriggers: CronTrigge
       schema: {
         tags: [s.TAG],
         operationId: "createCronTrigger",
+        summary: "Create a cron trigger",
         description:
           "Creates a cron trigger (project.manage). Firings missed while svc could not fire are coalesced: the trigger fires " +
           "once, for the oldest missed time, then resumes its schedule from the current time. With an Idempotency-Key, " +
@@ -81,6 +83,8 @@ export function cronTriggerRoutes(app: HttpApp, deps: { cronTriggers: CronTrigge
       schema: {
         tags: [s.TAG],
         operationId: "getCronTrigger",
+        summary: "Get a cron trigger",
+        description: "One cron trigger of the project (agent.read), with its next and last firing and the most recent failure, if any.",
         params: s.CronTriggerParams,
         response: { 200: s.CronTrigger, ...errorResponses() },
       },
@@ -94,6 +98,7 @@ export function cronTriggerRoutes(app: HttpApp, deps: { cronTriggers: CronTrigge
       schema: {
         tags: [s.TAG],
         operationId: "updateCronTrigger",
+        summary: "Update a cron trigger",
         description:
           "Updates the name, schedule, timezone, message template or enabled state (project.manage). The target is " +
           "immutable. A new schedule, timezone or enabled state recomputes next_fire_at from now; disabling clears it.",
@@ -120,6 +125,7 @@ export function cronTriggerRoutes(app: HttpApp, deps: { cronTriggers: CronTrigge
       schema: {
         tags: [s.TAG],
         operationId: "deleteCronTrigger",
+        summary: "Delete a cron trigger",
         description: "Deletes the trigger (project.manage); it fires no more. Work a firing already started goes on.",
         params: s.CronTriggerParams,
         response: { 204: Type.Null(), ...errorResponses() },

@@ -1,53 +1,57 @@
 import { Type } from "typebox";
 import { Cursor, Limit, NameFilter, ResourceSort } from "../../platform/http/lists.js";
 import { Id, ResourceName, Timestamp } from "../../platform/http/schemas.js";
+import { component } from "../../platform/http/components.js";
 import { TEMPLATE_VARIABLES } from "./template.js";
 
 const strict = { additionalProperties: false } as const;
 
 export const TAG = "Cron triggers";
 
-const AgentTarget = Type.Object({ type: Type.Literal("agent"), agent_id: Id("agent") }, strict);
-const ProfileTarget = Type.Object({ type: Type.Literal("profile"), agent_profile_id: Id("agentProfile") }, strict);
+const AgentTarget = component("AgentCronTriggerTarget", Type.Object({ type: Type.Literal("agent"), agent_id: Id("agent") }, strict));
+const ProfileTarget = component(
+  "AgentProfileCronTriggerTarget",
+  Type.Object({ type: Type.Literal("profile"), agent_profile_id: Id("agentProfile") }, strict),
+);
 
-export const CronTriggerTarget = Type.Union([AgentTarget, ProfileTarget], {
+export const CronTriggerTarget = component("CronTriggerTarget", Type.Union([AgentTarget, ProfileTarget], {
   description:
     "An agent (each firing sends the rendered message to it as a queued input) or a profile (each firing launches a new " +
     "agent from the profile's current config with the message). Immutable.",
-});
+}));
 
-export const CronExpression = Type.String({
+export const CronExpression = component("CronExpression", Type.String({
   minLength: 9,
   maxLength: 256,
   description:
     "Five-field cron expression (minute hour day-of-month month day-of-week) with *, ranges (1-5), lists (1,3) and " +
     "steps (*/15, 0-30/10); month and weekday names (JAN, MON) are accepted. TZ= and CRON_TZ= prefixes are refused; set " +
     "timezone instead.",
-});
+}));
 
 const timezoneDescription =
   "IANA timezone the schedule runs in. A local time skipped by daylight saving fires once at the next valid instant; a repeated one fires once.";
 
-export const CronTimezone = Type.String({ maxLength: 64, description: timezoneDescription });
+export const CronTimezone = component("CronTimezone", Type.String({ maxLength: 64, description: timezoneDescription }));
 
 /** Only a creation defaults it: a PATCH that leaves it out keeps the trigger's zone. */
 const CreateTimezone = Type.String({ maxLength: 64, default: "UTC", description: timezoneDescription });
 
-export const CronMessageTemplate = Type.String({
+export const CronMessageTemplate = component("CronMessageTemplate", Type.String({
   maxLength: 65_536,
   description: `The message each firing sends, with the variables ${TEMPLATE_VARIABLES.map((v) => `{{.trigger.${v}}}`).join(", ")}. Any other action or variable is refused when saved.`,
-});
+}));
 
-const FailureReport = Type.Object(
+const FailureReport = component("CronTriggerFailureReport", Type.Object(
   {
     message: Type.String({ description: "Why the most recent failed firing did not deliver its message." }),
     will_retry: Type.Boolean({ description: "Whether the firing will be retried (after a backoff); false when the trigger was disabled." }),
     failed_at: Timestamp,
   },
   strict,
-);
+));
 
-export const CronTrigger = Type.Object(
+export const CronTrigger = component("CronTrigger", Type.Object(
   {
     id: Id("cronTrigger"),
     org_id: Id("org"),
@@ -67,7 +71,7 @@ export const CronTrigger = Type.Object(
     updated_at: Timestamp,
   },
   { ...strict, description: "A schedule that sends a message to an agent, or launches an agent from a profile." },
-);
+));
 
 export const CreateCronTriggerRequest = Type.Object(
   {

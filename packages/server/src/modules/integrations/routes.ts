@@ -32,6 +32,7 @@ export function integrationRoutes(app: HttpApp, deps: IntegrationRouteDeps) {
       schema: {
         tags: [s.TAG],
         operationId: "listOrgIntegrations",
+        summary: "List the organization's integrations",
         description:
           "Integrations of every project of the organization the caller can read, each with its project_id; created_at " +
           "descending, then id descending. `name` is a case-insensitive glob over the integration name.",
@@ -53,6 +54,7 @@ export function integrationRoutes(app: HttpApp, deps: IntegrationRouteDeps) {
       schema: {
         tags: [s.TAG],
         operationId: "listIntegrations",
+        summary: "List a project's integrations",
         description: "The project's integrations (project read); created_at descending, then id descending.",
         params: ProjectParams,
         querystring: s.ListIntegrationsQuery,
@@ -72,6 +74,7 @@ export function integrationRoutes(app: HttpApp, deps: IntegrationRouteDeps) {
       schema: {
         tags: [s.TAG],
         operationId: "createIntegration",
+        summary: "Create an integration",
         description:
           "Creates a disconnected integration (project manage). The name is unique in the project (409) and, like the kind, " +
           "immutable. Connect it with …/setup or …/oauth/setup.",
@@ -93,6 +96,7 @@ export function integrationRoutes(app: HttpApp, deps: IntegrationRouteDeps) {
       schema: {
         tags: [s.TAG],
         operationId: "listIntegrationDefinitions",
+        summary: "List integration kinds",
         description: "Each integration kind this svc implements, with its capability catalog (project read).",
         params: ProjectParams,
         response: { 200: s.IntegrationDefinitions, ...errorResponses() },
@@ -110,6 +114,7 @@ export function integrationRoutes(app: HttpApp, deps: IntegrationRouteDeps) {
       schema: {
         tags: [s.TAG],
         operationId: "getIntegration",
+        summary: "Get an integration",
         description: "The integration (project read), with runtime_failure while its runtime is waiting to retry the provider.",
         params: s.IntegrationParams,
         response: { 200: s.Integration, ...errorResponses() },
@@ -124,6 +129,7 @@ export function integrationRoutes(app: HttpApp, deps: IntegrationRouteDeps) {
       schema: {
         tags: [s.TAG],
         operationId: "updateIntegration",
+        summary: "Update an integration's settings",
         description:
           "Replaces only the settings (project manage), validated against capabilities.settings.input_schema; credentials, " +
           "identity and setup_revision stay. Name and integration_kind are accepted only on create.",
@@ -141,6 +147,7 @@ export function integrationRoutes(app: HttpApp, deps: IntegrationRouteDeps) {
       schema: {
         tags: [s.TAG],
         operationId: "deleteIntegration",
+        summary: "Delete an integration",
         description:
           "Deletes the integration with its subscriptions and releases its credential reference (project manage). Agents, " +
           "their history and messages already posted in the provider stay.",
@@ -161,6 +168,7 @@ export function integrationRoutes(app: HttpApp, deps: IntegrationRouteDeps) {
       schema: {
         tags: [s.TAG],
         operationId: "setupIntegration",
+        summary: "Set up an integration's credentials",
         description:
           "Connects the integration with a credential secret the project can use (project manage; a user session or personal " +
           "token). The provider confirms the credential's identity before anything is saved: a claimed provider_tenant_id or " +
@@ -192,6 +200,7 @@ export function integrationRoutes(app: HttpApp, deps: IntegrationRouteDeps) {
       schema: {
         tags: [s.TAG],
         operationId: "reconnectIntegration",
+        summary: "Reconnect an integration",
         description:
           "Connects the integration again with the credential it kept, read as it is now (a rotated secret is picked up), after " +
           "the provider confirms the same identity (project manage; a user session or personal token). Bumps setup_revision.",
@@ -209,6 +218,7 @@ export function integrationRoutes(app: HttpApp, deps: IntegrationRouteDeps) {
       schema: {
         tags: [s.TAG],
         operationId: "disconnectIntegration",
+        summary: "Disconnect an integration",
         description:
           "Stops provider access (project manage). The provider identity, the credential reference and the subscriptions stay " +
           "for a reconnect; events that arrive meanwhile are not replayed. Bumps setup_revision unless already disconnected.",
@@ -226,6 +236,7 @@ export function integrationRoutes(app: HttpApp, deps: IntegrationRouteDeps) {
       schema: {
         tags: [s.TAG],
         operationId: "createIntegrationOAuthSetup",
+        summary: "Start an integration's OAuth install",
         description:
           "Starts installing the provider app through its consent page (project manage; a user session or personal token). " +
           "Configure redirect_uri, events_url and actions_url in the provider app, then open oauth_url before expires_at in a " +

@@ -1,5 +1,6 @@
 import { Type } from "typebox";
 import { Cursor, Limit, NameFilter } from "../../platform/http/lists.js";
+import { component } from "../../platform/http/components.js";
 import { Id, Timestamp } from "../../platform/http/schemas.js";
 import { IMPLEMENTED_KINDS, SPEC_KINDS } from "../../integrations/registry.js";
 
@@ -11,33 +12,36 @@ const anyObject = (description?: string) =>
 const AnyObject = anyObject();
 
 export const INTEGRATION_NAME = "^[a-zA-Z][a-zA-Z0-9-]{0,31}$";
-export const IntegrationName = Type.String({
+export const IntegrationName = component("IntegrationName", Type.String({
   pattern: INTEGRATION_NAME,
   description: "A letter, then letters, digits or hyphens; 1 to 32 characters. Immutable; unique in the project; agents see tools as int__<name>__<operation>.",
-});
+}));
 
-const CapabilityDefinition = Type.Object({ description: Type.Optional(Type.String()), input_schema: AnyObject }, strict);
+const CapabilityDefinition = component(
+  "IntegrationCapabilityDefinition",
+  Type.Object({ description: Type.Optional(Type.String()), input_schema: AnyObject }, strict),
+);
 
-export const Capabilities = Type.Object(
+export const Capabilities = component("IntegrationCapabilities", Type.Object(
   {
     tools: Type.Record(Type.String(), CapabilityDefinition, { description: "By operation; an integration named eng offers operation read as int__eng__read." }),
     settings: Type.Optional(CapabilityDefinition),
-    subscription: Type.Optional(Type.Object({ conversation_schema: AnyObject }, strict)),
+    subscription: Type.Optional(component("IntegrationSubscriptionCapability", Type.Object({ conversation_schema: AnyObject }, strict))),
     interaction_handler: Type.Optional(CapabilityDefinition),
     schedule: Type.Optional(CapabilityDefinition),
   },
   strict,
-);
+));
 
-const RuntimeFailure = Type.Object(
+const RuntimeFailure = component("IntegrationRuntimeFailure", Type.Object(
   {
     message: Type.String(),
     retry_at: { ...Timestamp, description: "The earliest time the runtime may retry; a retry can start later." },
   },
   strict,
-);
+));
 
-export const Integration = Type.Object(
+export const Integration = component("Integration", Type.Object(
   {
     id: Id("integration"),
     project_id: Id("project"),
@@ -62,9 +66,12 @@ export const Integration = Type.Object(
     updated_at: Timestamp,
   },
   { ...strict, description: "A project's connection to a provider (spec: Integration)." },
-);
+));
 
-export const IntegrationDefinition = Type.Object({ integration_kind: Type.Enum([...SPEC_KINDS]), description: Type.String(), capabilities: Capabilities }, strict);
+export const IntegrationDefinition = component(
+  "IntegrationDefinition",
+  Type.Object({ integration_kind: Type.Enum([...SPEC_KINDS]), description: Type.String(), capabilities: Capabilities }, strict),
+);
 export const IntegrationDefinitions = Type.Object({ data: Type.Array(IntegrationDefinition) }, strict);
 
 export const CreateIntegrationRequest = Type.Object(
@@ -114,7 +121,7 @@ export const OAuthSetupRequest = Type.Object(
   strict,
 );
 
-export const IntegrationOAuthSetup = Type.Object(
+export const IntegrationOAuthSetup = component("IntegrationOAuthSetup", Type.Object(
   {
     provider: Type.String(),
     flow_id: Id("integrationOAuthFlow"),
@@ -125,7 +132,7 @@ export const IntegrationOAuthSetup = Type.Object(
     expires_at: Timestamp,
   },
   strict,
-);
+));
 
 export const OAuthCallbackQuery = Type.Object(
   {
@@ -139,7 +146,7 @@ export const OAuthCallbackQuery = Type.Object(
 export const IntegrationParams = Type.Object({ orgID: Id("org"), projectID: Id("project"), integrationID: Id("integration") });
 export const OrgParams = Type.Object({ orgID: Id("org") });
 
-export const Subscription = Type.Object(
+export const Subscription = component("IntegrationSubscription", Type.Object(
   {
     id: Id("integrationSubscription"),
     integration_id: Id("integration"),
@@ -150,7 +157,7 @@ export const Subscription = Type.Object(
     created_at: Timestamp,
   },
   strict,
-);
+));
 
 export const CreateSubscriptionRequest = Type.Object(
   { agent_id: Id("agent"), conversation: anyObject("Validated against capabilities.subscription.conversation_schema.") },
@@ -166,7 +173,7 @@ export const SubscriptionParams = Type.Object({
   subscriptionID: Id("integrationSubscription"),
 });
 
-export const LaunchSubscription = Type.Object(
+export const LaunchSubscription = component("LaunchSubscription", Type.Object(
   { integration_id: Id("integration"), conversation: anyObject("Validated against the integration's capabilities.subscription.conversation_schema.") },
   strict,
-);
+));

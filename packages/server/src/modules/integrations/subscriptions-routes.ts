@@ -22,6 +22,7 @@ export function subscriptionRoutes(app: HttpApp, deps: { subscriptions: Subscrip
       schema: {
         tags: [s.TAG],
         operationId: "createIntegrationSubscription",
+        summary: "Subscribe an agent to a conversation",
         description:
           "Forwards one provider conversation to an active agent of the project (project manage). Repeating an active " +
           "attachment answers it with 200; a new one is 201. At most 16 agents per conversation and integration (409).",
@@ -45,6 +46,7 @@ export function subscriptionRoutes(app: HttpApp, deps: { subscriptions: Subscrip
       schema: {
         tags: [s.TAG],
         operationId: "listIntegrationSubscriptions",
+        summary: "List an integration's subscriptions",
         description: "The integration's subscriptions, created_at ascending, then id ascending (project read).",
         params: s.IntegrationParams,
         querystring: s.ListSubscriptionsQuery,
@@ -64,6 +66,7 @@ export function subscriptionRoutes(app: HttpApp, deps: { subscriptions: Subscrip
       schema: {
         tags: [s.TAG],
         operationId: "deleteIntegrationSubscription",
+        summary: "Delete a subscription",
         description: "Stops forwarding the conversation to the agent (project manage); the agent and its history stay.",
         params: s.SubscriptionParams,
         response: { 204: Type.Null(), ...errorResponses() },

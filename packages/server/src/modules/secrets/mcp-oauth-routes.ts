@@ -14,6 +14,7 @@ export function mcpOAuthRoutes(app: HttpApp, deps: { mcpOAuth: McpOAuthService }
       schema: {
         tags: [s.TAG],
         operationId: "startSecretMCPOAuth",
+        summary: "Start an MCP server OAuth connection",
         description:
           "Starts connecting an MCP server that uses OAuth (docs/mcp.md). svc reads the server's protected resource " +
           "metadata and its authorization server's metadata, registers itself as a client when no client_id is given " +

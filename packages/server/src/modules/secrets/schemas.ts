@@ -219,7 +219,7 @@ export const GrantParams = Type.Object({ orgID: Id("org"), secretID: Id("secret"
 export const ProjectSecretsParams = Type.Object({ orgID: Id("org"), projectID: Id("project") });
 export const ProjectSecretParams = Type.Object({ orgID: Id("org"), projectID: Id("project"), secretID: Id("secret") });
 
-export const McpOAuthStartRequest = Type.Object(
+export const McpOAuthStartRequest = component("MCPOAuthStartRequest", Type.Object(
   {
     owner: SecretOwnerInput,
     mcp_url: Type.String({ minLength: 1, maxLength: 2048, description: "The MCP server's Streamable HTTP endpoint." }),
@@ -231,27 +231,27 @@ export const McpOAuthStartRequest = Type.Object(
     client_secret: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
     scopes: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 256, pattern: "^[\\x21\\x23-\\x5B\\x5D-\\x7E]+$" }), { maxItems: 64 })),
     metadata: Type.Optional(
-      Type.Unsafe<Record<string, string>>({
+      component("MCPOAuthStartMetadata", Type.Unsafe<Record<string, string>>({
         type: "object",
         description: "Metadata for the stored secret. svc sets mcp_url itself, so that key is reserved and at most 15 pairs are accepted.",
         propertyNames: { minLength: 1, maxLength: 64 },
         additionalProperties: { type: "string", maxLength: 512 },
         maxProperties: 15,
         not: { required: ["mcp_url"] },
-      }),
+      })),
     ),
   },
   strict,
-);
+));
 
-export const McpOAuthStartResponse = Type.Object(
+export const McpOAuthStartResponse = component("MCPOAuthStartResponse", Type.Object(
   {
     flow_id: Id("mcpOAuthFlow"),
     authorization_url: Type.String({ format: "uri", description: "Open it in a browser before expires_at and approve." }),
     expires_at: Timestamp,
   },
   strict,
-);
+));
 
 export const McpOAuthCallbackQuery = Type.Object(
   {
