@@ -371,6 +371,7 @@ describe("the OpenAPI document", () => {
       "listProjectAvailableSecrets",
       "listSecretGrants",
       "listSecrets",
+      "startSecretMCPOAuth",
       "updateSecret",
     ]);
     const list = doc.paths["/api/v1/orgs/{orgID}/secrets"]!["get"] as unknown as { parameters: Array<{ name: string }> };
