@@ -43,7 +43,7 @@ export async function startSplitDeployment(adminUrl: string, env: Record<string,
     PORT: String(port),
     HOST: "127.0.0.1",
     SVC_PUBLIC_URL: url,
-    // `started` reads the "svc started" line, logged at info.
+    // `started` reads the start line ("svc is ready: …"), logged at info.
     SVC_LOG_LEVEL: "info",
     SVC_ALLOW_PRIVATE_NETWORK: "true",
     SVC_WORKER_POLL_MS: "200",
@@ -85,7 +85,7 @@ function started(child: ChildProcess): Promise<void> {
     const timer = setTimeout(() => reject(new Error(`process did not start within ${READY_TIMEOUT_MS / 1000} s: ${tail}`)), READY_TIMEOUT_MS);
     child.stdout!.on("data", (chunk: Buffer) => {
       tail += chunk.toString();
-      if (!done && tail.includes('"svc started"')) {
+      if (!done && tail.includes('"msg":"svc is ready')) {
         done = true;
         clearTimeout(timer);
         resolve();
