@@ -301,13 +301,8 @@ class Follower implements PageReceiver {
       // Previews that arrived before this read go out before the events it finds: a model call's last
       // previews are committed with its output, and their hint comes first. Later ones wait a round,
       // when an output already sent makes them stale.
-      if (this.deltas.length > 0) {
-        let previews = "";
-        for (const delta of this.deltas.splice(0)) {
-          if (!this.isStale(delta)) previews += sseFrame("model_output_delta", JSON.stringify(delta));
-        }
-        if (previews) await this.write(previews);
-      }
+      const previews = this.takePreviews();
+      if (previews) await this.write(previews);
       if (this.eventsPending || this.pageWasFull) {
         // Cleared before reading: a hint arriving during the read asks for another one.
         this.eventsPending = false;
@@ -356,7 +351,9 @@ class Follower implements PageReceiver {
 
   /** Writes a page as soon as it is loaded, in the shared read's pass over every follower that joined it. */
   receive(page: EventPage): void {
-    let out = "";
+    // A read that began before a model call's output committed can still return that output: the
+    // previews that came with the commit are queued by now and must precede it, or they would be stale.
+    let out = page.events.length > 0 ? this.takePreviews() : "";
     for (const event of page.events) {
       out += event.frame;
       if (event.finishesContext !== undefined) this.rememberFinished(event.finishesContext);
@@ -379,6 +376,15 @@ class Follower implements PageReceiver {
     this.finishedContexts.add(contextId);
     // Sets iterate in insertion order: the first entry is the oldest.
     if (this.finishedContexts.size > REMEMBERED_CONTEXTS) this.finishedContexts.delete(this.finishedContexts.values().next().value!);
+  }
+
+  /** The queued previews as frames, leaving out the stale ones. */
+  private takePreviews(): string {
+    let frames = "";
+    for (const delta of this.deltas.splice(0)) {
+      if (!this.isStale(delta)) frames += sseFrame("model_output_delta", JSON.stringify(delta));
+    }
+    return frames;
   }
 
   /** A delta of a model call whose final output was already sent: the output replaced the preview. */
