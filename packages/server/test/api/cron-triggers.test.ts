@@ -240,6 +240,37 @@ describe("cron triggers", () => {
     });
   });
 
+  it("a firing whose model is no longer granted fails, will retry after a backoff, and fires once the grant is back", async () => {
+    const { p, agentId } = await agentWithProject();
+    const created = await createTrigger(p, { name: "Ping", target: { type: "agent", agent_id: agentId }, cron: "0 * * * *", message_template: "ping" });
+    expect(created.status, created.text).toBe(201);
+    const grants = await server.api.get(`${p.base}/model-grants`, { token: p.token });
+    expect(grants.status, grants.text).toBe(200);
+    expect((await server.api.delete(`${p.base}/model-grants/${grants.body.data[0].grant.id}`, { token: p.token })).status).toBe(204);
+
+    const s = scheduler();
+    const slot = new Date(Date.parse(created.body.next_fire_at));
+    expect(await s.runDue(slot)).toBe(0);
+    expect(await backlogTexts(p, agentId)).toEqual([]);
+    expect(await getTrigger(p, created.body.id)).toMatchObject({
+      enabled: true,
+      next_fire_at: created.body.next_fire_at,
+      failure_report: { message: expect.stringContaining(`"${p.modelName}" is not granted`), will_retry: true, failed_at: expect.stringMatching(ISO) },
+    });
+    // The backoff holds the slot: running again at once fires nothing.
+    expect(await s.runDue(slot)).toBe(0);
+
+    const regranted = await server.api.post(`${p.base}/model-grants`, { configured_model_id: p.configuredModelId }, { token: p.token });
+    expect(regranted.status, regranted.text).toBe(201);
+    // The backoff has passed (as a minute would pass) and the same slot fires, once.
+    await server.db.write.execute(sql`UPDATE cron_triggers SET claimed_until = now() - interval '1 second' WHERE id = ${decodeId("cronTrigger", created.body.id)}`);
+    expect(await s.runDue(slot)).toBe(1);
+    expect(await backlogTexts(p, agentId)).toEqual(["ping"]);
+    const fired = await getTrigger(p, created.body.id);
+    expect(fired).toMatchObject({ enabled: true, failure_report: null, last_fired_at: created.body.next_fire_at });
+    expect(Date.parse(fired.next_fire_at)).toBe(slot.getTime() + 3_600_000);
+  });
+
   it("an archived agent's trigger records the failure and is disabled", async () => {
     const { p, agentId } = await agentWithProject();
     const created = await createTrigger(p, { name: "Ping", target: { type: "agent", agent_id: agentId }, cron: "0 * * * *", message_template: "ping" });

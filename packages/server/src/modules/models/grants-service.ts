@@ -1,4 +1,5 @@
-import type { Database } from "../../platform/db/index.js";
+import type { Database, Tx } from "../../platform/db/index.js";
+import type { AgentDefinition } from "../../runtime/definition.js";
 import { isForeignKeyViolation, isUniqueViolation } from "../../platform/db/index.js";
 import { conflict, notFound } from "../../platform/errors.js";
 import type { Principal } from "../../platform/http/auth.js";
@@ -109,4 +110,13 @@ async function withConflicts<T>(work: () => Promise<T>): Promise<T> {
     if (isForeignKeyViolation(err)) throw notFound("configured model or project");
     throw err;
   }
+}
+
+/**
+ * Whether a project may use the model a compiled config names (grants are live policy: run-access.ts
+ * checks the same at each model call). For work started without a person, such as a cron firing, which
+ * must not queue an input no model call could answer.
+ */
+export async function isModelGranted(tx: Tx, projectId: string, model: AgentDefinition["model"]): Promise<boolean> {
+  return (await store.findGrantOfModel(tx, projectId, model.configuredModelId)) !== undefined;
 }
