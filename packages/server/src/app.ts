@@ -66,6 +66,8 @@ import { createIntegrationOAuthService } from "./modules/integrations/oauth-serv
 import { integrationCallbackRoutes, integrationRoutes } from "./modules/integrations/routes.js";
 import { createSubscriptionsService } from "./modules/integrations/subscriptions-service.js";
 import { subscriptionRoutes } from "./modules/integrations/subscriptions-routes.js";
+import { createIntegrationInstallsService } from "./modules/integrations/installs-service.js";
+import { integrationInstallRoutes } from "./modules/integrations/installs-routes.js";
 import { createCronTriggerService } from "./modules/cron-triggers/service.js";
 import { cronTriggerRoutes } from "./modules/cron-triggers/routes.js";
 
@@ -164,6 +166,7 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
         oauth: integrationOAuth,
       });
       subscriptionRoutes(api, { subscriptions: createSubscriptionsService({ db, kinds }) });
+      integrationInstallRoutes(api, { installs: createIntegrationInstallsService({ db, kinds, oauth: integrationOAuth, publicUrl: config.publicUrl }) });
       machineRoutes(api, { machines: createMachinesService({ db, secrets: createOrgCredentials({ cipher: services.cipher }), enabledProviders: config.machines.providers }) });
       daemonRoutes(api, { daemon, hub: daemonHub });
       skillArchiveRoutes(api, { skillInstalls });

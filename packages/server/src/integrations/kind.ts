@@ -63,6 +63,20 @@ export interface OAuthInstaller {
   redeem(app: OAuthAppCredentials, code: string, redirectUri: string): Promise<{ identity: VerifiedIdentity; material: SecretMaterial }>;
   /** Where the provider posts events and interactions for this kind, under svc's public origin. */
   eventPaths: { events: string; actions: string };
+  /**
+   * Registers a new app with the provider from svc's manifest, as the holder of `configurationToken`
+   * (Slack's app configuration token), and answers its credentials. A refused token or name is
+   * CredentialRejected (paths in the reference's CreateSlackSetupRequest); an unreachable provider an AppError.
+   */
+  createApp?(configurationToken: string, app: AppRegistration): Promise<OAuthAppCredentials & { appId: string }>;
+}
+
+/** What a new provider app is registered with: its name and the URLs svc serves it at. */
+export interface AppRegistration {
+  name: string;
+  redirectUri: string;
+  eventsUrl: string;
+  actionsUrl: string;
 }
 
 /** What the catalog publishes about a kind (`GET …/integration-definitions`); static, so known without a provider. */

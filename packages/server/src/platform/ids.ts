@@ -50,6 +50,8 @@ export const ID_PREFIXES = {
   integration: "itg",
   integrationOAuthFlow: "ioaf",
   integrationSubscription: "isub",
+  /** The reference's profile-bound Slack install: a view of the integration with the same id bytes. */
+  integrationInstall: "iin",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

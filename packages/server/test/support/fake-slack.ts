@@ -47,6 +47,8 @@ export interface FakeSlack {
   failNext(method: string, status: number): void;
   /** Revokes a token: auth.test answers token_revoked. */
   revoke(token: string): void;
+  /** apps.manifest.create: an app configuration token it accepts, and the apps created so far. */
+  manifests: FakeManifests;
   reset(): void;
   close(): Promise<void>;
 }
@@ -63,6 +65,7 @@ export async function startFakeSlack(): Promise<FakeSlack> {
   const rateLimited = new Map<string, number>();
   const failing = new Map<string, number>();
   const calls: SlackCall[] = [];
+  const manifests = fakeManifests();
 
   const http: Server = createServer(async (req, res) => {
     const answer = (status: number, body: object, headers: Record<string, string> = {}) =>
@@ -85,6 +88,7 @@ export async function startFakeSlack(): Promise<FakeSlack> {
     }
     if (method === "auth.test") return answer(200, authTest(token));
     if (method === "oauth.v2.access") return answer(200, oauthAccess(req, args));
+    if (method === "apps.manifest.create") return answer(200, manifests.create(token, args));
     return answer(404, { ok: false, error: "unknown_method" });
   });
 
@@ -155,6 +159,7 @@ export async function startFakeSlack(): Promise<FakeSlack> {
     rateLimitNext: (method, seconds) => void rateLimited.set(method, seconds),
     failNext: (method, status) => void failing.set(method, status),
     revoke: (token) => void revoked.add(token),
+    manifests,
     reset() {
       calls.length = 0;
       rateLimited.clear();
@@ -162,6 +167,64 @@ export async function startFakeSlack(): Promise<FakeSlack> {
     },
     close: () => new Promise((resolve) => http.close(() => resolve())),
   };
+}
+
+// ---- apps.manifest.create (Slack: "Create an app from an app manifest"), kept apart from the runtime's methods.
+
+export interface FakeApp {
+  appId: string;
+  clientId: string;
+  clientSecret: string;
+  signingSecret: string;
+  manifest: Record<string, unknown>;
+}
+
+export interface FakeManifests {
+  /** An app configuration token (xoxe.xoxp-…) apps.manifest.create accepts. */
+  addConfigToken(token: string): void;
+  apps: FakeApp[];
+  create(token: string | undefined, args: Record<string, string>): object;
+}
+
+function fakeManifests(): FakeManifests {
+  const tokens = new Set<string>();
+  const apps: FakeApp[] = [];
+  return {
+    apps,
+    addConfigToken: (token) => void tokens.add(token),
+    create(token, args) {
+      if (!token) return { ok: false, error: "not_authed" };
+      if (!tokens.has(token)) return { ok: false, error: "invalid_auth" };
+      let manifest: Record<string, unknown>;
+      try {
+        manifest = JSON.parse(args["manifest"] ?? "") as Record<string, unknown>;
+      } catch {
+        return { ok: false, error: "invalid_arguments" };
+      }
+      const errors = manifestErrors(manifest);
+      if (errors.length > 0) return { ok: false, error: "invalid_manifest", errors };
+      const app: FakeApp = { appId: slackId("A"), clientId: `${Date.now()}.${++counter}`, clientSecret: `secret-${slackId("")}`, signingSecret: `signing-${slackId("")}`, manifest };
+      apps.push(app);
+      return {
+        ok: true,
+        app_id: app.appId,
+        credentials: { client_id: app.clientId, client_secret: app.clientSecret, verification_token: `verify-${slackId("")}`, signing_secret: app.signingSecret },
+        oauth_authorize_url: `https://slack.com/oauth/v2/authorize?client_id=${app.clientId}`,
+      };
+    },
+  };
+}
+
+/** The checks Slack makes that svc's manifest could fail: a name (at most 35 characters, not "Slack"), redirect URLs, bot scopes. */
+function manifestErrors(manifest: Record<string, unknown>): Array<{ message: string; pointer: string }> {
+  const at = (path: string[]): unknown => path.reduce<unknown>((node, key) => (typeof node === "object" && node !== null ? (node as Record<string, unknown>)[key] : undefined), manifest);
+  const errors: Array<{ message: string; pointer: string }> = [];
+  const name = at(["display_information", "name"]);
+  if (typeof name !== "string" || name.length === 0 || name.length > 35) errors.push({ message: "must be 1 to 35 characters", pointer: "/display_information/name" });
+  else if (/slack/i.test(name)) errors.push({ message: "the name cannot contain the word Slack", pointer: "/display_information/name" });
+  if (!Array.isArray(at(["oauth_config", "redirect_urls"]))) errors.push({ message: "redirect_urls is required", pointer: "/oauth_config/redirect_urls" });
+  if (!Array.isArray(at(["oauth_config", "scopes", "bot"]))) errors.push({ message: "bot scopes are required", pointer: "/oauth_config/scopes/bot" });
+  return errors;
 }
 
 async function readArgs(req: IncomingMessage): Promise<Record<string, string>> {

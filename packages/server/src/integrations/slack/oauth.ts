@@ -1,5 +1,6 @@
 import { AppError } from "../../platform/errors.js";
 import { CredentialRejected, type IdentityClaim, type OAuthInstaller, type VerifiedIdentity } from "../kind.js";
+import { createSlackApp } from "./manifest.js";
 import { stringMember, type SlackWebApi } from "./web-api.js";
 
 /** The bot scopes the thread runtime needs: mentions, thread history, posting, reactions and files. */
@@ -52,5 +53,6 @@ export function createSlackOAuth(deps: {
       if (appId) identity.facts["app_id"] = appId;
       return { identity, material: { kind: "slack_app_credentials", access_token: token, ...app } };
     },
+    createApp: (configurationToken, app) => createSlackApp(deps.api, configurationToken, app),
   };
 }

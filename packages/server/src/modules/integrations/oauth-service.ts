@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { EnvelopeCipher } from "../../platform/crypto/envelope.js";
 import type { CapabilitySigner } from "../../platform/crypto/capabilities.js";
-import type { Database } from "../../platform/db/index.js";
+import type { Database, Tx } from "../../platform/db/index.js";
 import { AppError, forbidden, invalidRequest } from "../../platform/errors.js";
 import type { Principal, UserPrincipal } from "../../platform/http/auth.js";
 import { decodeId, encodeId, newUuid } from "../../platform/ids.js";
@@ -42,28 +42,36 @@ export function createIntegrationOAuthService(deps: {
   const sealedFor = (orgId: string, flowId: string) => `svc.integration-oauth-flow.v1:${orgId}:${flowId}`;
   const stateOf = (flow: store.OAuthFlowRow) => `${encodeId("integrationOAuthFlow", flow.id)}.${signer.sign([flow.id, flow.userId, flow.orgId])}`;
 
+  /** Opens a flow for the integration `row` inside `tx` and answers the reference's IntegrationOAuthSetup. */
+  async function startIn(tx: Tx, principal: UserPrincipal, row: store.IntegrationRow, app: OAuthAppCredentials, returnTo: string | undefined) {
+    const installer = installerOf(kinds, row.kind);
+    const flowId = newUuid();
+    const envelope = cipher.seal(Buffer.from(JSON.stringify(app), "utf8"), sealedFor(row.orgId, flowId));
+    const flow = await store.insertOAuthFlow(
+      tx,
+      { id: flowId, orgId: row.orgId, integrationId: row.id, userId: principal.userId, envelope, returnTo: returnTo ?? null },
+      OAUTH_FLOW_TTL_SECONDS,
+    );
+    return {
+      provider: installer.provider,
+      flow_id: encodeId("integrationOAuthFlow", flow.id),
+      oauth_url: installer.authorizeUrl(app, redirectUri, stateOf(flow)),
+      redirect_uri: redirectUri,
+      events_url: publicUrl + installer.eventPaths.events,
+      actions_url: publicUrl + installer.eventPaths.actions,
+      expires_at: flow.expiresAt.toISOString(),
+    };
+  }
+
   return {
+    redirectUri,
+    startIn,
+
     async start(principal: UserPrincipal, path: IntegrationPath, app: OAuthAppCredentials, returnTo: string | undefined) {
       return db.tx(async (tx) => {
         await requireProject(tx, principal, path.orgId, path.projectId, "project.manage");
         const row = requireIntegration(await store.findIntegration(tx, path.orgId, path.projectId, path.integrationId));
-        const installer = installerOf(kinds, row.kind);
-        const flowId = newUuid();
-        const envelope = cipher.seal(Buffer.from(JSON.stringify(app), "utf8"), sealedFor(path.orgId, flowId));
-        const flow = await store.insertOAuthFlow(
-          tx,
-          { id: flowId, orgId: path.orgId, integrationId: row.id, userId: principal.userId, envelope, returnTo: returnTo ?? null },
-          OAUTH_FLOW_TTL_SECONDS,
-        );
-        return {
-          provider: installer.provider,
-          flow_id: encodeId("integrationOAuthFlow", flow.id),
-          oauth_url: installer.authorizeUrl(app, redirectUri, stateOf(flow)),
-          redirect_uri: redirectUri,
-          events_url: publicUrl + installer.eventPaths.events,
-          actions_url: publicUrl + installer.eventPaths.actions,
-          expires_at: flow.expiresAt.toISOString(),
-        };
+        return startIn(tx, principal, row, app, returnTo);
       });
     },
 
@@ -134,7 +142,7 @@ export function createIntegrationOAuthService(deps: {
 
 export type IntegrationOAuthService = ReturnType<typeof createIntegrationOAuthService>;
 
-function installerOf(kinds: IntegrationKinds, kindName: string): OAuthInstaller {
+export function installerOf(kinds: IntegrationKinds, kindName: string): OAuthInstaller {
   const installer = kindOf(kinds, kindName).oauth;
   if (!installer) throw invalidRequest(`${kindName} integrations are not installed through OAuth; use setup with a credential secret`);
   return installer;

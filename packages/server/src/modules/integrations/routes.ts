@@ -235,7 +235,7 @@ export function integrationRoutes(app: HttpApp, deps: IntegrationRouteDeps) {
       config: { auth: "user" },
       schema: {
         tags: [s.TAG],
-        operationId: "createIntegrationOAuthSetup",
+        operationId: "startIntegrationOAuthInstall",
         summary: "Start an integration's OAuth install",
         description:
           "Starts installing the provider app through its consent page (project manage; a user session or personal token). " +

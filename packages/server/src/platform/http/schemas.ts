@@ -77,6 +77,7 @@ const ID_NAMES: Record<IdKind, string> = {
   cronTrigger: "CronTriggerID",
   integration: "IntegrationID",
   integrationOAuthFlow: "IntegrationOAuthFlowID",
+  integrationInstall: "IntegrationInstallID",
   integrationSubscription: "IntegrationSubscriptionID",
 };
 
