@@ -73,6 +73,8 @@ beforeAll(async () => {
   });
   ids["poolGrantID"] = (await server.api.post(`${a.base}/machine-pool-grants`, { machine_pool_id: ids["poolID"] }, auth)).body.id;
   ids["integrationID"] = (await server.api.post(`${a.base}/integrations`, { name: "matrix", integration_kind: "slack_thread" }, auth)).body.id;
+  // An install is a view of a connected integration with the integration's id bytes (modules/integrations/installs-store.ts).
+  ids["integrationInstallID"] = ids["integrationID"]!.replace(/^itg_/, "iin_");
   const thread = { channel_id: "C0123ABC", thread_ts: "1700000000.000100" };
   ids["subscriptionID"] = (await server.api.post(`${a.base}/integrations/${ids["integrationID"]}/subscriptions`, { agent_id: agentId, conversation: thread }, auth)).body.id;
   // A daemon runtime of A's machine, registered with its daemon token as svcd does.
