@@ -103,8 +103,10 @@ describe("integration installs: profile-bound OAuth setup", () => {
     const connectedNow = await server.api.get(`${p.integrations}/${integration.id}`, { token: p.token });
     expect(connectedNow.body).toMatchObject({ state: "active", last_oauth_flow_id: reply.body.flow_id, credential_secret_id: expect.stringMatching(/^sec_/) });
     // Another flow's id and another profile find nothing.
-    const otherFlow = await server.api.get(`${installs}?oauth_flow_id=ioaf_${"a".repeat(26)}`, { token: p.token });
-    expect(otherFlow.body.data).toEqual([]);
+    for (const flow of [`ioaf_${"a".repeat(26)}`, `ioaf_${"b".repeat(26)}`]) {
+      const otherFlow = await server.api.get(`${installs}?oauth_flow_id=${flow}`, { token: p.token });
+      expect(otherFlow.body, flow).toEqual({ data: [], next_cursor: null });
+    }
     const otherProfile = await createProfile(server.api, p);
     expect((await server.api.get(`${installs}?agent_profile_id=${otherProfile}`, { token: p.token })).body.data).toEqual([]);
   });
@@ -298,13 +300,19 @@ describe("integration installs: errors", () => {
     const badName = await server.api.post(`${setups}/slack-setup`, { app_name: "My Slack bot", app_configuration_token: "xoxe-config-good" }, auth);
     expect(badName.status).toBe(400);
     expect(badName.body).toMatchObject({ code: "validation_failed", issues: [{ path: "/app_name", message: expect.stringContaining("invalid_manifest") }] });
+    slack.manifests.refuseNext([{ message: "Couldn't verify the request URL", pointer: "/settings/event_subscriptions/request_url" }]);
+    const unverified = await server.api.post(`${setups}/slack-setup`, { app_name: "Helper", app_configuration_token: "xoxe-config-good" }, auth);
+    expect(unverified.status).toBe(400);
+    expect(unverified.body.issues).toEqual([
+      { path: "", message: "Slack refused the app (invalid_manifest): Couldn't verify the request URL at /settings/event_subscriptions/request_url" },
+    ]);
     slack.failNext("apps.manifest.create", 503);
     const outage = await server.api.post(`${setups}/slack-setup`, { app_name: "Helper", app_configuration_token: "xoxe-config-good" }, auth);
     expect(outage.status).toBe(502);
     slack.rateLimitNext("apps.manifest.create", 7);
     const limited = await server.api.post(`${setups}/slack-setup`, { app_name: "Helper", app_configuration_token: "xoxe-config-good" }, auth);
     expect(limited.status).toBe(429);
-    expect(slack.calls.map((c) => c.method)).toEqual(Array(4).fill("apps.manifest.create"));
+    expect(slack.calls.map((c) => c.method)).toEqual(Array(5).fill("apps.manifest.create"));
     expect((await server.api.get(p.integrations, auth)).body.data).toEqual([]);
   });
 });

@@ -183,15 +183,19 @@ export interface FakeManifests {
   /** An app configuration token (xoxe.xoxp-…) apps.manifest.create accepts. */
   addConfigToken(token: string): void;
   apps: FakeApp[];
+  /** The next create answers invalid_manifest with these errors (Slack failing to verify a request URL, say). */
+  refuseNext(errors: Array<{ message: string; pointer: string }>): void;
   create(token: string | undefined, args: Record<string, string>): object;
 }
 
 function fakeManifests(): FakeManifests {
   const tokens = new Set<string>();
   const apps: FakeApp[] = [];
+  let refusal: Array<{ message: string; pointer: string }> | null = null;
   return {
     apps,
     addConfigToken: (token) => void tokens.add(token),
+    refuseNext: (errors) => void (refusal = errors),
     create(token, args) {
       if (!token) return { ok: false, error: "not_authed" };
       if (!tokens.has(token)) return { ok: false, error: "invalid_auth" };
@@ -201,7 +205,8 @@ function fakeManifests(): FakeManifests {
       } catch {
         return { ok: false, error: "invalid_arguments" };
       }
-      const errors = manifestErrors(manifest);
+      const errors = refusal ?? manifestErrors(manifest);
+      refusal = null;
       if (errors.length > 0) return { ok: false, error: "invalid_manifest", errors };
       const app: FakeApp = { appId: slackId("A"), clientId: `${Date.now()}.${++counter}`, clientSecret: `secret-${slackId("")}`, signingSecret: `signing-${slackId("")}`, manifest };
       apps.push(app);

@@ -50,11 +50,19 @@ export async function createSlackApp(api: SlackWebApi, configurationToken: strin
   return { appId, client_id: clientId, client_secret: clientSecret, signing_secret: signingSecret };
 }
 
-/** Slack's reasons for refusing the app; the only member of the manifest a caller chooses is the name. */
+/**
+ * Slack's reasons for refusing the app, one issue each (at most five). The name is the only member of
+ * the manifest a caller chooses; anything else (an events URL Slack could not verify, say) is the request's.
+ */
 function manifestIssues(error: string, errors: unknown): Issue[] {
-  const messages = Array.isArray(errors)
-    ? errors.flatMap((e) => (typeof e === "object" && e !== null && typeof (e as { message?: unknown }).message === "string" ? [(e as { message: string }).message.slice(0, 300)] : []))
-    : [];
-  const detail = messages.length > 0 ? `: ${messages.slice(0, 5).join("; ")}` : "";
-  return [{ path: "/app_name", message: `Slack refused to create the app (${error.slice(0, 100)})${detail}` }];
+  const listed = Array.isArray(errors) ? errors.filter((e): e is Record<string, unknown> => typeof e === "object" && e !== null).slice(0, 5) : [];
+  const issues = listed.map((e) => {
+    const pointer = typeof e["pointer"] === "string" ? e["pointer"] : "";
+    const message = typeof e["message"] === "string" ? e["message"].slice(0, 300) : "refused";
+    const path = NAME_POINTERS.some((p) => pointer.startsWith(p)) ? "/app_name" : "";
+    return { path, message: `Slack refused the app (${error.slice(0, 100)}): ${message}${path === "" && pointer ? ` at ${pointer.slice(0, 100)}` : ""}` };
+  });
+  return issues.length > 0 ? issues : [{ path: "", message: `Slack refused to create the app (${error.slice(0, 100)})` }];
 }
+
+const NAME_POINTERS = ["/display_information/name", "/features/bot_user/display_name"];

@@ -37,8 +37,7 @@ export function integrationInstallRoutes(app: HttpApp, deps: { installs: Integra
     async (request) => {
       const { name, agent_profile_id: profile, oauth_flow_id: flow } = request.query;
       const page = pageOf(request.query);
-      // A well-formed id always decodes; the schema checked the form.
-      const filter = { name, profile, oauthFlowId: flow === undefined ? undefined : decodeId("integrationOAuthFlow", flow)! };
+      const filter = { name, profile, oauthFlowId: flow === undefined ? undefined : decodeId("integrationOAuthFlow", flow) };
       const rows = await installs.list(request.principal!, ...projectPath(request.params), filter, page);
       const position = (r: IntegrationRow) => ({ value: sortValue(page.sort, { name: r.providerAgentDisplayName, createdAt: r.createdAt, updatedAt: r.updatedAt }), id: r.id });
       return toPage(rows, page.limit, page.sort, position, (r) => installView(r, profile));

@@ -29,7 +29,8 @@ export interface InstallFilter {
   name?: string;
   /** A public `aprf_` id, as launcher settings hold it. */
   profile?: string;
-  oauthFlowId?: string;
+  /** null: a well-formed flow id that can name no flow (all zero bytes), so nothing matches. */
+  oauthFlowId?: string | null;
 }
 
 /** One page of the project's installs in keyset order (`limit + 1` rows). */
@@ -42,7 +43,7 @@ export async function listInstalls(tx: Tx, orgId: string, projectId: string, fil
       allOf(
         isInstall(orgId, projectId),
         filter.profile !== undefined ? sql`${profiles} @> jsonb_build_array(${filter.profile}::text)` : undefined,
-        filter.oauthFlowId !== undefined ? eq(i.lastOAuthFlowId, filter.oauthFlowId) : undefined,
+        filter.oauthFlowId === undefined ? undefined : filter.oauthFlowId === null ? sql`false` : eq(i.lastOAuthFlowId, filter.oauthFlowId),
         nameMatches(i.providerAgentDisplayName, filter.name),
         ks.where,
       ),
