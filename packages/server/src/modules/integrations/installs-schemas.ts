@@ -11,10 +11,10 @@ export const IntegrationInstall = component("IntegrationInstall", Type.Object(
     id: Id("integrationInstall"),
     org_id: Id("org"),
     project_id: Id("project"),
-    agent_profile_id: Type.Optional({ ...Id("agentProfile"), description: "The profile asked for with agent_profile_id, otherwise the first the launcher offers." }),
-    agent_id: Type.Optional({ ...Id("agent"), description: "Never set by svc: installs are bound to profiles." }),
-    provider: Type.String({ description: "slack" }),
-    integration_kind: Type.String({ description: "slack_thread" }),
+    agent_profile_id: Type.Optional(Id("agentProfile")),
+    agent_id: Type.Optional(Id("agent")),
+    provider: Type.String({ description: "Always slack." }),
+    integration_kind: Type.String({ description: "Always slack_thread." }),
     connection_mode: Type.String({ description: "events_api: Slack posts events and interactions to svc over HTTPS." }),
     state: Type.Enum(["active", "disabled"], { description: "disabled while the integration is disconnected." }),
     provider_tenant_id: Type.String({ description: "The Slack workspace (team) id." }),
@@ -27,7 +27,8 @@ export const IntegrationInstall = component("IntegrationInstall", Type.Object(
     ...strict,
     description:
       "A connected slack_thread integration whose launcher offers an agent profile, shown as the reference's install. Its id " +
-      "is the integration's with the iin_ prefix. Provider credentials are never returned.",
+      "is the integration's with the iin_ prefix. agent_profile_id is the profile the list was filtered by, otherwise the first " +
+      "the launcher offers; agent_id is never set. Provider credentials are never returned.",
   },
 ));
 
