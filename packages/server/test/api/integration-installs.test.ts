@@ -272,6 +272,7 @@ describe("integration installs: errors", () => {
       ["integration-oauth/setup", { ...app, return_to: "//evil.example" }, "/return_to"],
       ["slack-setup", { app_name: "x".repeat(36), app_configuration_token: "t" }, "/app_name"],
       ["slack-setup", { app_name: "Helper" }, "/app_configuration_token"],
+      ["slack-setup", { app_name: "Helper", app_configuration_token: "xoxe\r\nX-Injected: 1" }, "/app_configuration_token"],
       ["slack-setup", { app_name: "Helper", app_configuration_token: "t", icon: { data_base64: "AA==" } }, "/icon"],
     ];
     for (const [route, body, path] of cases) {

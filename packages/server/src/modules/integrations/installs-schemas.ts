@@ -57,7 +57,13 @@ export const CreateIntegrationOAuthSetupRequest = Type.Object(
 export const CreateSlackSetupRequest = Type.Object(
   {
     app_name: Type.String({ minLength: 1, maxLength: 35, description: "The Slack app's and its bot's name; also the install's provider_agent_display_name." }),
-    app_configuration_token: Type.String({ minLength: 1, maxLength: 1024, description: "A Slack app configuration token; used once to create the app, never stored." }),
+    // Sent as an HTTP Authorization header: printable ASCII only, so no input can break the header.
+    app_configuration_token: Type.String({
+      minLength: 1,
+      maxLength: 1024,
+      pattern: "^[\\x21-\\x7e]+$",
+      description: "A Slack app configuration token (xoxe.xoxp-…); used once to create the app, never stored.",
+    }),
     return_to,
   },
   strict,
