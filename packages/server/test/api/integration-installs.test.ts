@@ -230,7 +230,7 @@ describe("integration installs: errors", () => {
   it("refuses a bad profile, a caller without permission and a caller that is not a user, saving nothing", async () => {
     const { p, installs } = await profileProject();
     const auth = { token: p.token };
-    const missing = `${p.base}/agent-profiles/aprf_${"a".repeat(26)}`;
+    const missing = `${p.base}/agent-profiles/aprf_${"b".repeat(26)}`;
     slack.manifests.addConfigToken("xoxe-config-errors");
     const slackBody = { app_name: "Helper", app_configuration_token: "xoxe-config-errors" };
     for (const [path, body] of [
@@ -248,7 +248,7 @@ describe("integration installs: errors", () => {
     const outsider = await server.api.get(installs, { token: other.p.token });
     expect(outsider.status).toBe(404);
 
-    const { setups } = { setups: `${p.base}/agent-profiles/${await createProfile(server.api, p)}` };
+    const setups = `${p.base}/agent-profiles/${await createProfile(server.api, p)}`;
     const viewer = await server.api.orgMember(auth, p.orgId);
     await server.api.put(`/api/v1/orgs/${p.orgId}/members/${viewer.userId}/projects/${p.projectId}`, { role: "viewer" }, auth);
     expect((await server.api.post(`${setups}/integration-oauth/setup`, app, { token: viewer.token })).status).toBe(403);
