@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it, onTestFinished, vi } from "vitest";
+import { afterAll, afterEach, describe, expect, it, onTestFinished, vi } from "vitest";
 import { ApiClient } from "../support/client.js";
 import { connect } from "node:net";
 import { exited, externalAddress, freePort, ready, SVC_FROM_SOURCE } from "../support/process.js";
@@ -13,16 +13,28 @@ vi.setConfig({ testTimeout: 120_000 });
 const dataDir = mkdtempSync(join(tmpdir(), "svc-process-"));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
+/** Children a test started on `dataDir`: one a failed test left running would hold the data directory for the next. */
+const running = new Set<ChildProcess>();
+afterEach(async () => {
+  const left = [...running].filter((child) => child.exitCode === null && child.signalCode === null);
+  running.clear();
+  for (const child of left) child.kill("SIGKILL");
+  await Promise.all(left.map(exited));
+});
+
 /** The real `svc` entry point in a child process, on the embedded database in `dataDir`. */
 function svc(args: string[], port: number): ChildProcess {
-  return spawn(process.execPath, [...SVC_FROM_SOURCE, ...args], {
+  const child = spawn(process.execPath, [...SVC_FROM_SOURCE, ...args], {
     env: { ...process.env, DATABASE_URL: "", PORT: String(port), HOST: "127.0.0.1", SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: "warn" },
     stdio: ["ignore", "pipe", "pipe"],
   });
+  running.add(child);
+  return child;
 }
 
 describe("the svc process on the embedded database", () => {
-  it("migrates on its own, serves, stops on SIGTERM and keeps every row across a restart", { timeout: 120_000 }, async () => {
+  // Three processes one after another, the first one migrating: the slowest test here on a loaded machine.
+  it("migrates on its own, serves, stops on SIGTERM and keeps every row across a restart", { timeout: 300_000 }, async () => {
     const migrate = svc(["migrate"], 0);
     expect(await exited(migrate)).toBe(0);
 
