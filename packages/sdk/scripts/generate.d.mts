@@ -1,0 +1,3 @@
+export declare const CONTRACT: URL;
+export declare const GENERATED: URL;
+export declare function generate(): Promise<string>;
