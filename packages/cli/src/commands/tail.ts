@@ -1,0 +1,99 @@
+import type { Command } from "commander";
+import { followEvents, unwrap, type StreamFrame } from "@svc/sdk";
+import { context } from "../context.js";
+import { projectPath } from "./agents.js";
+
+export function tailCommand(program: Command): void {
+  program
+    .command("tail <agent>")
+    .description("follow the agent's timeline live: messages, text as it is written, tool calls and interactions; resumes after a dropped connection")
+    .option("--after <sequence>", "start after this saved sequence (0 replays the whole timeline)", "0")
+    .option("--no-deltas", "do not show text while the model writes it, only complete responses")
+    .option("--until-idle", "stop after the first response that ends a turn (for scripts)")
+    .action(async (agentID: string, options: { after: string; deltas: boolean; untilIdle?: boolean }, command: Command) => {
+      const ctx = await context(command);
+      const { orgID, projectID } = await projectPath(ctx);
+      const controller = new AbortController();
+      process.once("SIGINT", () => controller.abort());
+      const render = ctx.json ? (frame: StreamFrame) => console.log(JSON.stringify(frame)) : renderer();
+      const afterSequence = Number(options.after);
+      const stream = followEvents(ctx.client(), {
+        orgId: orgID,
+        projectId: projectID,
+        agentId: agentID,
+        afterSequence: Number.isSafeInteger(afterSequence) && afterSequence >= 0 ? afterSequence : 0,
+        streamDeltas: options.deltas,
+        signal: controller.signal,
+        onReconnect: (r) => console.error(`svc: reconnecting after sequence ${r.lastSequence} (${r.reason})`),
+      });
+      for await (const frame of stream) {
+        render(frame);
+        if (frame.event === "tool_call_update" && isRecord(frame.data) && frame.data["state"] === "waiting" && !ctx.json) {
+          await showInteractions(ctx.client(), orgID, projectID, agentID);
+        }
+        if (options.untilIdle && frame.event === "model_output" && isRecord(frame.data) && frame.data["stop_reason"] !== "tool_use") controller.abort();
+      }
+    });
+}
+
+type Client = ReturnType<Awaited<ReturnType<typeof context>>["client"]>;
+
+/** An interaction waits for `svc approve` or `svc answer`: say which, with its options. */
+async function showInteractions(client: Client, orgID: string, projectID: string, agentID: string): Promise<void> {
+  const open = await unwrap(client.GET("/api/v1/orgs/{orgID}/projects/{projectID}/agents/{agentID}/interactions", { params: { path: { orgID, projectID, agentID }, query: { state: "open", limit: 20 } } }));
+  for (const interaction of open.data) {
+    console.log(`? ${interaction.request.title} [${interaction.id}]`);
+    for (const question of interaction.request.questions) {
+      console.log(`  ${question.prompt}`);
+      question.options.forEach((option, i) => console.log(`    ${i}) ${option.label}`));
+    }
+    console.log(`  svc approve ${agentID} ${interaction.id}   or   svc answer ${agentID} ${interaction.id} --option N`);
+  }
+}
+
+/** Text previews are written as they come; the complete response then only ends the line (spec, Events rule 3). */
+function renderer(): (frame: StreamFrame) => void {
+  const previewed = new Set<string>();
+  return (frame) => {
+    const data = isRecord(frame.data) ? frame.data : {};
+    switch (frame.event) {
+      case "agent_input":
+        for (const text of texts(data["content_blocks"])) console.log(`> ${text}`);
+        if (data["input_kind"] !== "content") console.log(`> (${String(data["input_kind"])})`);
+        break;
+      case "model_output_delta": {
+        const event = isRecord(data["event"]) ? data["event"] : {};
+        if (event["kind"] === "text_delta" && typeof event["delta"] === "string") {
+          previewed.add(String(data["model_call_context_id"]));
+          process.stdout.write(event["delta"]);
+        }
+        break;
+      }
+      case "model_output": {
+        const blocks = Array.isArray(data["content_blocks"]) ? data["content_blocks"] : [];
+        if (previewed.delete(String(data["model_call_context_id"]))) process.stdout.write("\n");
+        else for (const text of texts(blocks)) console.log(text);
+        for (const block of blocks) if (isRecord(block) && block["type"] === "tool_call") console.log(`→ ${String(block["name"])} ${JSON.stringify(block["input"])} [${String(block["tool_call_id"])}]`);
+        break;
+      }
+      case "tool_result":
+        console.log(`← ${String(data["outcome"])} [${String(data["tool_call_id"])}]${texts(data["content_blocks"]).map((t) => ` ${t}`).join("")}`);
+        break;
+      case "tool_call_update":
+        console.log(`… ${String(data["state"])} [${String(data["tool_call_id"])}]`);
+        break;
+      case "context_checkpoint":
+        console.log("(earlier context summarized)");
+        break;
+    }
+  };
+}
+
+function texts(blocks: unknown): string[] {
+  if (!Array.isArray(blocks)) return [];
+  return blocks.filter((b): b is Record<string, unknown> => isRecord(b) && b["type"] === "text" && typeof b["text"] === "string").map((b) => String(b["text"]));
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

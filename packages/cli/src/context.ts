@@ -1,0 +1,79 @@
+import type { Command } from "commander";
+import { createClient, unwrap, type SvcClient } from "@svc/sdk";
+import { readCredentials, type Credentials } from "./credentials.js";
+
+/** Exit codes scripts can rely on (docs/cli.md). */
+export const EXIT = { ok: 0, error: 1, usage: 2 } as const;
+
+/** A problem with how the command was called: exit code 2. */
+export class UsageError extends Error {}
+
+export interface GlobalOptions {
+  url?: string;
+  token?: string;
+  org?: string;
+  project?: string;
+  json?: boolean;
+}
+
+export const DEFAULT_URL = "http://localhost:8080";
+
+/** Everything a command needs: options merged from flags, environment and the stored credentials. */
+export interface Context {
+  url: string;
+  json: boolean;
+  stored: Credentials;
+  options: GlobalOptions;
+  client(): SvcClient;
+  org(): Promise<string>;
+  project(): Promise<string>;
+  print(value: unknown, human: () => string): void;
+}
+
+export async function context(command: Command): Promise<Context> {
+  const options = command.optsWithGlobals<GlobalOptions>();
+  const stored = await readCredentials();
+  const url = options.url ?? process.env["SVC_URL"] ?? stored.url ?? DEFAULT_URL;
+  // A stored token belongs to the server it came from; it is not sent to another one.
+  const token = options.token ?? process.env["SVC_TOKEN"] ?? (sameServer(stored.url, url) ? stored.token : undefined);
+  const json = options.json === true;
+  let client: SvcClient | undefined;
+  const ctx: Context = {
+    url,
+    json,
+    stored,
+    options,
+    client: () => (client ??= createClient({ baseUrl: url, ...(token ? { token } : {}) })),
+    org: async () => options.org ?? process.env["SVC_ORG"] ?? stored.org ?? (await onlyOrg(ctx.client())),
+    project: async () => options.project ?? process.env["SVC_PROJECT"] ?? stored.project ?? (await onlyProject(ctx.client(), await ctx.org())),
+    print(value, human) {
+      console.log(json ? JSON.stringify(value, null, 2) : human());
+    },
+  };
+  return ctx;
+}
+
+function sameServer(stored: string | undefined, url: string): boolean {
+  return stored !== undefined && stored.replace(/\/+$/, "") === url.replace(/\/+$/, "");
+}
+
+async function onlyOrg(client: SvcClient): Promise<string> {
+  const me = await unwrap(client.GET("/api/v1/me"));
+  const [first, ...rest] = me.orgs;
+  if (!first || rest.length > 0) throw new UsageError(`choose an organization with --org, SVC_ORG or \`svc orgs use\` (you are in ${me.orgs.length})`);
+  return first.id;
+}
+
+async function onlyProject(client: SvcClient, orgId: string): Promise<string> {
+  const page = await unwrap(client.GET("/api/v1/orgs/{orgID}/projects", { params: { path: { orgID: orgId }, query: { limit: 2 } } }));
+  const [first, ...rest] = page.data;
+  if (!first || rest.length > 0) throw new UsageError("choose a project with --project, SVC_PROJECT or `svc projects use`");
+  return first.id;
+}
+
+/** Rows as aligned columns, for the human form of lists. */
+export function table(rows: string[][]): string {
+  if (rows.length === 0) return "(none)";
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length)));
+  return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join("  ")).join("\n");
+}

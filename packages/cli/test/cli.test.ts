@@ -1,0 +1,227 @@
+import { spawn, execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useTestServer } from "../../server/test/support/server.js";
+import { useFakeProvider } from "../../server/test/support/fake-provider.js";
+import { agentProject, yamlConfig, type AgentProject } from "../../server/test/support/agents.js";
+import { untilEvents } from "../../server/test/support/agent-loop.js";
+// @ts-expect-error: a plain ES module script of the repository, without declarations
+import { staleWorkspaces } from "../../../scripts/build-state.mjs";
+
+/*
+ * The built `svc` binary run as a child process, as people run it, against a real svc in this process.
+ * CI builds before it tests; a build older than its sources is rebuilt here first, so the test never
+ * runs a stale binary.
+ */
+const root = join(dirname(fileURLToPath(import.meta.url)), "../../..");
+const BIN = join(root, "packages/cli/bin/svc.js");
+const server = useTestServer({ SVC_DEVICE_POLL_INTERVAL_SECONDS: "1" }, { worker: true });
+const provider = useFakeProvider();
+
+beforeAll(() => {
+  const stale = (staleWorkspaces(root) as string[]).filter((w) => ["packages/sdk", "packages/cli", "packages/server"].includes(w));
+  for (const workspace of stale) execFileSync("npm", ["run", "build", "-w", workspace], { cwd: root, stdio: "ignore" });
+});
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** A fresh config directory per user of the CLI, so no test sees another's login. */
+const configDir = () => mkdtempSync(join(tmpdir(), "svc-cli-"));
+
+function svc(args: string[], options: { env?: Record<string, string>; input?: string; onStderr?: (text: string) => void } = {}): Promise<Run> {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: root,
+    env: { PATH: process.env["PATH"] ?? "", HOME: tmpdir(), SVC_URL: server.url, SVC_CONFIG_DIR: configDir(), ...options.env },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+    options.onStderr?.(stderr);
+  });
+  child.stdin.end(options.input ?? "");
+  return new Promise((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr })));
+}
+
+const json = (run: Run) => {
+  expect(run.code, run.stderr).toBe(0);
+  return JSON.parse(run.stdout);
+};
+
+describe("svc login", () => {
+  it("prints the code, finishes when the user approves, stores the token with mode 0600, and whoami works", async () => {
+    const dir = configDir();
+    const env = { SVC_CONFIG_DIR: dir };
+    const session = await server.api.signup();
+    let approved: Promise<unknown> | undefined;
+    const login = await svc(["login", "--no-browser"], {
+      env,
+      onStderr: (text) => {
+        const code = /shows the code ([0-9A-F]{5}-[0-9A-F]{5})/.exec(text)?.[1];
+        if (code && !approved) approved = server.api.post("/api/auth/device/approve", { user_code: code }, { session });
+      },
+    });
+    expect(login.code, login.stderr).toBe(0);
+    expect(login.stderr).toContain(`Open ${server.config.publicUrl}/device?user_code=`);
+    expect(login.stdout).toBe(`Logged in to ${server.url} as ${session.email}.\n`);
+    expect(((await approved) as { status: number }).status).toBe(200);
+    const file = join(dir, "credentials.json");
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(readFileSync(file, "utf8"))).toEqual({ url: server.url, token: expect.stringMatching(/^svc_pat_v1_/) });
+
+    const me = json(await svc(["whoami", "--json"], { env }));
+    expect(me.user).toMatchObject({ id: session.userId, email: session.email });
+    const human = await svc(["whoami"], { env });
+    expect(human.stdout.split("\n")[0]).toBe(`${session.email} (${session.userId}) on ${server.url}`);
+
+    // The stored token is only for the server it came from.
+    const elsewhere = await svc(["whoami"], { env: { ...env, SVC_URL: `${server.url}/` + "other" } });
+    expect(elsewhere.code).toBe(1);
+    const logout = await svc(["logout"], { env });
+    expect([logout.code, logout.stdout]).toEqual([0, "Logged out.\n"]);
+    expect((await svc(["whoami"], { env })).code).toBe(1);
+  });
+
+  it("fails with exit code 1 when the user denies", async () => {
+    const session = await server.api.signup();
+    let denied = false;
+    const login = await svc(["login", "--no-browser"], {
+      onStderr: (text) => {
+        const code = /shows the code ([0-9A-F]{5}-[0-9A-F]{5})/.exec(text)?.[1];
+        if (code && !denied) {
+          denied = true;
+          void server.api.post("/api/auth/device/deny", { user_code: code }, { session });
+        }
+      },
+    });
+    expect(login.code).toBe(1);
+    expect(login.stderr).toContain("(access_denied, HTTP 400)");
+  });
+});
+
+describe("exit codes", () => {
+  it("is 2 for usage errors and 1 for API errors, with the error's code", async () => {
+    expect((await svc(["no-such-command"])).code).toBe(2);
+    expect((await svc(["agents", "launch"], { env: { SVC_TOKEN: "x", SVC_ORG: "org_x", SVC_PROJECT: "proj_x" } })).code).toBe(2);
+    expect((await svc(["projects", "list", "--limit", "zero"])).code).toBe(2);
+    const unauthorized = await svc(["whoami", "--token", "svc_pat_v1_nope"]);
+    expect(unauthorized.code).toBe(1);
+    expect(unauthorized.stderr).toContain("(unauthorized, HTTP 401)");
+    expect((await svc(["--help"])).code).toBe(0);
+  });
+});
+
+describe("orgs and projects", () => {
+  it("lists, creates and remembers the organization and project to use", async () => {
+    const { token, org, project } = await server.api.userWithOrg("Cli Org");
+    const env = { SVC_TOKEN: token, SVC_CONFIG_DIR: configDir() };
+    expect(json(await svc(["orgs", "list", "--json"], { env })).map((o: { id: string }) => o.id)).toEqual([org.id]);
+    const created = json(await svc(["projects", "create", "second", "--json"], { env }));
+    const listed = json(await svc(["projects", "list", "--json"], { env }));
+    expect(listed.map((p: { id: string }) => p.id).sort()).toEqual([project.id, created.id].sort());
+    // Two projects: commands that need one ask which, until one is chosen.
+    const ambiguous = await svc(["agents", "list"], { env });
+    expect(ambiguous.code).toBe(2);
+    expect(ambiguous.stderr).toContain("choose a project");
+    expect((await svc(["projects", "use", created.id], { env })).code).toBe(0);
+    expect(json(await svc(["agents", "list", "--json"], { env }))).toEqual([]);
+  });
+});
+
+describe("configs, agents and tail", () => {
+  let project: AgentProject;
+  let env: Record<string, string>;
+  let files: string;
+  beforeAll(async () => {
+    project = await agentProject(server.api, provider.baseUrl);
+    env = { SVC_TOKEN: project.token, SVC_ORG: project.orgId, SVC_PROJECT: project.projectId, SVC_CONFIG_DIR: configDir() };
+    files = mkdtempSync(join(tmpdir(), "svc-cli-files-"));
+  });
+
+  it("shows a config's problems at their line and column in the file", async () => {
+    const file = join(files, "broken.yaml");
+    writeFileSync(file, "version: v1\ninstruction: hi\nmodel:\n  provider_config: fake\n  name: 42\n");
+    const run = await svc(["configs", "create", "-f", file], { env });
+    expect(run.code).toBe(1);
+    const lines = run.stderr.trim().split("\n");
+    expect(lines.length).toBeGreaterThan(0);
+    for (const line of lines) expect(line).toMatch(new RegExp(`^${file.replaceAll("/", "\\/")}:\\d+:\\d+: .+`));
+    expect(lines.some((l) => l.startsWith(`${file}:5:`))).toBe(true);
+  });
+
+  it("launches from a file, sends, tails the replies, cancels and archives", async () => {
+    provider.script({ text: "first answer" }, { text: "second answer" });
+    const file = join(files, "agent.yaml");
+    writeFileSync(file, yamlConfig(project));
+    const launched = json(await svc(["agents", "launch", "-f", file, "-m", "hello", "--json"], { env }));
+    const agentId = launched.agent.id as string;
+    const first = await svc(["tail", agentId, "--until-idle", "--no-deltas"], { env });
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toContain("> hello\n");
+    expect(first.stdout).toContain("first answer\n");
+
+    const upTo = (await untilEvents(server.api, project, agentId, () => true)).at(-1).sequence as number;
+    expect((await svc(["agents", "send", agentId, "and", "again"], { env })).code).toBe(0);
+    const second = await svc(["tail", agentId, "--after", String(upTo), "--until-idle", "--json"], { env });
+    const frames = second.stdout.trim().split("\n").map((line) => JSON.parse(line));
+    const saved = frames.filter((f) => f.sequence !== undefined);
+    expect(saved[0].sequence).toBe(upTo + 1);
+    expect(saved.map((f) => f.data.content_blocks?.[0]?.text)).toEqual(expect.arrayContaining(["and again", "second answer"]));
+
+    const listed = json(await svc(["agents", "list", "--json"], { env }));
+    expect(listed.map((a: { id: string }) => a.id)).toEqual([agentId]);
+    expect(json(await svc(["agents", "get", agentId, "--json"], { env })).agent.state).toBe("active");
+    expect((await svc(["agents", "cancel", agentId], { env })).code).toBe(0);
+    expect((await svc(["agents", "archive", agentId], { env })).code).toBe(0);
+    expect(json(await svc(["agents", "get", agentId, "--json"], { env })).agent.state).toBe("archived");
+  });
+
+  it("lists models, keeps a secret read from stdin, pushes a skill and prints the svcd command", async () => {
+    const models = json(await svc(["models", "--json"], { env }));
+    expect(models.map((m: { model: { name: string } }) => m.model.name)).toEqual(["fast"]);
+
+    const secret = json(await svc(["secrets", "create", "cli-secret", "--json"], { env, input: "s3cret\n" }));
+    const secrets = json(await svc(["secrets", "list", "--json"], { env }));
+    expect(secrets.map((s: { id: string }) => s.id)).toContain(secret.id);
+    expect(JSON.stringify(secrets)).not.toContain("s3cret");
+
+    const skill = join(files, "release-notes");
+    mkdirSync(join(skill, "templates"), { recursive: true });
+    writeFileSync(join(skill, "SKILL.md"), "---\nname: release-notes\ndescription: Use when writing release notes.\n---\nBe brief.\n");
+    writeFileSync(join(skill, "templates", "example.md"), "# Example\n");
+    const pushed = json(await svc(["skills", "push", skill, "--json"], { env }));
+    expect(pushed.name).toBe("release-notes");
+    expect(json(await svc(["skills", "list", "--json"], { env })).map((s: { id: string }) => s.id)).toEqual([pushed.id]);
+
+    const connect = await svc(["machines", "connect", "laptop"], { env });
+    expect(connect.code, connect.stderr).toBe(0);
+    const command = connect.stdout.split("\n").find((l) => l.includes("svcd run"))!.trim();
+    expect(command).toMatch(new RegExp(`^SVC_DAEMON_TOKEN=\\S+ npx svcd run --url ${server.url.replaceAll(".", "\\.")} --home ~/\\.svcd$`));
+    const machines = json(await svc(["machines", "list", "--json"], { env }));
+    expect(machines.map((m: { display_name: string }) => m.display_name)).toEqual(["laptop"]);
+  });
+});
+
+describe("the server's commands", () => {
+  it("are forwarded to svc-server, with or without `server`", async () => {
+    for (const args of [["server", "help"], ["serve", "--help"], ["server", "migrate", "-h"]]) {
+      const run = await svc(args);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toContain("usage: svc <command>");
+    }
+    const dataDir = mkdtempSync(join(tmpdir(), "svc-cli-data-"));
+    const migrate = await svc(["migrate"], { env: { SVC_DATA_DIR: dataDir, SVC_LOG_FORMAT: "json" } });
+    expect(migrate.code, migrate.stderr).toBe(0);
+    expect(migrate.stdout).toContain("migrations applied");
+    expect(statSync(join(dataDir, "pgdata")).isDirectory()).toBe(true);
+  });
+});
