@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { useTestServer } from "../../server/test/support/server.js";
 import { useFakeProvider } from "../../server/test/support/fake-provider.js";
 import { agentProject, yamlConfig, type AgentProject } from "../../server/test/support/agents.js";
-import { untilEvents } from "../../server/test/support/agent-loop.js";
+import { eventually, untilEvents } from "../../server/test/support/agent-loop.js";
 // @ts-expect-error: a plain ES module script of the repository, without declarations
 import { staleWorkspaces } from "../../../scripts/build-state.mjs";
 
@@ -35,7 +35,14 @@ interface Run {
 /** A fresh config directory per user of the CLI, so no test sees another's login. */
 const configDir = () => mkdtempSync(join(tmpdir(), "svc-cli-"));
 
-function svc(args: string[], options: { env?: Record<string, string>; input?: string; onStderr?: (text: string) => void } = {}): Promise<Run> {
+interface SvcOptions {
+  env?: Record<string, string>;
+  input?: string;
+  onStderr?: (text: string) => void;
+  onStdout?: (text: string) => void;
+}
+
+function svc(args: string[], options: SvcOptions = {}): Promise<Run> {
   const child = spawn(process.execPath, [BIN, ...args], {
     cwd: root,
     env: { PATH: process.env["PATH"] ?? "", HOME: tmpdir(), SVC_URL: server.url, SVC_CONFIG_DIR: configDir(), ...options.env },
@@ -43,7 +50,10 @@ function svc(args: string[], options: { env?: Record<string, string>; input?: st
   });
   let stdout = "";
   let stderr = "";
-  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stdout.on("data", (chunk: Buffer) => {
+    stdout += chunk.toString();
+    options.onStdout?.(stdout);
+  });
   child.stderr.on("data", (chunk: Buffer) => {
     stderr += chunk.toString();
     options.onStderr?.(stderr);
@@ -183,6 +193,39 @@ describe("configs, agents and tail", () => {
     expect((await svc(["agents", "cancel", agentId], { env })).code).toBe(0);
     expect((await svc(["agents", "archive", agentId], { env })).code).toBe(0);
     expect(json(await svc(["agents", "get", agentId, "--json"], { env })).agent.state).toBe("archived");
+  });
+
+  it("shows an open question while tailing; svc answer answers it and the turn goes on", async () => {
+    const question = { questions: [{ prompt: "Which colour?", options: [{ label: "red" }, { label: "blue" }] }] };
+    provider.script({ toolCalls: [{ name: "ask_question", input: question }] }, { text: "Blue it is." });
+    const file = join(files, "asking.yaml");
+    writeFileSync(file, yamlConfig(project, "tools:\n  ask_question: {}\n"));
+    const agentId = json(await svc(["agents", "launch", "-f", file, "-m", "ask me", "--json"], { env })).agent.id as string;
+    let asked: (text: string) => void = () => {};
+    const shown = new Promise<string>((resolve) => (asked = resolve));
+    const tail = svc(["tail", agentId, "--until-idle", "--no-deltas"], { env, onStdout: (text) => text.includes("svc answer") && asked(text) });
+    const text = await shown;
+    const interactionId = /\[(\S+)\]\n/.exec(text.slice(text.indexOf("? ")))?.[1];
+    expect(text).toContain("  Which colour?\n    0) red\n    1) blue\n");
+    expect((await svc(["answer", agentId, interactionId!, "--option", "1"], { env })).code).toBe(0);
+    const tailed = await tail;
+    expect(tailed.code, tailed.stderr).toBe(0);
+    expect(tailed.stdout).toContain("Blue it is.\n");
+    const interactions = await server.api.get(`${project.base}/agents/${agentId}/interactions`, { token: project.token });
+    expect(interactions.body.data).toMatchObject([{ id: interactionId, state: "resolved", resolution: { answers: [{ option_indices: [1] }] } }]);
+  });
+
+  it("approves the agent's only open permission request", async () => {
+    const tools = "tools:\n  lookup:\n    type: custom\n    description: Looks a thing up\n    permission:\n      mode: always_ask\n    input_schema:\n      type: object\n";
+    provider.script({ toolCalls: [{ name: "lookup", input: {} }] });
+    const file = join(files, "permission.yaml");
+    writeFileSync(file, yamlConfig(project, tools));
+    const agentId = json(await svc(["agents", "launch", "-f", file, "-m", "look", "--json"], { env })).agent.id as string;
+    const path = `${project.base}/agents/${agentId}/interactions`;
+    const open = await eventually(() => server.api.get(path, { token: project.token }), (r) => r.body.data.length === 1);
+    const approved = await svc(["approve", agentId], { env });
+    expect([approved.code, approved.stdout], approved.stderr).toEqual([0, `Approved ${open.body.data[0].id}.\n`]);
+    expect((await server.api.get(path, { token: project.token })).body.data).toMatchObject([{ state: "resolved", resolution: { answers: [{ option_indices: [0] }] } }]);
   });
 
   it("lists models, keeps a secret read from stdin, pushes a skill and prints the svcd command", async () => {

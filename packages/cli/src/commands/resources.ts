@@ -41,7 +41,7 @@ function secretCommands(program: Command): void {
       const value = (await readStdin()).replace(/\r?\n$/, "");
       const owner = options.owner === "project" ? { kind: "project" as const, project_id: await ctx.project() } : { kind: options.owner };
       const body = { owner, name, material: { kind: "generic" as const, value } };
-      const secret = await unwrap(ctx.client().POST("/api/v1/orgs/{orgID}/secrets", { params: { path: { orgID: await ctx.org() } }, body: body as never }));
+      const secret = await unwrap(ctx.client().POST("/api/v1/orgs/{orgID}/secrets", { params: { path: { orgID: await ctx.org() } }, body }));
       ctx.print(secret, () => secret.id);
     });
   secrets

@@ -26,15 +26,20 @@ export function tailCommand(program: Command): void {
         signal: controller.signal,
         onReconnect: (r) => console.error(`svc: reconnecting after sequence ${r.lastSequence} (${r.reason})`),
       });
+      // Tool call updates are not replayed (spec, Events rule 4): what already waits is asked for once.
+      if (!ctx.json) await showInteractions(ctx.client(), orgID, projectID, agentID);
       for await (const frame of stream) {
         render(frame);
-        if (frame.event === "tool_call_update" && isRecord(frame.data) && frame.data["state"] === "waiting" && !ctx.json) {
+        if (!ctx.json && frame.event === "tool_call_update" && isRecord(frame.data) && WAITS_FOR_PEOPLE.has(String(frame.data["state"]))) {
           await showInteractions(ctx.client(), orgID, projectID, agentID);
         }
         if (options.untilIdle && frame.event === "model_output" && isRecord(frame.data) && frame.data["stop_reason"] !== "tool_use") controller.abort();
       }
     });
 }
+
+/** Tool call states in which an interaction may wait: a permission request, or a question being asked. */
+const WAITS_FOR_PEOPLE = new Set(["awaiting_permission", "waiting"]);
 
 type Client = ReturnType<Awaited<ReturnType<typeof context>>["client"]>;
 
