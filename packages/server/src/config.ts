@@ -318,7 +318,7 @@ function blobConfig(env: Env, dataDir: string): BlobConfig {
 }
 
 /**
- * Every `SVC_*` variable svc reads, here or in `svcd` (whose own settings may share a shell with svc's), so
+ * Every `SVC_*` variable svc reads, here, in `svcd` or in the `svc` command (whose settings may share a shell with svc's), so
  * that a misspelt one is named at start rather than silently ignored. A test keeps it equal to the names
  * this file reads.
  */
@@ -377,6 +377,12 @@ export const KNOWN_SETTINGS: readonly string[] = [
   // svcd's, read by the daemon (packages/daemon), not by svc.
   "SVC_DAEMON_TOKEN",
   "SVC_HOME",
+  // The svc command's (packages/cli, docs/cli.md), which shares a shell with the server it runs.
+  "SVC_CONFIG_DIR",
+  "SVC_ORG",
+  "SVC_PROJECT",
+  "SVC_TOKEN",
+  "SVC_URL",
 ];
 
 /**

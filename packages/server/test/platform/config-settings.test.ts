@@ -4,7 +4,8 @@ import { KNOWN_SETTINGS, loadConfig, unknownSettings } from "../../src/config.js
 
 /* A misspelt setting is named at start (docs/configuration.md), which holds only while the list is complete. */
 
-const DAEMON_SETTINGS = ["SVC_DAEMON_TOKEN", "SVC_HOME"];
+/** Read by svcd and by the svc command (packages/cli), not by the server. */
+const DAEMON_SETTINGS = ["SVC_DAEMON_TOKEN", "SVC_HOME", "SVC_CONFIG_DIR", "SVC_ORG", "SVC_PROJECT", "SVC_TOKEN", "SVC_URL"];
 
 /** The `SVC_*` names loadConfig reads from `env`, whatever branch reads them. */
 function namesRead(env: Record<string, string>): Set<string> {
