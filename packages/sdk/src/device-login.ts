@@ -27,6 +27,9 @@ export async function waitForDeviceLogin(client: SvcClient, code: DeviceCode, op
     if (response.status === 200 && data && "access_token" in data) return data.access_token;
     if (response.status === 202 && data && "interval" in data) {
       interval = Math.max(interval, data.interval);
+    } else if (response.status === 429) {
+      // Rate limited (SVC_RATE_LIMIT_DEVICE): back off as a slow_down would (RFC 8628 §3.5, 5 s more).
+      interval += 5;
     } else {
       throw SvcError.from(response.status, error);
     }

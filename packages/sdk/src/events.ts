@@ -52,38 +52,48 @@ const RETRYABLE = new Set([408, 429, 500, 502, 503, 504]);
  */
 export async function* followEvents(client: SvcClient, options: FollowOptions): AsyncGenerator<StreamFrame, void, undefined> {
   const { initialMs = 500, maxMs = 30_000, maxAttempts = 10 } = options.backoff ?? {};
-  let lastSequence = options.afterSequence ?? 0;
+  const position = { lastSequence: options.afterSequence ?? 0 };
   let failures = 0;
   for (;;) {
-    let reason: string;
-    try {
-      const response = await connect(client, options, lastSequence);
-      failures = 0;
-      reason = "the stream ended";
-      for await (const message of parseSse(response)) {
-        if (message.event === "error") {
-          reason = `the server sent an error frame: ${message.data}`;
-          break;
-        }
-        const sequence = message.id === undefined ? undefined : Number(message.id);
-        if (sequence !== undefined && Number.isSafeInteger(sequence)) lastSequence = sequence;
-        yield { event: message.event, sequence, data: parseData(message.data) };
-      }
-    } catch (err) {
-      if (options.signal?.aborted) return;
-      if (err instanceof SvcError && !RETRYABLE.has(err.status)) throw err;
-      failures += 1;
-      if (failures >= maxAttempts) throw err;
-      reason = err instanceof Error ? err.message : String(err);
-    }
+    const outcome = yield* connection(client, options, position);
     if (options.signal?.aborted) return;
-    const delayMs = Math.min(maxMs, initialMs * 2 ** Math.max(0, failures - 1));
-    options.onReconnect?.({ attempt: failures + 1, delayMs, lastSequence, reason });
+    if (outcome.error instanceof SvcError && !RETRYABLE.has(outcome.error.status)) throw outcome.error;
+    // A connection that delivered frames, or stayed up a while, ends a run of failures; one that ended
+    // at once adds to it, so a server that keeps ending streams is given up on like one that refuses them.
+    failures = outcome.progressed ? 1 : failures + 1;
+    if (failures >= maxAttempts && !outcome.progressed) throw outcome.error ?? new Error(`the event stream kept ending: ${outcome.reason}`);
+    const delayMs = Math.min(maxMs, initialMs * 2 ** (failures - 1));
+    options.onReconnect?.({ attempt: failures + 1, delayMs, lastSequence: position.lastSequence, reason: outcome.reason });
     try {
       await sleep(delayMs, options.signal);
     } catch {
       return;
     }
+  }
+}
+
+interface Outcome {
+  reason: string;
+  progressed: boolean;
+  error?: unknown;
+}
+
+/** One connection's frames; returns why it ended rather than throwing, so the loop above decides. */
+async function* connection(client: SvcClient, options: FollowOptions, position: { lastSequence: number }): AsyncGenerator<StreamFrame, Outcome, undefined> {
+  const opened = Date.now();
+  let frames = 0;
+  const progressed = () => frames > 0 || Date.now() - opened >= (options.backoff?.maxMs ?? 30_000);
+  try {
+    for await (const message of parseSse(await connect(client, options, position.lastSequence))) {
+      if (message.event === "error") return { reason: `the server sent an error frame: ${message.data}`, progressed: progressed() };
+      frames += 1;
+      const sequence = message.id === undefined ? undefined : Number(message.id);
+      if (sequence !== undefined && Number.isSafeInteger(sequence)) position.lastSequence = sequence;
+      yield { event: message.event, sequence, data: parseData(message.data) };
+    }
+    return { reason: "the stream ended", progressed: progressed() };
+  } catch (err) {
+    return { reason: err instanceof Error ? err.message : String(err), progressed: progressed(), error: err };
   }
 }
 

@@ -131,6 +131,20 @@ describe("followEvents", () => {
     expect(frames.filter((f) => f.event === "model_output")).toHaveLength(2);
   });
 
+  it("gives up after maxAttempts failed connections in a row, waiting longer each time", async () => {
+    let attempts = 0;
+    const unreachable: typeof fetch = async () => {
+      attempts += 1;
+      throw new TypeError("fetch failed");
+    };
+    const client = createClient({ baseUrl: server.url, token: "t", fetch: unreachable });
+    const delays: number[] = [];
+    const stream = followEvents(client, { orgId: "org_x", projectId: "proj_x", agentId: "agt_x", backoff: { initialMs: 5, maxMs: 15, maxAttempts: 4 }, onReconnect: (r) => delays.push(r.delayMs) });
+    await expect(stream.next()).rejects.toThrow("fetch failed");
+    expect(attempts).toBe(4);
+    expect(delays).toEqual([5, 10, 15]);
+  });
+
   it("ends with the SvcError of a request the server refuses", async () => {
     const { token, org, project } = await server.api.userWithOrg();
     const client = createClient({ baseUrl: server.url, token });
