@@ -16,14 +16,13 @@ export interface GlobalOptions {
   json?: boolean;
 }
 
-export const DEFAULT_URL = "http://localhost:8080";
+const DEFAULT_URL = "http://localhost:8080";
 
 /** Everything a command needs: options merged from flags, environment and the stored credentials. */
 export interface Context {
   url: string;
   json: boolean;
   stored: Credentials;
-  options: GlobalOptions;
   client(): SvcClient;
   org(): Promise<string>;
   project(): Promise<string>;
@@ -42,7 +41,6 @@ export async function context(command: Command): Promise<Context> {
     url,
     json,
     stored,
-    options,
     client: () => (client ??= createClient({ baseUrl: url, ...(token ? { token } : {}) })),
     org: async () => options.org ?? process.env["SVC_ORG"] ?? stored.org ?? (await onlyOrg(ctx.client())),
     project: async () => options.project ?? process.env["SVC_PROJECT"] ?? stored.project ?? (await onlyProject(ctx.client(), await ctx.org())),

@@ -123,6 +123,7 @@ describe("exit codes", () => {
     expect((await svc(["no-such-command"])).code).toBe(2);
     expect((await svc(["agents", "launch"], { env: { SVC_TOKEN: "x", SVC_ORG: "org_x", SVC_PROJECT: "proj_x" } })).code).toBe(2);
     expect((await svc(["projects", "list", "--limit", "zero"])).code).toBe(2);
+    expect((await svc(["tail", "agt_x", "--after", "-1"])).code).toBe(2);
     const unauthorized = await svc(["whoami", "--token", "svc_pat_v1_nope"]);
     expect(unauthorized.code).toBe(1);
     expect(unauthorized.stderr).toContain("(unauthorized, HTTP 401)");

@@ -1,5 +1,5 @@
-import type { Command } from "commander";
-import { followEvents, unwrap, type StreamFrame } from "@svc/sdk";
+import { InvalidArgumentError, type Command } from "commander";
+import { followEvents, unwrap, type StreamFrame, type SvcClient } from "@svc/sdk";
 import { context } from "../context.js";
 import { projectPath } from "./agents.js";
 
@@ -7,21 +7,20 @@ export function tailCommand(program: Command): void {
   program
     .command("tail <agent>")
     .description("follow the agent's timeline live: messages, text as it is written, tool calls and interactions; resumes after a dropped connection")
-    .option("--after <sequence>", "start after this saved sequence (0 replays the whole timeline)", "0")
+    .option("--after <sequence>", "start after this saved sequence (0 replays the whole timeline)", parseSequence, 0)
     .option("--no-deltas", "do not show text while the model writes it, only complete responses")
     .option("--until-idle", "stop after the first response that ends a turn (for scripts)")
-    .action(async (agentID: string, options: { after: string; deltas: boolean; untilIdle?: boolean }, command: Command) => {
+    .action(async (agentID: string, options: { after: number; deltas: boolean; untilIdle?: boolean }, command: Command) => {
       const ctx = await context(command);
       const { orgID, projectID } = await projectPath(ctx);
       const controller = new AbortController();
       process.once("SIGINT", () => controller.abort());
       const render = ctx.json ? (frame: StreamFrame) => console.log(JSON.stringify(frame)) : renderer();
-      const afterSequence = Number(options.after);
       const stream = followEvents(ctx.client(), {
         orgId: orgID,
         projectId: projectID,
         agentId: agentID,
-        afterSequence: Number.isSafeInteger(afterSequence) && afterSequence >= 0 ? afterSequence : 0,
+        afterSequence: options.after,
         streamDeltas: options.deltas,
         signal: controller.signal,
         onReconnect: (r) => console.error(`svc: reconnecting after sequence ${r.lastSequence} (${r.reason})`),
@@ -41,10 +40,8 @@ export function tailCommand(program: Command): void {
 /** Tool call states in which an interaction may wait: a permission request, or a question being asked. */
 const WAITS_FOR_PEOPLE = new Set(["awaiting_permission", "waiting"]);
 
-type Client = ReturnType<Awaited<ReturnType<typeof context>>["client"]>;
-
 /** An interaction waits for `svc approve` or `svc answer`: say which, with its options. */
-async function showInteractions(client: Client, orgID: string, projectID: string, agentID: string): Promise<void> {
+async function showInteractions(client: SvcClient, orgID: string, projectID: string, agentID: string): Promise<void> {
   const open = await unwrap(client.GET("/api/v1/orgs/{orgID}/projects/{projectID}/agents/{agentID}/interactions", { params: { path: { orgID, projectID, agentID }, query: { state: "open", limit: 20 } } }));
   for (const interaction of open.data) {
     console.log(`? ${interaction.request.title} [${interaction.id}]`);
@@ -101,4 +98,10 @@ function texts(blocks: unknown): string[] {
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function parseSequence(value: string): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < 0) throw new InvalidArgumentError(`not a sequence: ${value}`);
+  return n;
 }
