@@ -52,7 +52,17 @@ export async function context(command: Command): Promise<Context> {
 }
 
 function sameServer(stored: string | undefined, url: string): boolean {
-  return stored !== undefined && stored.replace(/\/+$/, "") === url.replace(/\/+$/, "");
+  return stored !== undefined && normalized(stored) === normalized(url);
+}
+
+/** The address as a URL spells it (scheme and host lower-cased, default port dropped), without trailing slashes. */
+function normalized(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.origin}${parsed.pathname}`.replace(/\/+$/, "");
+  } catch {
+    return url;
+  }
 }
 
 async function onlyOrg(client: SvcClient): Promise<string> {

@@ -94,8 +94,11 @@ describe("svc login", () => {
     expect(human.stdout.split("\n")[0]).toBe(`${session.email} (${session.userId}) on ${server.url}`);
 
     // The stored token is only for the server it came from.
-    const elsewhere = await svc(["whoami"], { env: { ...env, SVC_URL: `${server.url}/` + "other" } });
+    const sameServerSpelledOtherwise = await svc(["whoami"], { env: { ...env, SVC_URL: `${server.url.toUpperCase()}/` } });
+    expect(sameServerSpelledOtherwise.code, sameServerSpelledOtherwise.stderr).toBe(0);
+    const elsewhere = await svc(["whoami"], { env: { ...env, SVC_URL: server.url.replace("127.0.0.1", "localhost") } });
     expect(elsewhere.code).toBe(1);
+    expect(elsewhere.stderr).toContain("(unauthorized, HTTP 401)");
     const logout = await svc(["logout"], { env });
     expect([logout.code, logout.stdout]).toEqual([0, "Logged out.\n"]);
     expect((await svc(["whoami"], { env })).code).toBe(1);
