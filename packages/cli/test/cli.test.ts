@@ -1,9 +1,9 @@
 import { spawn, execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestServer } from "../../server/test/support/server.js";
 import { useFakeProvider } from "../../server/test/support/fake-provider.js";
 import { agentProject, yamlConfig, type AgentProject } from "../../server/test/support/agents.js";
@@ -32,8 +32,20 @@ interface Run {
   stderr: string;
 }
 
+const made: string[] = [];
+afterAll(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A new temporary directory, removed after the file's tests. */
+function tempDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  made.push(dir);
+  return dir;
+}
+
 /** A fresh config directory per user of the CLI, so no test sees another's login. */
-const configDir = () => mkdtempSync(join(tmpdir(), "svc-cli-"));
+const configDir = () => tempDir("svc-cli-");
 
 interface SvcOptions {
   env?: Record<string, string>;
@@ -158,7 +170,7 @@ describe("configs, agents and tail", () => {
   beforeAll(async () => {
     project = await agentProject(server.api, provider.baseUrl);
     env = { SVC_TOKEN: project.token, SVC_ORG: project.orgId, SVC_PROJECT: project.projectId, SVC_CONFIG_DIR: configDir() };
-    files = mkdtempSync(join(tmpdir(), "svc-cli-files-"));
+    files = tempDir("svc-cli-files-");
   });
 
   it("shows a config's problems at their line and column in the file", async () => {
@@ -265,7 +277,7 @@ describe("the server's commands", () => {
       expect(run.code, run.stderr).toBe(0);
       expect(run.stdout).toContain("usage: svc <command>");
     }
-    const dataDir = mkdtempSync(join(tmpdir(), "svc-cli-data-"));
+    const dataDir = tempDir("svc-cli-data-");
     const migrate = await svc(["migrate"], { env: { SVC_DATA_DIR: dataDir, SVC_LOG_FORMAT: "json" } });
     expect(migrate.code, migrate.stderr).toBe(0);
     expect(migrate.stdout).toContain("migrations applied");
