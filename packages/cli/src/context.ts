@@ -22,7 +22,8 @@ const DEFAULT_URL = "http://localhost:8080";
 export interface Context {
   url: string;
   json: boolean;
-  stored: Credentials;
+  /** What `svc login` and `svc … use` stored for this server (nothing when they were for another). */
+  own: Credentials;
   client(): SvcClient;
   org(): Promise<string>;
   project(): Promise<string>;
@@ -33,17 +34,18 @@ export async function context(command: Command): Promise<Context> {
   const options = command.optsWithGlobals<GlobalOptions>();
   const stored = await readCredentials();
   const url = options.url ?? process.env["SVC_URL"] ?? stored.url ?? DEFAULT_URL;
-  // A stored token belongs to the server it came from; it is not sent to another one.
-  const token = options.token ?? process.env["SVC_TOKEN"] ?? (sameServer(stored.url, url) ? stored.token : undefined);
+  // The stored token, org and project belong to the server they came from; another one gets none of them.
+  const own: Credentials = sameServer(stored.url, url) ? stored : {};
+  const token = options.token ?? process.env["SVC_TOKEN"] ?? own.token;
   const json = options.json === true;
   let client: SvcClient | undefined;
   const ctx: Context = {
     url,
     json,
-    stored,
+    own,
     client: () => (client ??= createClient({ baseUrl: url, ...(token ? { token } : {}) })),
-    org: async () => options.org ?? process.env["SVC_ORG"] ?? stored.org ?? (await onlyOrg(ctx.client())),
-    project: async () => options.project ?? process.env["SVC_PROJECT"] ?? stored.project ?? (await onlyProject(ctx.client(), await ctx.org())),
+    org: async () => options.org ?? process.env["SVC_ORG"] ?? own.org ?? (await onlyOrg(ctx.client())),
+    project: async () => options.project ?? process.env["SVC_PROJECT"] ?? own.project ?? (await onlyProject(ctx.client(), await ctx.org())),
     print(value, human) {
       console.log(json ? JSON.stringify(value, null, 2) : human());
     },

@@ -26,7 +26,12 @@ export async function readCredentials(): Promise<Credentials> {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return {};
     throw err;
   }
-  const parsed: unknown = JSON.parse(text);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new Error(`${credentialsPath()} is not JSON: remove it, or log in again with \`svc login\``);
+  }
   if (typeof parsed !== "object" || parsed === null) return {};
   const record = parsed as Record<string, unknown>;
   const pick = (key: keyof Credentials) => (typeof record[key] === "string" ? { [key]: record[key] } : {});

@@ -160,6 +160,10 @@ describe("orgs and projects", () => {
     expect(ambiguous.stderr).toContain("choose a project");
     expect((await svc(["projects", "use", created.id], { env })).code).toBe(0);
     expect(json(await svc(["agents", "list", "--json"], { env }))).toEqual([]);
+    expect(JSON.parse(readFileSync(join(env.SVC_CONFIG_DIR, "credentials.json"), "utf8"))).toEqual({ url: server.url, org: org.id, project: created.id });
+    // Stored for this server only: another address is asked which project again.
+    const other = await svc(["agents", "list"], { env: { ...env, SVC_URL: server.url.replace("127.0.0.1", "localhost") } });
+    expect(other.code).toBe(2);
   });
 });
 

@@ -27,8 +27,8 @@ export function orgCommands(program: Command): void {
     .action(async (org: string, _o: unknown, command: Command) => {
       const ctx = await context(command);
       await unwrap(ctx.client().GET("/api/v1/orgs/{orgID}", { params: { path: { orgID: org } } }));
-      const { project: _project, ...rest } = ctx.stored;
-      await writeCredentials({ ...rest, org });
+      const { project: _project, ...rest } = ctx.own;
+      await writeCredentials({ ...rest, url: ctx.url, org });
       ctx.print({ org }, () => `Using organization ${org}.`);
     });
 
@@ -61,7 +61,7 @@ export function orgCommands(program: Command): void {
       const ctx = await context(command);
       const org = await ctx.org();
       await unwrap(ctx.client().GET("/api/v1/orgs/{orgID}/projects/{projectID}", { params: { path: { orgID: org, projectID: project } } }));
-      await writeCredentials({ ...ctx.stored, org, project });
+      await writeCredentials({ ...ctx.own, url: ctx.url, org, project });
       ctx.print({ org, project }, () => `Using project ${project}.`);
     });
 }
