@@ -81,6 +81,10 @@ export interface IntegrationsConfig {
   readonly slackApiUrl: string;
   /** Slack's OAuth consent page (`SVC_SLACK_AUTHORIZE_URL`); only handed to browsers, never called by svc. */
   readonly slackAuthorizeUrl: string;
+  /** Base of Discord's REST API (`SVC_DISCORD_API_URL`), version included, without a trailing slash; the Gateway address comes from its `GET /gateway/bot`. */
+  readonly discordApiUrl: string;
+  /** Base of GitHub's REST API (`SVC_GITHUB_API_URL`), without a trailing slash; `https://HOST/api/v3` for GitHub Enterprise Server. */
+  readonly githubApiUrl: string;
 }
 
 export interface RuntimeConfig {
@@ -228,6 +232,8 @@ export function loadConfig(env: Env = process.env): Config {
     integrations: Object.freeze({
       slackApiUrl: httpUrlVar(env, "SVC_SLACK_API_URL", "https://slack.com/api"),
       slackAuthorizeUrl: httpUrlVar(env, "SVC_SLACK_AUTHORIZE_URL", "https://slack.com/oauth/v2/authorize"),
+      discordApiUrl: httpUrlVar(env, "SVC_DISCORD_API_URL", "https://discord.com/api/v10"),
+      githubApiUrl: httpUrlVar(env, "SVC_GITHUB_API_URL", "https://api.github.com"),
     }),
     shutdownTimeoutMs: intVar(env, "SVC_SHUTDOWN_TIMEOUT_MS", 10_000, 0, 600_000),
     authCacheTtlMs: intVar(env, "SVC_AUTH_CACHE_TTL_MS", 5_000, 0, 60_000),
@@ -328,8 +334,10 @@ export const KNOWN_SETTINGS: readonly string[] = [
   "SVC_BLOB_STORE",
   "SVC_DATA_DIR",
   "SVC_DEVICE_CODE_TTL_SECONDS",
+  "SVC_DISCORD_API_URL",
   "SVC_DEVICE_POLL_INTERVAL_SECONDS",
   "SVC_EMBEDDED_ANALYZE_INTERVAL_MS",
+  "SVC_GITHUB_API_URL",
   "SVC_LOCAL_DAEMON_COMMAND",
   "SVC_LOCAL_MACHINE_ISOLATION",
   "SVC_LOCAL_MACHINE_URL",

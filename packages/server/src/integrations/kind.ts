@@ -29,6 +29,8 @@ export interface VerifiedIdentity {
   accountRef: string;
   /** Only kinds whose provider mentions an app by slug set this (spec: bot_mention is GitHub's). */
   botMention?: string;
+  /** The bot's name at the provider: the display name when setup is given none (reference docs: integrations/discord). */
+  displayName?: string;
   /** Facts kept for the runtime and never shown (for Slack: app and bot ids, the workspace name). */
   facts: Record<string, string>;
 }

@@ -101,7 +101,7 @@ export function createIntegrationSetupService(deps: { db: Database; kinds: Integ
       return save(principal, path, input.expectedSetupRevision, {
         identity,
         credentialSecretId: input.credentialSecretId,
-        displayName,
+        displayName: displayName || (identity.displayName?.trim() ?? ""),
         providerConfig: input.providerConfig,
       });
     },

@@ -1,0 +1,99 @@
+import { idPattern } from "../../platform/ids.js";
+import type { IntegrationKindCatalog } from "../kind.js";
+
+/**
+ * The `github_pr` catalog (docs/integrations.md; reference docs: integrations/github "Select PR tools",
+ * "Configure incoming PR work"). Every tool acts on the one pull request the launcher assigned, so the
+ * model names neither repository nor pull request. GitHub has no interaction handler.
+ */
+const body = { type: "string", minLength: 1, maxLength: 65536 };
+const side = { type: "string", enum: ["LEFT", "RIGHT"] };
+const positive = { type: "integer", minimum: 1 };
+const NUMERIC_ID = "^[0-9]{1,20}$";
+
+export const githubPrCatalog: IntegrationKindCatalog = {
+  name: "github_pr",
+  description: "A GitHub App: a pull request opened, or a mention in its comments, starts a reviewer agent; later comments steer it.",
+  capabilities: {
+    tools: {
+      read: {
+        description: "Reads the assigned pull request: its details, or one section (diff, files, discussion_comments, review_comments) with page and limit.",
+        input_schema: {
+          type: "object",
+          properties: {
+            section: { type: "string", enum: ["diff", "files", "discussion_comments", "review_comments"] },
+            page: positive,
+            limit: { type: "integer", minimum: 1, maximum: 100 },
+          },
+          additionalProperties: false,
+        },
+      },
+      discussion_comment: {
+        description: "Posts a comment in the assigned pull request's conversation.",
+        input_schema: { type: "object", properties: { body }, required: ["body"], additionalProperties: false },
+      },
+      inline_comment: {
+        description: "Posts a review comment on the assigned pull request's diff; start_line and start_side together make it span several lines.",
+        input_schema: {
+          type: "object",
+          properties: {
+            body,
+            commit_id: { type: "string", pattern: "^[0-9a-f]{40}([0-9a-f]{24})?$" },
+            path: { type: "string", minLength: 1, maxLength: 4096 },
+            line: positive,
+            side,
+            start_line: positive,
+            start_side: side,
+          },
+          required: ["body", "commit_id", "path", "line", "side"],
+          dependencies: { start_line: ["start_side"], start_side: ["start_line"] },
+          additionalProperties: false,
+        },
+      },
+      reply: {
+        description: "Replies to a review comment of the assigned pull request.",
+        input_schema: { type: "object", properties: { comment_id: positive, body }, required: ["comment_id", "body"], additionalProperties: false },
+      },
+    },
+    settings: {
+      description:
+        "The integration's settings. launcher starts each slot's profile when a pull request opens (trigger pull_request_opened) or when the app is " +
+        "mentioned in a new human comment (trigger mention), in the installation's repositories or one repository.",
+      input_schema: {
+        type: "object",
+        properties: {
+          launcher: {
+            type: "object",
+            properties: {
+              trigger: { type: "string", enum: ["pull_request_opened", "mention"] },
+              scope_kind: { type: "string", enum: ["installation", "repository"] },
+              scope_ref: { type: "string", pattern: NUMERIC_ID, description: "The installation id, or a repository's numeric id." },
+              slots: {
+                type: "array",
+                items: {
+                  type: "object",
+                  properties: { key: { type: "string", pattern: "^[a-z][a-z0-9_-]{0,31}$" }, agent_profile_id: { type: "string", pattern: idPattern("agentProfile") } },
+                  required: ["key", "agent_profile_id"],
+                  additionalProperties: false,
+                },
+                minItems: 1,
+                maxItems: 10,
+              },
+            },
+            required: ["trigger", "scope_kind", "scope_ref", "slots"],
+            additionalProperties: false,
+          },
+        },
+        additionalProperties: false,
+      },
+    },
+    subscription: {
+      conversation_schema: {
+        type: "object",
+        properties: { repository_id: positive, pull_request: positive },
+        required: ["repository_id", "pull_request"],
+        additionalProperties: false,
+      },
+    },
+  },
+};

@@ -1,0 +1,77 @@
+import { AppError } from "../platform/errors.js";
+import { capResponseBytes } from "../platform/net/capped-fetch.js";
+import { createGuardedFetch } from "../platform/net/guarded-fetch.js";
+import type { OutboundPolicy } from "../platform/net/outbound.js";
+
+/** Provider answers svc reads are small; a bigger one is not the provider. */
+const MAX_RESPONSE_BYTES = 1024 * 1024;
+const CALL_TIMEOUT_MS = 15_000;
+
+/** A provider's HTTP answer: its status and its JSON body (undefined when the body is not JSON). */
+export interface RestAnswer {
+  status: number;
+  body: unknown;
+}
+
+export interface RestClient {
+  /** `method` `<base><path>` with these headers and an optional JSON body. */
+  call(method: "GET" | "POST", path: string, headers: Record<string, string>, json?: unknown): Promise<RestAnswer>;
+}
+
+/**
+ * A JSON REST API of a provider (Discord's, GitHub's), through the SSRF guard. No answer or a 5xx is
+ * `upstream_unavailable`, a 429 is `rate_limited` with the provider's Retry-After; other statuses are
+ * returned for the kind to judge. Never retries: a caller that wants another try makes it durable.
+ */
+export function createRestClient(deps: { provider: string; baseUrl: string; policy: OutboundPolicy }): RestClient {
+  const fetchCapped = capResponseBytes(createGuardedFetch(deps.policy), MAX_RESPONSE_BYTES);
+  return {
+    async call(method, path, headers, json) {
+      let response: Response;
+      let text: string;
+      try {
+        response = await fetchCapped(`${deps.baseUrl}${path}`, {
+          method,
+          headers: { accept: "application/json", ...(json === undefined ? {} : { "content-type": "application/json" }), ...headers },
+          ...(json === undefined ? {} : { body: JSON.stringify(json) }),
+          redirect: "manual",
+          signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
+        });
+        text = await response.text();
+      } catch (err) {
+        throw new AppError("upstream_unavailable", `${deps.provider} could not be reached (${method} ${path}): ${(err as Error).message}`, {}, err);
+      }
+      if (response.status === 429) {
+        const seconds = Number.parseFloat(response.headers.get("retry-after") ?? "");
+        const retryAfterSeconds = Number.isFinite(seconds) && seconds >= 0 ? Math.ceil(seconds) : 30;
+        throw new AppError("rate_limited", `${deps.provider} is rate limiting ${path}; retry after ${retryAfterSeconds} seconds`, { retryAfterSeconds });
+      }
+      if (response.status >= 500) throw new AppError("upstream_unavailable", `${deps.provider} answered ${method} ${path} with HTTP ${response.status}`);
+      return { status: response.status, body: parseJson(text) };
+    },
+  };
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A string (or, for numeric ids, a number written as a string) member of a JSON object, or undefined. */
+export function idMember(body: unknown, member: string): string | undefined {
+  if (typeof body !== "object" || body === null) return undefined;
+  const value = (body as Record<string, unknown>)[member];
+  if (typeof value === "string" && value !== "") return value;
+  if (typeof value === "number" && Number.isSafeInteger(value)) return String(value);
+  return undefined;
+}
+
+/** A nested object member, or undefined. */
+export function objectMember(body: unknown, member: string): Record<string, unknown> | undefined {
+  if (typeof body !== "object" || body === null) return undefined;
+  const value = (body as Record<string, unknown>)[member];
+  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
