@@ -29,11 +29,11 @@ describe("integrations: the resource", () => {
     expect(read.body).toEqual(created);
   });
 
-  it("publishes the catalog at integration-definitions, only for the kinds svc implements", async () => {
+  it("publishes the catalog at integration-definitions, for every kind svc implements", async () => {
     const p = await integrationProject(server.api);
     const reply = await server.api.get(`${p.base}/integration-definitions`, { token: p.token });
     expect(reply.status, reply.text).toBe(200);
-    expect(reply.body.data.map((d: { integration_kind: string }) => d.integration_kind)).toEqual(["slack_thread"]);
+    expect(reply.body.data.map((d: { integration_kind: string }) => d.integration_kind)).toEqual(["slack_thread", "discord_thread", "github_pr"]);
     const { capabilities } = reply.body.data[0];
     expect(Object.keys(capabilities).sort()).toEqual(["interaction_handler", "schedule", "settings", "subscription", "tools"]);
     expect(capabilities.tools.read.input_schema.properties).toEqual({ cursor: expect.any(Object), limit: expect.any(Object) });
@@ -53,9 +53,9 @@ describe("integrations: the resource", () => {
       expect(reply.body.code).toBe("validation_failed");
       expect(reply.body.issues[0].path).toBe("/name");
     }
-    const discord = await server.api.post(p.integrations, { name: "d", integration_kind: "discord_thread" }, auth);
-    expect(discord.status).toBe(400);
-    expect(discord.body.issues[0].path).toBe("/integration_kind");
+    const unknown = await server.api.post(p.integrations, { name: "d", integration_kind: "teams_thread" }, auth);
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.issues[0].path).toBe("/integration_kind");
     const extra = await server.api.post(p.integrations, { name: "x", integration_kind: "slack_thread", state: "active" }, auth);
     expect(extra.status).toBe(400);
     expect(extra.body.issues).toEqual([{ path: "/state", message: "unknown field" }]);

@@ -1,0 +1,106 @@
+import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { startFakeDiscord } from "../support/fake-discord.js";
+import { useTestServer } from "../support/server.js";
+import { expectClosedIntegration, integrationProject } from "./integrations-fixtures.js";
+
+const discord = await startFakeDiscord();
+const server = useTestServer({ SVC_ALLOW_PRIVATE_NETWORK: "true", SVC_DISCORD_API_URL: discord.apiUrl });
+afterAll(() => discord.close());
+beforeEach(() => discord.reset());
+
+/** A project with a discord_thread integration and a generic secret holding a known bot's token. */
+async function connectable(name = "chat") {
+  const p = await integrationProject(server.api);
+  const created = await server.api.post(p.integrations, { name, integration_kind: "discord_thread" }, { token: p.token });
+  expect(created.status, created.text).toBe(201);
+  const bot = discord.addBot();
+  const secret = await server.api.post(
+    `/api/v1/orgs/${p.orgId}/secrets`,
+    { owner: { kind: "project", project_id: p.projectId }, name: `discord ${Math.random()}`, material: { kind: "generic", value: bot.token } },
+    { token: p.token },
+  );
+  expect(secret.status, secret.text).toBe(201);
+  return { p, bot, secretId: secret.body.id as string, path: `${p.integrations}/${created.body.id}`, integration: created.body };
+}
+
+describe("integrations: discord_thread setup", () => {
+  it("is in the catalog with its tools, settings, subscription, handler and schedule", async () => {
+    const p = await integrationProject(server.api);
+    const reply = await server.api.get(`${p.base}/integration-definitions`, { token: p.token });
+    expect(reply.status, reply.text).toBe(200);
+    const discordKind = reply.body.data.find((d: { integration_kind: string }) => d.integration_kind === "discord_thread");
+    expect(Object.keys(discordKind.capabilities).sort()).toEqual(["interaction_handler", "schedule", "settings", "subscription", "tools"]);
+    expect(Object.keys(discordKind.capabilities.tools).sort()).toEqual(["post_message", "read"]);
+  });
+
+  it("discovers the bot user id and name from the token, keeps the Application ID and public key", async () => {
+    const { p, bot, secretId, path } = await connectable();
+    const reply = await server.api.post(
+      `${path}/setup`,
+      { expected_setup_revision: 1, provider_tenant_id: bot.applicationId, credential_secret_id: secretId, provider_config: { public_key: bot.publicKey } },
+      { token: p.token },
+    );
+    expect(reply.status, reply.text).toBe(200);
+    expect(reply.body).toMatchObject({
+      state: "active",
+      setup_revision: 2,
+      provider_tenant_id: bot.applicationId,
+      provider_account_ref: bot.botUserId,
+      provider_agent_display_name: bot.username,
+      provider_config: { public_key: bot.publicKey },
+    });
+    expect(reply.body).not.toHaveProperty("bot_mention");
+    expectClosedIntegration(reply.body);
+    expect(reply.text).not.toContain("SENTINEL");
+    expect(discord.calls).toEqual([
+      { method: "GET", path: "/users/@me", authorization: `Bot ${bot.token}` },
+      { method: "GET", path: "/applications/@me", authorization: `Bot ${bot.token}` },
+    ]);
+  });
+
+  it("refuses another application or bot than claimed, and a token Discord refuses; nothing is saved", async () => {
+    const { p, bot, secretId, path, integration } = await connectable();
+    const auth = { token: p.token };
+    const wrongApp = await server.api.post(`${path}/setup`, { expected_setup_revision: 1, provider_tenant_id: "123456789012345678", credential_secret_id: secretId }, auth);
+    expect(wrongApp.status, wrongApp.text).toBe(400);
+    expect(wrongApp.body.issues).toEqual([{ path: "/provider_tenant_id", message: expect.stringContaining(bot.applicationId) }]);
+    const wrongBot = await server.api.post(`${path}/setup`, { expected_setup_revision: 1, provider_account_ref: "123456789012345678", credential_secret_id: secretId }, auth);
+    expect(wrongBot.body.issues).toEqual([{ path: "/provider_account_ref", message: expect.stringContaining(bot.botUserId) }]);
+    discord.revoke(bot.token);
+    const revoked = await server.api.post(`${path}/setup`, { expected_setup_revision: 1, credential_secret_id: secretId }, auth);
+    expect(revoked.status).toBe(400);
+    expect(revoked.body.issues).toEqual([{ path: "/credential_secret_id", message: expect.stringContaining("HTTP 401") }]);
+    expect((await server.api.get(path, auth)).body).toEqual(integration);
+  });
+
+  it("accepts only public_key in provider_config, as 64 hex digits; anything else is 400 with an issue, before Discord is asked", async () => {
+    const { p, secretId, path, integration } = await connectable();
+    const setup = (provider_config: object) => server.api.post(`${path}/setup`, { expected_setup_revision: 1, credential_secret_id: secretId, provider_config }, { token: p.token });
+    const short = await setup({ public_key: "abcd" });
+    expect(short.status, short.text).toBe(400);
+    expect(short.body).toMatchObject({ code: "validation_failed", issues: [{ path: "/provider_config/public_key", message: expect.any(String) }] });
+    const extra = await setup({ public_key: "a".repeat(64), token: "x" });
+    expect(extra.body.issues).toEqual([{ path: "/provider_config/token", message: expect.any(String) }]);
+    const notString = await setup({ public_key: 12 });
+    expect(notString.body.issues).toEqual([{ path: "/provider_config/public_key", message: expect.any(String) }]);
+    expect(discord.calls).toHaveLength(0);
+    expect((await server.api.get(path, { token: p.token })).body).toEqual(integration);
+    // No public key at all is valid: a bot with one profile and no buttons needs none (reference docs: integrations/discord).
+    const none = await setup({});
+    expect(none.status, none.text).toBe(200);
+    expect(none.body.provider_config).toEqual({});
+  });
+
+  it("refuses a credential that is not a generic secret", async () => {
+    const { p, path } = await connectable();
+    const slack = await server.api.post(
+      `/api/v1/orgs/${p.orgId}/secrets`,
+      { owner: { kind: "project", project_id: p.projectId }, name: "slack", material: { kind: "slack_app_credentials", access_token: "x", client_id: "1", client_secret: "2", signing_secret: "3" } },
+      { token: p.token },
+    );
+    const reply = await server.api.post(`${path}/setup`, { expected_setup_revision: 1, credential_secret_id: slack.body.id }, { token: p.token });
+    expect(reply.status, reply.text).toBe(400);
+    expect(reply.body.issues).toEqual([{ path: "/credential_secret_id", message: expect.stringContaining("generic") }]);
+    expect(discord.calls).toHaveLength(0);
+  });
+});

@@ -1,0 +1,132 @@
+import { createHmac, createVerify, generateKeyPairSync, randomUUID, type KeyObject } from "node:crypto";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+
+/**
+ * GitHub's REST API for Apps on a loopback port: `GET /app`, `GET /app/installations/{id}` and
+ * `POST /app/installations/{id}/access_tokens`, each checking the app JWT (RS256, `iss` the app id, not
+ * expired, at most 10 minutes long) against the app's public key, as GitHub does; and deliveries signed
+ * the way GitHub signs webhooks (`X-Hub-Signature-256: sha256=<HMAC-SHA256 of the raw body>`).
+ */
+
+export interface FakeGithubApp {
+  appId: string;
+  slug: string;
+  privateKeyPem: string;
+  publicKey: KeyObject;
+  webhookSecret: string;
+}
+
+export interface FakeInstallation {
+  id: string;
+  appId: string;
+  login: string;
+  suspended: boolean;
+}
+
+export interface GithubCall {
+  method: string;
+  path: string;
+  /** The app id the JWT named, when it verified. */
+  jwtIssuer: string | undefined;
+}
+
+export interface FakeGithub {
+  apiUrl: string;
+  calls: GithubCall[];
+  addApp(slug?: string): FakeGithubApp;
+  addInstallation(app: FakeGithubApp, overrides?: Partial<FakeInstallation>): FakeInstallation;
+  reset(): void;
+  close(): Promise<void>;
+}
+
+let counter = 1000;
+
+export async function startFakeGithub(): Promise<FakeGithub> {
+  const apps = new Map<string, FakeGithubApp>();
+  const installations = new Map<string, FakeInstallation>();
+  const calls: GithubCall[] = [];
+  const http: Server = createServer((req, res) => {
+    const answer = (status: number, body: object) => res.writeHead(status, { "content-type": "application/json; charset=utf-8" }).end(JSON.stringify(body));
+    const path = new URL(req.url ?? "/", "http://github.test").pathname;
+    const app = verifiedApp(apps, req.headers.authorization);
+    calls.push({ method: req.method ?? "", path, jwtIssuer: app?.appId });
+    if (!req.headers["user-agent"]) return answer(403, { message: "Request forbidden by administrative rules. Please make sure your request has a User-Agent header" });
+    if (!app) return answer(401, { message: "A JSON web token could not be decoded", documentation_url: "https://docs.github.com/rest" });
+    if (req.method === "GET" && path === "/app") {
+      return answer(200, { id: Number(app.appId), slug: app.slug, name: app.slug, owner: { login: "acme", type: "Organization" } });
+    }
+    const match = /^\/app\/installations\/([0-9]+)(\/access_tokens)?$/.exec(path);
+    const installation = match ? installations.get(match[1]!) : undefined;
+    if (!match || !installation || installation.appId !== app.appId) return answer(404, { message: "Not Found" });
+    if (req.method === "GET" && !match[2]) {
+      return answer(200, { id: Number(installation.id), app_id: Number(app.appId), app_slug: app.slug, account: { login: installation.login, type: "Organization" }, suspended_at: installation.suspended ? new Date().toISOString() : null });
+    }
+    if (req.method === "POST" && match[2]) {
+      if (installation.suspended) return answer(403, { message: "This installation has been suspended" });
+      return answer(201, { token: `ghs_${randomUUID().replace(/-/g, "")}`, expires_at: new Date(Date.now() + 3600_000).toISOString(), permissions: { pull_requests: "write" } });
+    }
+    return answer(404, { message: "Not Found" });
+  });
+  const address = await new Promise<AddressInfo>((resolve) => http.listen(0, "127.0.0.1", () => resolve(http.address() as AddressInfo)));
+  return {
+    apiUrl: `http://127.0.0.1:${address.port}`,
+    calls,
+    addApp(slug = `svc-reviewer-${++counter}`) {
+      const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+      const app: FakeGithubApp = {
+        appId: String(++counter),
+        slug,
+        privateKeyPem: privateKey.export({ format: "pem", type: "pkcs1" }).toString(),
+        publicKey,
+        webhookSecret: `whsec-${randomUUID()}-SENTINEL`,
+      };
+      apps.set(app.appId, app);
+      return app;
+    },
+    addInstallation(app, overrides = {}) {
+      const installation: FakeInstallation = { id: String(++counter * 10), appId: app.appId, login: "acme", suspended: false, ...overrides };
+      installations.set(installation.id, installation);
+      return installation;
+    },
+    reset() {
+      calls.length = 0;
+    },
+    close: () => new Promise((resolve) => http.close(() => resolve())),
+  };
+}
+
+/** The app whose key signed this `Bearer` JWT, if it is a valid, current app JWT (GitHub: "Authenticating as a GitHub App"). */
+function verifiedApp(apps: Map<string, FakeGithubApp>, authorization: string | undefined): FakeGithubApp | undefined {
+  const jwt = /^Bearer ([\w-]+)\.([\w-]+)\.([\w-]+)$/.exec(authorization ?? "");
+  if (!jwt) return undefined;
+  const [, header, payload, signature] = jwt as unknown as [string, string, string, string];
+  let claims: { iss?: unknown; iat?: unknown; exp?: unknown };
+  let alg: unknown;
+  try {
+    alg = (JSON.parse(Buffer.from(header, "base64url").toString()) as { alg?: unknown }).alg;
+    claims = JSON.parse(Buffer.from(payload, "base64url").toString()) as typeof claims;
+  } catch {
+    return undefined;
+  }
+  const app = apps.get(String(claims.iss));
+  if (alg !== "RS256" || !app || typeof claims.iat !== "number" || typeof claims.exp !== "number") return undefined;
+  const now = Math.floor(Date.now() / 1000);
+  if (claims.exp <= now || claims.iat > now + 60 || claims.exp - claims.iat > 600) return undefined;
+  const verifier = createVerify("RSA-SHA256").update(`${header}.${payload}`);
+  return verifier.verify(app.publicKey, Buffer.from(signature, "base64url")) ? app : undefined;
+}
+
+/** The headers GitHub sends with a webhook delivery of `event` for this app, signed with `secret`. */
+export function signDelivery(app: Pick<FakeGithubApp, "appId">, secret: string, event: string, body: string, delivery = randomUUID()): Record<string, string> {
+  return {
+    "content-type": "application/json",
+    "x-github-event": event,
+    "x-github-delivery": delivery,
+    "x-github-hook-id": "1",
+    "x-github-hook-installation-target-type": "integration",
+    "x-github-hook-installation-target-id": app.appId,
+    "x-hub-signature-256": `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`,
+    "user-agent": "GitHub-Hookshot/fake",
+  };
+}
