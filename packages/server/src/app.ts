@@ -60,6 +60,9 @@ import { createMcpOAuthService } from "./modules/secrets/mcp-oauth-service.js";
 import { mcpOAuthCallbackRoutes, mcpOAuthRoutes } from "./modules/secrets/mcp-oauth-routes.js";
 import { createMcpFetch } from "./runtime/mcp/agent-client.js";
 import { createIntegrationKinds } from "./integrations/registry.js";
+import { discordInteractionRoutes } from "./integrations/discord/interactions.js";
+import { githubWebhookRoutes } from "./integrations/github/webhooks.js";
+import { componentHandlers } from "./integrations/inbound.js";
 import { createIntegrationsService } from "./modules/integrations/service.js";
 import { createIntegrationSetupService } from "./modules/integrations/setup-service.js";
 import { createIntegrationOAuthService } from "./modules/integrations/oauth-service.js";
@@ -136,6 +139,9 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
   deviceLoginRoutes(http, { deviceLogin, config });
   mcpOAuthCallbackRoutes(http, { mcpOAuth });
   integrationCallbackRoutes(http, { oauth: integrationOAuth });
+  // No component handler yet: the launch core and the interactions runtime register theirs here.
+  await discordInteractionRoutes(http, { db, components: componentHandlers([]) });
+  await githubWebhookRoutes(http, { db, secrets });
   apiDocsRoutes(http);
   http.addHook("onClose", async () => services.close());
   await http.register(

@@ -1,5 +1,5 @@
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
-import { startFakeDiscord } from "../support/fake-discord.js";
+import { signInteraction, startFakeDiscord, type FakeDiscordBot } from "../support/fake-discord.js";
 import { useTestServer } from "../support/server.js";
 import { expectClosedIntegration, integrationProject } from "./integrations-fixtures.js";
 
@@ -102,5 +102,72 @@ describe("integrations: discord_thread setup", () => {
     expect(reply.status, reply.text).toBe(400);
     expect(reply.body.issues).toEqual([{ path: "/credential_secret_id", message: expect.stringContaining("generic") }]);
     expect(discord.calls).toHaveLength(0);
+  });
+});
+
+/** A connected discord_thread integration with its application's public key. */
+async function connected() {
+  const c = await connectable();
+  const reply = await server.api.post(
+    `${c.path}/setup`,
+    { expected_setup_revision: 1, credential_secret_id: c.secretId, provider_config: { public_key: c.bot.publicKey } },
+    { token: c.p.token },
+  );
+  expect(reply.status, reply.text).toBe(200);
+  return c;
+}
+
+const interactionsUrl = (bot: FakeDiscordBot) => `/api/integrations/discord/${bot.applicationId}/interactions`;
+
+describe("integrations: Discord interactions endpoint", () => {
+  it("answers a signed PING with PONG", async () => {
+    const { bot } = await connected();
+    const body = JSON.stringify({ id: "1", application_id: bot.applicationId, type: 1, token: "t", version: 1 });
+    const reply = await server.api.request("POST", interactionsUrl(bot), { raw: body, headers: signInteraction(bot, body) });
+    expect(reply.status, reply.text).toBe(200);
+    expect(reply.body).toEqual({ type: 1 });
+  });
+
+  it("refuses forged, re-signed, stale, unsigned and other-application requests with 401", async () => {
+    const { bot } = await connected();
+    const other = discord.addBot();
+    const body = JSON.stringify({ id: "1", application_id: bot.applicationId, type: 1, token: "t", version: 1 });
+    const post = (headers: Record<string, string>, raw = body, url = interactionsUrl(bot)) => server.api.request("POST", url, { raw, headers });
+    const forged = await post(signInteraction(other, body));
+    expect(forged.status, forged.text).toBe(401);
+    expect(forged.body.code).toBe("unauthorized");
+    const signed = signInteraction(bot, body);
+    expect((await post(signed, body.replace('"type":1', '"type":1 '))).status).toBe(401);
+    const stale = String(Math.floor(Date.now() / 1000) - 3600);
+    expect((await post(signInteraction(bot, body, stale))).status).toBe(401);
+    expect((await post({ "content-type": "application/json" })).status).toBe(401);
+    // Signed by the right key but sent to another application's URL: no integration there holds the key.
+    expect((await post(signed, body, interactionsUrl(other))).status).toBe(401);
+  });
+
+  it("refuses a signed request for a disconnected integration", async () => {
+    const { p, bot, path } = await connected();
+    expect((await server.api.post(`${path}/disconnect`, {}, { token: p.token })).status).toBe(200);
+    const body = JSON.stringify({ id: "1", application_id: bot.applicationId, type: 1, token: "t", version: 1 });
+    const reply = await server.api.request("POST", interactionsUrl(bot), { raw: body, headers: signInteraction(bot, body) });
+    expect(reply.status).toBe(401);
+  });
+
+  it("answers a click on a component no handler issued with a private 'no longer available' reply", async () => {
+    const { bot } = await connected();
+    const body = JSON.stringify({
+      id: "2",
+      application_id: bot.applicationId,
+      type: 3,
+      token: "t",
+      version: 1,
+      channel_id: "123456789012345678",
+      member: { user: { id: "223456789012345678" } },
+      message: { id: "323456789012345678" },
+      data: { custom_id: "svc:unknown", component_type: 2 },
+    });
+    const reply = await server.api.request("POST", interactionsUrl(bot), { raw: body, headers: signInteraction(bot, body) });
+    expect(reply.status, reply.text).toBe(200);
+    expect(reply.body).toEqual({ type: 4, data: { content: "This action is no longer available.", flags: 64 } });
   });
 });
