@@ -1,4 +1,10 @@
+import { eq } from "drizzle-orm";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { integrationEventReceipts } from "../../src/db/schema/index.js";
+import { GATEWAY_INTENTS } from "../../src/integrations/discord/gateway-connection.js";
+import { createGatewayManager, type GatewayManager } from "../../src/integrations/discord/gateway-manager.js";
+import { decodeId } from "../../src/platform/ids.js";
+import { eventually } from "../support/agent-loop.js";
 import { signInteraction, startFakeDiscord, type FakeDiscordBot } from "../support/fake-discord.js";
 import { useTestServer } from "../support/server.js";
 import { expectClosedIntegration, integrationProject } from "./integrations-fixtures.js";
@@ -169,5 +175,73 @@ describe("integrations: Discord interactions endpoint", () => {
     const reply = await server.api.request("POST", interactionsUrl(bot), { raw: body, headers: signInteraction(bot, body) });
     expect(reply.status, reply.text).toBe(200);
     expect(reply.body).toEqual({ type: 4, data: { content: "This action is no longer available.", flags: 64 } });
+  });
+});
+
+describe("integrations: the Discord Gateway", () => {
+  const quiet = { warn: () => undefined, info: () => undefined };
+  const managers: GatewayManager[] = [];
+  /** A gateway manager as a svc worker runs one, on the test server's database; a short lease so scans come every second. */
+  function manager(): GatewayManager {
+    const made = createGatewayManager({ db: server.db, secrets: server.app.services.secrets, apiUrl: discord.apiUrl, policy: { allowPrivateNetwork: true }, leaseSeconds: 3, log: quiet });
+    managers.push(made);
+    made.start();
+    return made;
+  }
+  afterAll(async () => {
+    for (const made of managers) await made.stop();
+  });
+  const receiptIds = async (integrationId: string) =>
+    (await server.db.read.select().from(integrationEventReceipts).where(eq(integrationEventReceipts.integrationId, decodeId("integration", integrationId)!))).map((row) => row.providerEventId);
+  const identifies = (token: string) => discord.gateway.identifies.filter((identify) => identify.token === token);
+
+  it("holds one connection between two managers, stores messages once, and resumes a drop without losing a message", async () => {
+    const { bot, integration } = await connected();
+    const first = manager();
+    const second = manager();
+    await eventually(async () => discord.gateway.open(bot), (open) => open === 1, 30_000);
+    expect(identifies(bot.token)).toEqual([{ token: bot.token, intents: GATEWAY_INTENTS }]);
+    expect([...first.held(), ...second.held()].filter((id) => id === decodeId("integration", integration.id))).toHaveLength(1);
+
+    const seen = discord.gateway.dispatchMessage(bot, "hello");
+    await eventually(() => receiptIds(integration.id), (ids) => ids.length === 1, 30_000);
+    // A message lost on the wire when the connection drops is replayed on RESUME and stored.
+    const lost = discord.gateway.dispatchMessage(bot, "sent while dropping", true);
+    discord.gateway.drop();
+    const ids = await eventually(() => receiptIds(integration.id), (found) => found.length === 2, 30_000);
+    expect(ids.sort()).toEqual([seen, lost].sort());
+    expect(discord.gateway.resumes.at(-1)).toMatchObject({ seq: 2 });
+    expect(identifies(bot.token)).toHaveLength(1);
+    await eventually(async () => discord.gateway.open(bot), (open) => open === 1, 30_000);
+    // Several scans later, still one connection between them.
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(discord.gateway.open(bot)).toBe(1);
+    expect(identifies(bot.token)).toHaveLength(1);
+
+    // The holder stops (a shutdown): it releases the lease and the other manager resumes the same session.
+    const holder = first.held().includes(decodeId("integration", integration.id)!) ? first : second;
+    const resumesBefore = discord.gateway.resumes.length;
+    await holder.stop();
+    await eventually(async () => discord.gateway.resumes.length, (count) => count > resumesBefore, 30_000);
+    await eventually(async () => discord.gateway.open(bot), (open) => open === 1, 30_000);
+    expect(identifies(bot.token)).toHaveLength(1);
+    const after = discord.gateway.dispatchMessage(bot, "after the takeover");
+    await eventually(() => receiptIds(integration.id), (found) => found.includes(after), 30_000);
+    expect(await receiptIds(integration.id)).toHaveLength(3);
+  });
+
+  it("closes the connection when the integration is disconnected, and when it is deleted", async () => {
+    const one = await connected();
+    const two = await connected();
+    manager();
+    await eventually(async () => discord.gateway.open(one.bot) + discord.gateway.open(two.bot), (open) => open === 2, 30_000);
+    expect((await server.api.post(`${one.path}/disconnect`, {}, { token: one.p.token })).status).toBe(200);
+    await eventually(async () => discord.gateway.open(one.bot), (open) => open === 0, 30_000);
+    expect((await server.api.delete(two.path, { token: two.p.token })).status).toBe(204);
+    await eventually(async () => discord.gateway.open(two.bot), (open) => open === 0, 30_000);
+    // Scans go on; neither connects again.
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(discord.gateway.open(one.bot) + discord.gateway.open(two.bot)).toBe(0);
+    expect(identifies(one.bot.token)).toHaveLength(1);
   });
 });

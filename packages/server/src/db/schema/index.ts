@@ -14,3 +14,4 @@ export * from "./mcp-oauth.js";
 export * from "./integrations.js";
 export * from "./cron-triggers.js";
 export * from "./integration-receipts.js";
+export * from "./discord-gateway.js";

@@ -13,5 +13,15 @@ CREATE TABLE "integration_event_receipts" (
 	CONSTRAINT "integration_event_receipts_event" UNIQUE("integration_id","provider_event_id")
 );
 --> statement-breakpoint
+CREATE TABLE "discord_gateway_sessions" (
+	"integration_id" uuid PRIMARY KEY NOT NULL,
+	"holder" text,
+	"lease_expires_at" timestamp with time zone,
+	"session_id" text,
+	"resume_gateway_url" text,
+	"seq" bigint
+);
+--> statement-breakpoint
 ALTER TABLE "integration_event_receipts" ADD CONSTRAINT "integration_event_receipts_integration_id_integrations_id_fk" FOREIGN KEY ("integration_id") REFERENCES "public"."integrations"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "discord_gateway_sessions" ADD CONSTRAINT "discord_gateway_sessions_integration_id_integrations_id_fk" FOREIGN KEY ("integration_id") REFERENCES "public"."integrations"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "integration_event_receipts_due_idx" ON "integration_event_receipts" USING btree ("state","retry_at");
