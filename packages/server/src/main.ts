@@ -13,6 +13,7 @@ import { unreachableMachines } from "./modules/machines/unreachable.js";
 import { byoBindingsFollowConfig } from "./modules/machines/follow-config.js";
 import { mcpRegistrySync } from "./modules/mcp-servers/registry-sync.js";
 import { createScheduler, startScheduler } from "./modules/cron-triggers/scheduler.js";
+import { createGatewayManager, GATEWAY_LEASE_SECONDS } from "./integrations/discord/gateway-manager.js";
 import { cronTargets } from "./modules/cron-triggers/targets.js";
 import { buildServices, type Services } from "./services.js";
 import { startPoolMachines } from "./modules/machines/lifecycle.js";
@@ -131,6 +132,18 @@ async function startServices(command: Command, config: Config, db: Database, log
     const schedulerLoop = startScheduler(scheduler, log, config.runtime.schedulerIntervalMs);
     stops.push(() => schedulerLoop.stop());
     started.push("scheduler");
+    // Every worker offers to hold Discord Gateway connections; a lease gives each integration exactly one.
+    const gateways = createGatewayManager({
+      db,
+      secrets: services.secrets,
+      apiUrl: config.integrations.discordApiUrl,
+      policy: { allowPrivateNetwork: config.allowPrivateNetwork },
+      leaseSeconds: GATEWAY_LEASE_SECONDS,
+      log,
+    });
+    gateways.start();
+    stops.push(() => gateways.stop());
+    started.push("discord gateway");
   }
   if (command === "serve" || command === "maintenance") {
     const tasks = [...maintenanceTasks(db, services, config), ...embeddedAnalyzeTask(db, config.runtime.embeddedAnalyzeIntervalMs)];

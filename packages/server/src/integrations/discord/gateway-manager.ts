@@ -6,6 +6,8 @@ import { createRestClient, idMember } from "../rest.js";
 import { RESUMABLE_CLOSE, runGatewayConnection } from "./gateway-connection.js";
 import * as store from "./gateway-store.js";
 
+/** A crashed holder's connections are taken over within this (reference docs: integrations/discord, "normally within 30 seconds"). */
+export const GATEWAY_LEASE_SECONDS = 30;
 /** Reconnect backoff: doubling from 1 second to at most a minute, with jitter. */
 const MIN_BACKOFF_MS = 1_000;
 const MAX_BACKOFF_MS = 60_000;
