@@ -31,7 +31,7 @@ export interface DiscordCall {
 
 export interface FakeGateway {
   identifies: Array<{ token: string; intents: number }>;
-  resumes: Array<{ session_id: string; seq: number }>;
+  resumes: Array<{ token: string; session_id: string; seq: number }>;
   /** The bot's sessions with a socket open now. */
   open(bot: FakeDiscordBot): number;
   /**
@@ -151,7 +151,7 @@ function startGateway(http: Server, bots: Map<string, FakeDiscordBot>, port: num
         });
       }
       if (frame.op === 6) {
-        resumes.push({ session_id: String(d["session_id"]), seq: Number(d["seq"]) });
+        resumes.push({ token: String(d["token"]), session_id: String(d["session_id"]), seq: Number(d["seq"]) });
         const session = sessions.get(String(d["session_id"]));
         if (!session || session.bot.token !== d["token"]) return send({ op: 9, d: false, s: null, t: null });
         // One socket per session: a resume takes the session over from the socket it had.
