@@ -245,4 +245,25 @@ describe("integrations: the Discord Gateway", () => {
     expect(discord.gateway.open(one.bot) + discord.gateway.open(two.bot)).toBe(0);
     expect(identifies(one.bot.token)).toHaveLength(1);
   });
+
+  it("shows why Discord refused the Gateway as the integration's runtime_failure, and waits before trying again", async () => {
+    const { p, bot, path } = await connected();
+    manager();
+    await eventually(async () => discord.gateway.open(bot), (open) => open === 1, 30_000);
+    discord.revoke(bot.token);
+    discord.gateway.drop();
+    const detail = await eventually(
+      async () => (await server.api.get(path, { token: p.token })).body,
+      (body) => body.runtime_failure !== undefined,
+      30_000,
+    );
+    expect(detail.runtime_failure).toEqual({ message: expect.stringContaining("4004"), retry_at: expect.any(String) });
+    expect(Date.parse(detail.runtime_failure.retry_at)).toBeGreaterThan(Date.now() + 60_000);
+    // The list does not show it (spec: only Get integration).
+    const listed = await server.api.get(p.integrations, { token: p.token });
+    expect(listed.body.data[0]).not.toHaveProperty("runtime_failure");
+    const attempts = resumes(bot.token).length + identifies(bot.token).length;
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(resumes(bot.token).length + identifies(bot.token).length).toBe(attempts);
+  });
 });

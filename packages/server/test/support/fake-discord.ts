@@ -83,7 +83,7 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
   });
   const address = await new Promise<AddressInfo>((resolve) => http.listen(0, "127.0.0.1", () => resolve(http.address() as AddressInfo)));
   port = address.port;
-  const gateway = startGateway(http, bots, port);
+  const gateway = startGateway(http, (token) => (revoked.has(token) ? undefined : bots.get(token)), port);
   return {
     apiUrl: `http://127.0.0.1:${address.port}/api/v10`,
     calls,
@@ -124,7 +124,7 @@ interface GatewaySession {
 }
 
 /** Discord's Gateway protocol (Discord docs: "Gateway"), on the REST server's port. */
-function startGateway(http: Server, bots: Map<string, FakeDiscordBot>, port: number) {
+function startGateway(http: Server, botOf: (token: string) => FakeDiscordBot | undefined, port: number) {
   const wss = new WebSocketServer({ server: http });
   const sessions = new Map<string, GatewaySession>();
   const identifies: FakeGateway["identifies"] = [];
@@ -138,7 +138,7 @@ function startGateway(http: Server, bots: Map<string, FakeDiscordBot>, port: num
       const d = (typeof frame.d === "object" && frame.d !== null ? frame.d : {}) as Record<string, unknown>;
       if (frame.op === 1) return send({ op: 11, d: null, s: null, t: null });
       if (frame.op === 2) {
-        const bot = bots.get(String(d["token"]));
+        const bot = botOf(String(d["token"]));
         identifies.push({ token: String(d["token"]), intents: Number(d["intents"]) });
         if (!bot) return socket.close(4004, "Authentication failed.");
         const session: GatewaySession = { id: `session-${++sessionCounter}`, bot, seq: 1, events: [], socket };
@@ -153,6 +153,7 @@ function startGateway(http: Server, bots: Map<string, FakeDiscordBot>, port: num
       if (frame.op === 6) {
         resumes.push({ token: String(d["token"]), session_id: String(d["session_id"]), seq: Number(d["seq"]) });
         const session = sessions.get(String(d["session_id"]));
+        if (!botOf(String(d["token"]))) return socket.close(4004, "Authentication failed.");
         if (!session || session.bot.token !== d["token"]) return send({ op: 9, d: false, s: null, t: null });
         // One socket per session: a resume takes the session over from the socket it had.
         if (session.socket !== socket) session.socket?.terminate();

@@ -11,6 +11,8 @@ export const GATEWAY_LEASE_SECONDS = 30;
 /** Reconnect backoff: doubling from 1 second to at most a minute, with jitter. */
 const MIN_BACKOFF_MS = 1_000;
 const MAX_BACKOFF_MS = 60_000;
+/** After Discord refused for good (a revoked token, intents not enabled), the next try waits this long, or for a reconnect. */
+const FATAL_RETRY_MS = 10 * 60_000;
 
 export interface GatewayManagerOptions {
   db: Database;
@@ -46,7 +48,8 @@ export function createGatewayManager(options: GatewayManagerOptions) {
   async function scan(): Promise<void> {
     const targets = new Map((await store.activeDiscordIntegrations(db.read)).map((target) => [target.integrationId, target]));
     for (const [id, connection] of held) {
-      if (!targets.has(id) || targets.get(id)!.credentialSecretId !== connection.target.credentialSecretId) {
+      const target = targets.get(id);
+      if (!target || target.credentialSecretId !== connection.target.credentialSecretId || target.setupRevision !== connection.target.setupRevision) {
         await end(connection, 1000, true);
       } else if (!(await store.renewLease(db.write, id, holder, leaseSeconds))) {
         await end(connection, RESUMABLE_CLOSE, false);
@@ -72,21 +75,25 @@ export function createGatewayManager(options: GatewayManagerOptions) {
     let session = stored;
     let failures = 0;
     while (!abort.signal.aborted) {
+      let failure: string | undefined;
+      await store.clearRuntimeFailure(db.write, target.integrationId);
       const outcome = await connectOnce(connection, session, (next) => (session = next)).catch((err: unknown) => {
         if (err instanceof store.LeaseLost) abort.abort();
-        else options.log.warn({ err, integration_id: target.integrationId }, "Discord Gateway connection failed; retrying");
+        failure = (err as Error).message;
         return undefined;
       });
-      if (outcome?.fatal) {
-        options.log.warn({ integration_id: target.integrationId, reason: outcome.fatal }, "Discord refused the Gateway connection; not retrying until the integration is reconnected");
-        return;
-      }
       if (outcome?.fresh) {
         session = { sessionId: null, resumeGatewayUrl: null, seq: null };
         await store.saveSession(db.write, target.integrationId, holder, session).catch(() => abort.abort());
       }
       failures = outcome?.ready ? 0 : failures + 1;
-      await sleep(backoff(failures), abort.signal);
+      failure = outcome?.fatal ?? failure;
+      const delay = outcome?.fatal ? FATAL_RETRY_MS : backoff(failures);
+      if (failure !== undefined && !abort.signal.aborted) {
+        options.log.warn({ integration_id: target.integrationId, reason: failure }, "Discord Gateway connection failed; retrying later");
+        await store.recordRuntimeFailure(db.write, target.integrationId, failure, Math.ceil(delay / 1000));
+      }
+      await sleep(delay, abort.signal);
     }
   }
 

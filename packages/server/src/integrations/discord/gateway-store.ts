@@ -14,6 +14,8 @@ export interface GatewayTarget {
   orgId: string;
   projectId: string;
   credentialSecretId: string;
+  /** A reconnect or a new credential moves it: the connection starts over at once, whatever it was waiting for. */
+  setupRevision: number;
 }
 
 /** Where a session stands: what the next connection resumes, or nulls for a fresh IDENTIFY. */
@@ -31,7 +33,7 @@ export class LeaseLost extends Error {
 /** The active discord_thread integrations, each needing one Gateway connection somewhere. */
 export async function activeDiscordIntegrations(db: AppDb): Promise<GatewayTarget[]> {
   const rows = await db
-    .select({ integrationId: integrations.id, orgId: integrations.orgId, projectId: integrations.projectId, credentialSecretId: integrations.credentialSecretId })
+    .select({ integrationId: integrations.id, orgId: integrations.orgId, projectId: integrations.projectId, credentialSecretId: integrations.credentialSecretId, setupRevision: integrations.setupRevision })
     .from(integrations)
     .where(and(eq(integrations.kind, "discord_thread"), eq(integrations.state, "active"), isNotNull(integrations.credentialSecretId)))
     .orderBy(integrations.id)
@@ -104,4 +106,23 @@ export async function recordMessage(db: Database, integrationId: string, holder:
     if (rows.length === 0) throw new LeaseLost("the Gateway lease was lost");
     await insertReceipt(tx, { integrationId, providerEventId: message.id, eventKind: "MESSAGE_CREATE", payload: message.payload });
   });
+}
+
+/**
+ * The integration's runtime_failure (spec: Integration, shown by Get integration): the latest connection
+ * error and the earliest time of the next attempt, `retrySeconds` from now on the database clock.
+ */
+export async function recordRuntimeFailure(db: AppDb, integrationId: string, message: string, retrySeconds: number): Promise<void> {
+  await db
+    .update(integrations)
+    .set({ runtimeFailureMessage: message.slice(0, 1000), runtimeFailureRetryAt: dbSecondsFromNow(retrySeconds) })
+    .where(eq(integrations.id, integrationId));
+}
+
+/** A new attempt starts: the failure it retries is no longer the latest word (reference docs: integrations/discord, "Restarts and deployments"). */
+export async function clearRuntimeFailure(db: AppDb, integrationId: string): Promise<void> {
+  await db
+    .update(integrations)
+    .set({ runtimeFailureMessage: null, runtimeFailureRetryAt: null })
+    .where(and(eq(integrations.id, integrationId), isNotNull(integrations.runtimeFailureMessage)));
 }
