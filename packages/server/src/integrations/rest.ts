@@ -60,8 +60,8 @@ function parseJson(text: string): unknown {
   }
 }
 
-/** A string (or, for numeric ids, a number written as a string) member of a JSON object, or undefined. */
-export function idMember(body: unknown, member: string): string | undefined {
+/** A non-empty string member of a JSON object, or a safe integer one (GitHub's numeric ids) written as a string; else undefined. */
+export function scalarMember(body: unknown, member: string): string | undefined {
   if (typeof body !== "object" || body === null) return undefined;
   const value = (body as Record<string, unknown>)[member];
   if (typeof value === "string" && value !== "") return value;

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Database } from "../../platform/db/index.js";
 import type { OutboundPolicy } from "../../platform/net/outbound.js";
 import type { SecretsService } from "../../modules/secrets/service.js";
-import { createRestClient, idMember } from "../rest.js";
+import { createRestClient, scalarMember } from "../rest.js";
 import { RESUMABLE_CLOSE, runGatewayConnection } from "./gateway-connection.js";
 import * as store from "./gateway-store.js";
 
@@ -134,7 +134,7 @@ export function createGatewayManager(options: GatewayManagerOptions) {
   /** `GET /gateway/bot`: where to connect (Discord docs: "Get Gateway Bot"), as Discord's own clients ask. */
   async function gatewayUrl(token: string): Promise<string> {
     const answer = await rest.call("GET", "/gateway/bot", { authorization: `Bot ${token}` });
-    const url = idMember(answer.body, "url");
+    const url = scalarMember(answer.body, "url");
     if (answer.status !== 200 || !url || !/^wss?:\/\//.test(url)) throw new Error(`Discord's GET /gateway/bot answered HTTP ${answer.status} without a Gateway URL`);
     return url;
   }

@@ -2,7 +2,7 @@ import type { Issue } from "../../platform/errors.js";
 import type { OutboundPolicy } from "../../platform/net/outbound.js";
 import type { SecretMaterial } from "../../modules/secrets/schemas.js";
 import { CredentialRejected, type IdentityClaim, type IntegrationKind, type VerifiedIdentity } from "../kind.js";
-import { createRestClient, idMember, type RestClient } from "../rest.js";
+import { createRestClient, scalarMember, type RestClient } from "../rest.js";
 import { discordThreadCatalog } from "./catalog.js";
 
 /** An Ed25519 public key as the Developer Portal shows it: 32 bytes, hex. */
@@ -51,16 +51,16 @@ async function whoIs(rest: RestClient, token: string, claim: IdentityClaim): Pro
   const headers = { authorization: `Bot ${token}` };
   const user = await rest.call("GET", "/users/@me", headers);
   if (user.status === 401 || user.status === 403) throw new CredentialRejected([{ path: CREDENTIAL, message: `Discord refused the bot token (HTTP ${user.status})` }]);
-  const botUserId = idMember(user.body, "id");
+  const botUserId = scalarMember(user.body, "id");
   const isBot = typeof user.body === "object" && user.body !== null && (user.body as Record<string, unknown>)["bot"] === true;
   if (user.status !== 200 || !botUserId || !isBot) throw new CredentialRejected([{ path: CREDENTIAL, message: "the token is not a Discord bot token" }]);
   const app = await rest.call("GET", "/applications/@me", headers);
-  const appId = idMember(app.body, "id");
+  const appId = scalarMember(app.body, "id");
   if (app.status !== 200 || !appId) throw new CredentialRejected([{ path: CREDENTIAL, message: `Discord did not name the bot's application (HTTP ${app.status})` }]);
   const issues: Issue[] = [];
   if (claim.tenantId !== undefined && claim.tenantId !== appId) issues.push({ path: "/provider_tenant_id", message: `the bot token belongs to Discord application ${appId}, not ${claim.tenantId}` });
   if (claim.accountRef !== undefined && claim.accountRef !== botUserId) issues.push({ path: "/provider_account_ref", message: `the bot token is Discord bot user ${botUserId}, not ${claim.accountRef}` });
   if (issues.length > 0) throw new CredentialRejected(issues);
-  const name = idMember(user.body, "global_name") ?? idMember(user.body, "username");
+  const name = scalarMember(user.body, "global_name") ?? scalarMember(user.body, "username");
   return { tenantId: appId, accountRef: botUserId, ...(name ? { displayName: name } : {}), facts: {} };
 }

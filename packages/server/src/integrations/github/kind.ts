@@ -3,7 +3,7 @@ import type { Issue } from "../../platform/errors.js";
 import type { OutboundPolicy } from "../../platform/net/outbound.js";
 import type { SecretMaterial } from "../../modules/secrets/schemas.js";
 import { CredentialRejected, type IdentityClaim, type IntegrationKind, type VerifiedIdentity } from "../kind.js";
-import { createRestClient, idMember, objectMember, type RestClient } from "../rest.js";
+import { createRestClient, scalarMember, objectMember, type RestClient } from "../rest.js";
 import { appJwt, appPrivateKey } from "./app-jwt.js";
 import { githubPrCatalog } from "./catalog.js";
 
@@ -49,20 +49,20 @@ export function createGithubPrKind(settings: { apiUrl: string; policy: OutboundP
 async function verifyInstallation(rest: RestClient, appId: string, key: KeyObject, installationId: string): Promise<VerifiedIdentity> {
   const headers = { ...GITHUB_HEADERS, authorization: `Bearer ${appJwt(appId, key)}` };
   const app = await rest.call("GET", "/app", headers);
-  if (app.status !== 200 || idMember(app.body, "id") !== appId) {
+  if (app.status !== 200 || scalarMember(app.body, "id") !== appId) {
     throw new CredentialRejected([{ path: CREDENTIAL, message: `GitHub did not accept the App's id and private key (HTTP ${app.status})` }]);
   }
   const installation = await rest.call("GET", `/app/installations/${installationId}`, headers);
-  if (installation.status !== 200 || idMember(installation.body, "app_id") !== appId) {
+  if (installation.status !== 200 || scalarMember(installation.body, "app_id") !== appId) {
     throw new CredentialRejected([{ path: "/provider_account_ref", message: `GitHub App ${appId} has no installation ${installationId} (HTTP ${installation.status})` }]);
   }
   const token = await rest.call("POST", `/app/installations/${installationId}/access_tokens`, headers, {});
-  if (token.status !== 201 || !idMember(token.body, "token")) {
+  if (token.status !== 201 || !scalarMember(token.body, "token")) {
     throw new CredentialRejected([{ path: "/provider_account_ref", message: `GitHub refused a token for installation ${installationId} (HTTP ${token.status}); it may be suspended` }]);
   }
-  const slug = idMember(app.body, "slug");
+  const slug = scalarMember(app.body, "slug");
   const facts: Record<string, string> = {};
-  const login = idMember(objectMember(installation.body, "account"), "login");
+  const login = scalarMember(objectMember(installation.body, "account"), "login");
   if (slug) facts["app_slug"] = slug;
   if (login) facts["account_login"] = login;
   return { tenantId: appId, accountRef: installationId, ...(slug ? { botMention: `@${slug}[bot]` } : {}), facts };

@@ -6,7 +6,7 @@ import type { SecretsService } from "../../modules/secrets/service.js";
 import type { IntegrationRow } from "../../modules/integrations/store.js";
 import { insertReceipt, integrationsOfProvider } from "../../modules/integrations/receipts-store.js";
 import { parseSignedJson, rawBody, rawJsonBodies } from "../inbound.js";
-import { idMember, objectMember } from "../rest.js";
+import { scalarMember, objectMember } from "../rest.js";
 
 /** GitHub caps a delivery at 25 MB; the events svc routes (pull requests, comments, reviews) are far smaller. */
 const MAX_DELIVERY_BYTES = 5 * 1024 * 1024;
@@ -33,7 +33,7 @@ export async function githubWebhookRoutes(app: HttpApp, deps: { db: Database; se
       if (signers.length === 0) throw unauthorized("the delivery's signature does not verify with this GitHub App's webhook secret");
       if (headers.event === "ping") return reply.status(204).send();
       const payload = parseSignedJson(raw);
-      const installationId = idMember(objectMember(payload, "installation"), "id");
+      const installationId = scalarMember(objectMember(payload, "installation"), "id");
       const targets = signers.filter((row) => row.state === "active" && row.providerAccountRef === installationId);
       if (targets.length > 0) {
         await deps.db.tx(async (tx) => {
