@@ -2999,7 +2999,7 @@ export type components = {
              * @description The kinds this svc implements (GET …/integration-definitions).
              * @enum {unknown}
              */
-            integration_kind: "slack_thread";
+            integration_kind: "slack_thread" | "discord_thread" | "github_pr";
             /** @description Defaults to {}; validated against the kind's capabilities.settings.input_schema. */
             settings?: {
                 [key: string]: unknown;
