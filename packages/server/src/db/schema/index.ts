@@ -13,3 +13,4 @@ export * from "./mcp-registry.js";
 export * from "./mcp-oauth.js";
 export * from "./integrations.js";
 export * from "./cron-triggers.js";
+export * from "./integration-receipts.js";
