@@ -66,6 +66,9 @@ import { createIntegrationOAuthService } from "./modules/integrations/oauth-serv
 import { integrationCallbackRoutes, integrationRoutes } from "./modules/integrations/routes.js";
 import { createSubscriptionsService } from "./modules/integrations/subscriptions-service.js";
 import { subscriptionRoutes } from "./modules/integrations/subscriptions-routes.js";
+import { createInboundService } from "./modules/integrations/inbound-service.js";
+import { inboundRoutes } from "./modules/integrations/inbound-routes.js";
+import { createIntegrationReceipts } from "./modules/integrations/inbound-handlers.js";
 import { createCronTriggerService } from "./modules/cron-triggers/service.js";
 import { cronTriggerRoutes } from "./modules/cron-triggers/routes.js";
 
@@ -134,6 +137,10 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
   deviceLoginRoutes(http, { deviceLogin, config });
   mcpOAuthCallbackRoutes(http, { mcpOAuth });
   integrationCallbackRoutes(http, { oauth: integrationOAuth });
+  // Receipts stored by this process are handled here at once; maintenance takes whatever is left.
+  const receipts = createIntegrationReceipts(db, services, (err) => http.log.error({ err }, "integration event handling failed"));
+  http.addHook("preClose", async () => receipts.stop());
+  await inboundRoutes(http, { inbound: createInboundService({ db, kinds, secrets, processor: receipts }) });
   apiDocsRoutes(http);
   http.addHook("onClose", async () => services.close());
   await http.register(

@@ -1,0 +1,82 @@
+import { and, asc, eq, isNotNull, sql } from "drizzle-orm";
+import { integrationEventReceipts, integrations } from "../../db/schema/index.js";
+import { dbNow, dbSecondsFromNow } from "../../db/schema/columns.js";
+import type { AppDb, Tx } from "../../platform/db/index.js";
+import { newUuid } from "../../platform/ids.js";
+import type { InboundEvent } from "../../integrations/kind.js";
+import type { IntegrationRow } from "./store.js";
+
+type Db = AppDb | Tx;
+export type ReceiptRow = typeof integrationEventReceipts.$inferSelect;
+
+const i = integrations;
+const r = integrationEventReceipts;
+
+/** More integrations than this sharing one workspace and kind is not a setup svc routes to. */
+const MAX_CANDIDATES = 50;
+
+/** The integrations of `kind` with a credential, in one provider tenant (all of them without one: a URL verification). */
+export async function routableIntegrations(tx: Db, kind: string, tenantId: string | undefined): Promise<IntegrationRow[]> {
+  return tx
+    .select()
+    .from(i)
+    .where(and(eq(i.kind, kind), isNotNull(i.credentialSecretId), tenantId === undefined ? undefined : eq(i.providerTenantId, tenantId)))
+    .orderBy(asc(i.createdAt), asc(i.id))
+    .limit(MAX_CANDIDATES);
+}
+
+/** The database clock in Unix seconds: request timestamps are judged by it, never by this process's clock. */
+export async function dbEpochSeconds(tx: Db): Promise<number> {
+  const [row] = await tx.select({ now: sql<number>`extract(epoch from ${dbNow})::float8` }).from(sql`(select 1) as one`);
+  return Math.floor(Number(row!.now));
+}
+
+/** Keeps each event once per integration: a provider's retry of a delivery inserts nothing. Answers how many were new. */
+export async function insertReceipts(tx: Tx, integrationId: string, events: readonly InboundEvent[]): Promise<number> {
+  if (events.length === 0) return 0;
+  const rows = events.map((event) => ({ id: newUuid(), integrationId, providerEventId: event.providerEventId, eventKind: event.eventKind, payload: event.payload }));
+  const inserted = await tx.insert(r).values(rows).onConflictDoNothing().returning({ id: r.id });
+  return inserted.length;
+}
+
+/**
+ * Claims up to `limit` due receipts: each gets one more attempt and its retry_at moves `leaseSeconds`
+ * ahead, so another process skips it while it is handled and a crashed handler's receipt comes back.
+ */
+export async function claimDue(tx: Tx, limit: number, leaseSeconds: number): Promise<Array<{ receipt: ReceiptRow; integration: IntegrationRow }>> {
+  const due = tx
+    .select({ id: r.id })
+    .from(r)
+    .where(and(eq(r.state, "pending"), sql`(${r.retryAt} IS NULL OR ${r.retryAt} <= ${dbNow})`))
+    .orderBy(asc(r.receivedAt), asc(r.id))
+    .limit(limit)
+    .for("update", { skipLocked: true });
+  const claimed = await tx
+    .update(r)
+    .set({ attempts: sql`${r.attempts} + 1`, retryAt: dbSecondsFromNow(leaseSeconds) })
+    .where(sql`${r.id} IN (${due})`)
+    .returning();
+  if (claimed.length === 0) return [];
+  const owners = await tx
+    .select()
+    .from(i)
+    .where(sql`${i.id} IN (${sql.join(claimed.map((row) => sql`${row.integrationId}`), sql`, `)})`);
+  const byId = new Map(owners.map((row) => [row.id, row]));
+  return claimed.flatMap((receipt) => {
+    const integration = byId.get(receipt.integrationId);
+    return integration ? [{ receipt, integration }] : [];
+  });
+}
+
+export async function markProcessed(tx: Tx, receiptId: string): Promise<void> {
+  await tx.update(r).set({ state: "processed", retryAt: null, failure: null, processedAt: dbNow }).where(eq(r.id, receiptId));
+}
+
+/** Another try after `retryInSeconds`, or (null) none: the receipt failed for good and stays for diagnostics. */
+export async function markFailure(tx: Tx, receiptId: string, failure: string, retryInSeconds: number | null): Promise<void> {
+  const next = retryInSeconds === null ? { state: "failed", retryAt: null, processedAt: dbNow } : { retryAt: dbSecondsFromNow(retryInSeconds) };
+  await tx
+    .update(r)
+    .set({ failure, ...next })
+    .where(eq(r.id, receiptId));
+}
