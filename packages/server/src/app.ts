@@ -138,7 +138,7 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
   mcpOAuthCallbackRoutes(http, { mcpOAuth });
   integrationCallbackRoutes(http, { oauth: integrationOAuth });
   // Receipts stored by this process are handled here at once; maintenance takes whatever is left.
-  const receipts = createIntegrationReceipts(db, services, (err) => http.log.error({ err }, "integration event handling failed"));
+  const receipts = createIntegrationReceipts(db, services, config, (err) => http.log.error({ err }, "integration event handling failed"));
   http.addHook("preClose", async () => receipts.stop());
   await inboundRoutes(http, { inbound: createInboundService({ db, kinds, secrets, processor: receipts }) });
   apiDocsRoutes(http);

@@ -194,7 +194,7 @@ export function maintenanceTasks(db: Database, services: Services, config: Confi
     { name: "orphan-blobs", run: () => services.artifacts.sweepOrphanBlobs() },
     { name: "orphan-skill-archives", run: () => services.skills.sweepOrphanBlobs() },
     mcpRegistrySync(db, config),
-    { name: "integration-event-receipts", run: () => createIntegrationReceipts(db, services).runDue() },
+    { name: "integration-event-receipts", run: () => createIntegrationReceipts(db, services, config).runDue() },
   ];
 }
 

@@ -102,3 +102,29 @@ export const integrationSubscriptions = pgTable(
     index("integration_subscriptions_agent_idx").on(t.agentId),
   ],
 );
+
+/**
+ * The conversation an agent's integration tools and interaction handler act on (reference docs:
+ * integrations/overview, "A provider or scheduled launch records one immutable conversation for that
+ * integration and agent"). Written once, by the launch, before the first input; never changed. It also
+ * marks the conversation as launched: a later mention there does not launch a replacement.
+ */
+export const integrationAssignments = pgTable(
+  "integration_assignments",
+  {
+    id: idColumn(),
+    orgId: uuid("org_id").notNull(),
+    projectId: uuid("project_id").notNull(),
+    integrationId: uuid("integration_id").notNull(),
+    agentId: uuid("agent_id").notNull(),
+    conversation: jsonb("conversation").$type<Record<string, unknown>>().notNull(),
+    conversationKey: text("conversation_key").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    unique("integration_assignments_agent").on(t.agentId, t.integrationId),
+    foreignKey({ columns: [t.orgId, t.integrationId], foreignColumns: [integrations.orgId, integrations.id] }).onDelete("cascade"),
+    foreignKey({ columns: [t.orgId, t.agentId], foreignColumns: [agents.orgId, agents.id] }).onDelete("cascade"),
+    index("integration_assignments_conversation_idx").on(t.integrationId, t.conversationKey),
+  ],
+);

@@ -40,9 +40,17 @@ export function createReceiptProcessor(deps: { db: Database; handlers: ReceiptHa
       if (!handler) throw new AppError("invalid_request", `no handler for ${integration.kind} ${receipt.eventKind} events`);
       if (integration.state !== "active") throw new AppError("conflict", "the integration was disconnected before the event was handled");
       await handler(receipt, integration);
-      await db.tx((tx) => receipts.markProcessed(tx, receipt.id));
+      await db.tx(async (tx) => {
+        await receipts.markProcessed(tx, receipt.id);
+        if (integration.runtimeFailureMessage !== null) await receipts.clearRuntimeFailure(tx, integration.id);
+      });
     } catch (err) {
-      await db.tx((tx) => receipts.markFailure(tx, receipt.id, (err as Error).message, retryIn(err, receipt.attempts)));
+      const retry = retryIn(err, receipt.attempts);
+      await db.tx(async (tx) => {
+        await receipts.markFailure(tx, receipt.id, (err as Error).message, retry);
+        // The provider failing is the integration's condition, shown on Get integration until a success clears it.
+        if (retry !== null && isProviderFailure(err)) await receipts.recordRuntimeFailure(tx, integration.id, (err as Error).message, retry);
+      });
       if (!(err instanceof AppError)) deps.onError?.(err);
     }
   }
@@ -79,6 +87,10 @@ export function createReceiptProcessor(deps: { db: Database; handlers: ReceiptHa
       await running;
     },
   };
+}
+
+function isProviderFailure(err: unknown): boolean {
+  return err instanceof AppError && (err.code === "rate_limited" || err.code === "upstream_unavailable");
 }
 
 /** Seconds to the next try, or null when the receipt has no tries left or can never succeed. */

@@ -80,3 +80,19 @@ export async function markFailure(tx: Tx, receiptId: string, failure: string, re
     .set({ failure, ...next })
     .where(eq(r.id, receiptId));
 }
+
+/** Records that the provider failed the integration's runtime work, and when it will be tried again (spec: Integration, runtime_failure). */
+export async function recordRuntimeFailure(tx: Tx, integrationId: string, message: string, retryInSeconds: number): Promise<void> {
+  await tx
+    .update(i)
+    .set({ runtimeFailureMessage: message, runtimeFailureRetryAt: dbSecondsFromNow(retryInSeconds) })
+    .where(eq(i.id, integrationId));
+}
+
+/** Clears a recorded runtime failure after a success; writes nothing when none is recorded. */
+export async function clearRuntimeFailure(tx: Tx, integrationId: string): Promise<void> {
+  await tx
+    .update(i)
+    .set({ runtimeFailureMessage: null, runtimeFailureRetryAt: null })
+    .where(and(eq(i.id, integrationId), isNotNull(i.runtimeFailureMessage)));
+}

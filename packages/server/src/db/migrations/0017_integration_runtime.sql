@@ -1,0 +1,32 @@
+CREATE TABLE "integration_assignments" (
+	"id" uuid PRIMARY KEY NOT NULL,
+	"org_id" uuid NOT NULL,
+	"project_id" uuid NOT NULL,
+	"integration_id" uuid NOT NULL,
+	"agent_id" uuid NOT NULL,
+	"conversation" jsonb NOT NULL,
+	"conversation_key" text NOT NULL,
+	"created_at" timestamp with time zone DEFAULT date_trunc('milliseconds', statement_timestamp()) NOT NULL,
+	CONSTRAINT "integration_assignments_agent" UNIQUE("agent_id","integration_id")
+);
+--> statement-breakpoint
+CREATE TABLE "integration_event_receipts" (
+	"id" uuid PRIMARY KEY NOT NULL,
+	"integration_id" uuid NOT NULL,
+	"provider_event_id" text NOT NULL,
+	"event_kind" text NOT NULL,
+	"payload" jsonb NOT NULL,
+	"state" text DEFAULT 'pending' NOT NULL,
+	"attempts" integer DEFAULT 0 NOT NULL,
+	"retry_at" timestamp with time zone,
+	"failure" text,
+	"received_at" timestamp with time zone DEFAULT now() NOT NULL,
+	"processed_at" timestamp with time zone,
+	CONSTRAINT "integration_event_receipts_event" UNIQUE("integration_id","provider_event_id")
+);
+--> statement-breakpoint
+ALTER TABLE "integration_assignments" ADD CONSTRAINT "integration_assignments_org_id_integration_id_integrations_org_id_id_fk" FOREIGN KEY ("org_id","integration_id") REFERENCES "public"."integrations"("org_id","id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "integration_assignments" ADD CONSTRAINT "integration_assignments_org_id_agent_id_agents_org_id_id_fk" FOREIGN KEY ("org_id","agent_id") REFERENCES "public"."agents"("org_id","id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "integration_event_receipts" ADD CONSTRAINT "integration_event_receipts_integration_id_integrations_id_fk" FOREIGN KEY ("integration_id") REFERENCES "public"."integrations"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+CREATE INDEX "integration_assignments_conversation_idx" ON "integration_assignments" USING btree ("integration_id","conversation_key");--> statement-breakpoint
+CREATE INDEX "integration_event_receipts_due_idx" ON "integration_event_receipts" USING btree ("state","retry_at");
