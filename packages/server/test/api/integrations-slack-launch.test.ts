@@ -1,11 +1,11 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
-import { integrationEventReceipts } from "../../src/db/schema/index.js";
+import { integrationEventReceipts, integrationLaunchChoices } from "../../src/db/schema/index.js";
 import { decodeId } from "../../src/platform/ids.js";
 import { eventually } from "../support/agent-loop.js";
 import { startFakeSlack } from "../support/fake-slack.js";
 import { collectPages } from "../support/paging.js";
-import { eventCallback, postSlackEvent } from "../support/slack-events.js";
+import { eventCallback, postSlackAction, postSlackEvent } from "../support/slack-events.js";
 import { useTestServer } from "../support/server.js";
 import { createIntegration, createProfile, integrationProject, slackSecret } from "./integrations-fixtures.js";
 
@@ -128,5 +128,48 @@ describe("integrations: Slack mentions launch agents", () => {
     expect(cleared.status).toBe(200);
     expect(await agents()).toHaveLength(1);
     expect(slack.thread.reactions).toEqual([{ channel: CHANNEL, timestamp: "1700000400.000100", name: "eyes", user: bot.botUserId }]);
+  });
+
+  it("offers several profiles in a chooser; the first click launches its profile, later clicks and expired menus launch nothing", async () => {
+    const { auth, bot, path, profileIds, settled, agents } = await launcher(2);
+    await postSlackEvent(server.url, SIGNING_SECRET, eventCallback(bot, mention(bot, "triage this", "1700000500.000100")));
+    await settled(1);
+    expect(await agents()).toEqual([]);
+    expect(slack.thread.posted).toHaveLength(1);
+    const menu = slack.thread.posted[0]!;
+    expect(menu).toMatchObject({ channel: CHANNEL, thread_ts: "1700000500.000100", user: bot.botUserId });
+    const buttons = (menu.blocks as any[]).find((block) => block.type === "actions").elements as any[];
+    expect(buttons.map((button) => button.text.text)).toEqual(["helper 0", "helper 1"]);
+    const click = (button: any, user: string, actionTs: string) =>
+      postSlackAction(server.url, SIGNING_SECRET, {
+        type: "block_actions",
+        team: { id: bot.teamId },
+        api_app_id: bot.appId,
+        user: { id: user },
+        container: { type: "message", channel_id: CHANNEL, message_ts: menu.ts, thread_ts: menu.thread_ts },
+        channel: { id: CHANNEL },
+        actions: [{ type: "button", action_id: button.action_id, value: button.value, action_ts: actionTs }],
+      });
+    expect((await click(buttons[1], "U0PICKER1", "1700000501.000001")).status).toBe(200);
+    await settled(2);
+    // Another person's later pick of the other profile is too late.
+    expect((await click(buttons[0], "U0PICKER2", "1700000502.000001")).status).toBe(200);
+    await settled(3);
+    const launched = await agents();
+    expect(launched).toHaveLength(1);
+    expect(launched[0].agent_profile_id).toBe(profileIds[1]);
+    expect(await collectPages(server.api, `${path}/subscriptions`, auth)).toEqual([
+      expect.objectContaining({ agent_id: launched[0].id, conversation: { channel_id: CHANNEL, thread_ts: "1700000500.000100" } }),
+    ]);
+
+    // A second menu, expired before anyone picks.
+    await postSlackEvent(server.url, SIGNING_SECRET, eventCallback(bot, mention(bot, "another", "1700000600.000100")));
+    await settled(4);
+    const second = slack.thread.posted[1]!;
+    const late = ((second.blocks as any[]).find((block) => block.type === "actions").elements as any[])[0];
+    await server.db.tx((tx) => tx.update(integrationLaunchChoices).set({ expiresAt: new Date(Date.now() - 1000) }).where(eq(integrationLaunchChoices.postedTs, second.ts)));
+    expect((await click(late, "U0PICKER1", "1700000601.000001")).status).toBe(200);
+    await settled(5);
+    expect(await agents()).toHaveLength(1);
   });
 });

@@ -3,7 +3,11 @@ import { decodeId } from "../../platform/ids.js";
 import type { ArtifactsService } from "../artifacts/service.js";
 import { steerSubscribers } from "./conversation-inputs.js";
 import type { ReceiptHandler } from "./inbound-processor.js";
+import { isUuid } from "../../platform/ids.js";
+import { markChoicePosted, openChoice, takeChoice } from "./launch-choices.js";
 import { launchForConversation } from "./launch-service.js";
+import { conversationLaunched } from "./launch-store.js";
+import { canonicalJson } from "./subscriptions-service.js";
 import type { SlackBot } from "./slack-bot.js";
 import type { IntegrationRow } from "./store.js";
 
@@ -74,20 +78,82 @@ export function slackReceiptHandlers(deps: { db: Database; artifacts: ArtifactsS
       const message = messageOf(receipt.payload);
       if (!message || message.user === integration.providerAccountRef) return;
       const profiles = launcherProfiles(integration, message.channel);
-      if (profiles.length !== 1) return;
+      if (profiles.length === 0) return;
       const mention = integration.providerAccountRef ? `<@${integration.providerAccountRef}>` : "";
-      const text = message.text.replaceAll(mention, "").trim();
-      const outcome = await launchForConversation(deps, {
+      const stripped = message.text.replaceAll(mention, "").trim();
+      const request = {
         integration,
-        profileId: profiles[0]!,
         conversation: { channel_id: message.channel, thread_ts: message.threadTs ?? message.ts },
         person: { tenantId: message.teamId, userId: message.user },
-        text: text === "" ? NO_TEXT : text,
-        key: `slack:${integration.id}:${message.eventId}`,
-      });
-      if (!outcome.launched) return;
+        text: stripped === "" ? NO_TEXT : stripped,
+      };
+      if (profiles.length > 1) {
+        if (!(await offerChoice(deps, request, profiles, message.eventId))) return;
+      } else {
+        const outcome = await launchForConversation(deps, { ...request, profileId: profiles[0]!, key: `slack:${integration.id}:${message.eventId}` });
+        if (!outcome.launched) return;
+      }
       // After the launch: a failed reaction retries the receipt, and the launch finds its agent by key.
       await deps.bot.call(integration, "reactions.add", { channel: message.channel, timestamp: message.ts, name: ACK_REACTION }, ["already_reacted"]);
     },
+
+    /** A pick in a profile chooser: the first pick of an open menu launches that profile; later clicks change nothing. */
+    async block_actions(receipt, integration) {
+      const action = receipt.payload["action"] as { action_id?: unknown; value?: unknown } | undefined;
+      if (typeof action?.action_id !== "string" || !action.action_id.startsWith(CHOOSER_ACTION) || typeof action.value !== "string") return;
+      const [choiceId, profileId] = action.value.split(":");
+      if (!choiceId || !profileId || !isUuid(choiceId) || !isUuid(profileId)) return;
+      const taken = await deps.db.tx((tx) => takeChoice(tx, integration.id, choiceId, profileId, receipt.providerEventId));
+      if (!taken) return;
+      await launchForConversation(deps, {
+        integration,
+        profileId,
+        conversation: taken.conversation,
+        person: { tenantId: taken.personTenantId, userId: taken.personUserId },
+        text: taken.text,
+        key: `slack:${integration.id}:choice:${taken.id}`,
+      });
+    },
   };
+}
+
+/** Button action ids of a profile chooser; the value is `<choice id>:<profile id>`. */
+const CHOOSER_ACTION = "svc_launch_";
+/** Slack's limit on a button's text. */
+const MAX_BUTTON_TEXT = 75;
+
+/**
+ * Posts the chooser in the mention's thread, once per mention (a redelivery finds it posted). False when
+ * the thread is launched already or no offered profile exists any more.
+ */
+async function offerChoice(
+  deps: { db: Database; bot: SlackBot },
+  request: { integration: IntegrationRow; conversation: { channel_id: string; thread_ts: string }; person: { tenantId: string; userId: string }; text: string },
+  profiles: string[],
+  eventId: string,
+): Promise<boolean> {
+  const { integration, conversation } = request;
+  if (await deps.db.tx((tx) => conversationLaunched(tx, integration.id, canonicalJson(conversation)))) return false;
+  const { choice, options } = await openChoice(deps.db, { ...request, sourceEventId: eventId, profileIds: profiles });
+  if (options.length === 0) return false;
+  if (choice.postedTs !== null) return true;
+  const buttons = options.map((option, index) => ({
+    type: "button",
+    action_id: `${CHOOSER_ACTION}${index}`,
+    text: { type: "plain_text", text: option.name.slice(0, MAX_BUTTON_TEXT) || `Profile ${index + 1}` },
+    value: `${choice.id}:${option.profileId}`,
+  }));
+  const prompt = "Which agent should take this? The first choice starts it; this menu expires in an hour.";
+  const blocks = [
+    { type: "section", text: { type: "mrkdwn", text: prompt } },
+    { type: "actions", elements: buttons },
+  ];
+  const posted = await deps.bot.call(integration, "chat.postMessage", {
+    channel: conversation.channel_id,
+    thread_ts: conversation.thread_ts,
+    text: prompt,
+    blocks: JSON.stringify(blocks),
+  });
+  if (typeof posted?.["ts"] === "string") await markChoicePosted(deps.db, choice.id, posted["ts"]);
+  return true;
 }
