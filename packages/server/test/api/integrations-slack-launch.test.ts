@@ -122,7 +122,7 @@ describe("integrations: Slack mentions launch agents", () => {
     await postSlackEvent(server.url, SIGNING_SECRET, eventCallback(bot, elsewhere));
     const cleared = await eventually(
       () => server.api.get(path, auth),
-      (reply) => reply.body.runtime_failure === undefined,
+      (reply) => reply.body.runtime_failure === undefined && slack.thread.reactions.length === 1,
       30_000,
     );
     expect(cleared.status).toBe(200);

@@ -62,6 +62,8 @@ export async function claimDue(tx: Tx, limit: number, leaseSeconds: number): Pro
     .from(i)
     .where(sql`${i.id} IN (${sql.join(claimed.map((row) => sql`${row.integrationId}`), sql`, `)})`);
   const byId = new Map(owners.map((row) => [row.id, row]));
+  // RETURNING keeps no order: oldest first, as received.
+  claimed.sort((a, b) => a.receivedAt.getTime() - b.receivedAt.getTime() || (a.id < b.id ? -1 : 1));
   return claimed.flatMap((receipt) => {
     const integration = byId.get(receipt.integrationId);
     return integration ? [{ receipt, integration }] : [];
