@@ -2,6 +2,7 @@ import type { Database } from "../../platform/db/index.js";
 import { AppError } from "../../platform/errors.js";
 import type { IntegrationRow } from "./store.js";
 import * as receipts from "./inbound-store.js";
+import { sweepExpiredChoices } from "./launch-choices.js";
 
 /** Handles one kind of receipt. Its effects must be idempotent on the receipt: a crash after them handles it again. */
 export type ReceiptHandler = (receipt: receipts.ReceiptRow, integration: IntegrationRow) => Promise<void>;
@@ -11,11 +12,12 @@ export type ReceiptHandlers = Readonly<Record<string, Readonly<Record<string, Re
 /** A receipt that failed this many times stays failed (reference docs: "Inbound events retry automatically with a bounded budget"). */
 export const MAX_RECEIPT_ATTEMPTS = 5;
 const BATCH = 20;
+const SWEEP_BATCH = 500;
 /** How long a claimed receipt is kept from other processes; longer than any handler's provider calls. */
 const LEASE_SECONDS = 120;
 
 export interface ReceiptProcessor {
-  /** Handles one batch of due receipts; answers how many (a maintenance task). */
+  /** Handles one batch of due receipts and deletes settled ones past keeping; answers how many (a maintenance task). */
   runDue(): Promise<number>;
   /** Starts handling now, in the background, after a receipt was stored; at most one run at a time. */
   kick(): void;
@@ -62,7 +64,11 @@ export function createReceiptProcessor(deps: { db: Database; handlers: ReceiptHa
   }
 
   return {
-    runDue,
+    async runDue() {
+      const handled = await runDue();
+      const swept = await db.tx(async (tx) => (await receipts.sweepSettled(tx, SWEEP_BATCH)) + (await sweepExpiredChoices(tx, SWEEP_BATCH)));
+      return handled + swept;
+    },
     kick() {
       if (stopped) return;
       if (running) {

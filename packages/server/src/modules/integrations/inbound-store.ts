@@ -98,3 +98,21 @@ export async function clearRuntimeFailure(tx: Tx, integrationId: string): Promis
     .set({ runtimeFailureMessage: null, runtimeFailureRetryAt: null })
     .where(and(eq(i.id, integrationId), isNotNull(i.runtimeFailureMessage)));
 }
+
+/** Handled receipts are kept a day (Slack redelivers within hours), failed ones a week for diagnostics (reference docs: integrations/overview, "Delivery and failures"). */
+const KEEP_PROCESSED_SECONDS = 24 * 60 * 60;
+const KEEP_FAILED_SECONDS = 7 * 24 * 60 * 60;
+
+/** Deletes settled receipts past their keeping time, at most `limit`; answers how many. */
+export async function sweepSettled(tx: Tx, limit: number): Promise<number> {
+  const old = tx
+    .select({ id: r.id })
+    .from(r)
+    .where(
+      sql`(${r.state} = 'processed' AND ${r.processedAt} < ${dbNow} - make_interval(secs => ${KEEP_PROCESSED_SECONDS}))
+        OR (${r.state} = 'failed' AND ${r.processedAt} < ${dbNow} - make_interval(secs => ${KEEP_FAILED_SECONDS}))`,
+    )
+    .limit(limit);
+  const deleted = await tx.delete(r).where(sql`${r.id} IN (${old})`).returning({ id: r.id });
+  return deleted.length;
+}

@@ -79,3 +79,14 @@ export async function takeChoice(tx: Tx, integrationId: string, choiceId: string
     .returning();
   return taken;
 }
+
+/** Deletes menus a day past their expiry, at most `limit`: a pick can no longer reach them. */
+export async function sweepExpiredChoices(tx: Tx, limit: number): Promise<number> {
+  const old = tx
+    .select({ id: c.id })
+    .from(c)
+    .where(sql`${c.expiresAt} < ${dbNow} - interval '1 day'`)
+    .limit(limit);
+  const deleted = await tx.delete(c).where(sql`${c.id} IN (${old})`).returning({ id: c.id });
+  return deleted.length;
+}
