@@ -72,21 +72,27 @@ describe("integrations: Slack mentions launch agents", () => {
     expect(slack.thread.reactions).toEqual([{ channel: CHANNEL, timestamp: "1700000100.000200", name: "eyes", user: bot.botUserId }]);
   });
 
-  it("launches no replacement in a thread it launched; the thread's replies steer that agent", async () => {
+  it("launches no replacement in a thread it launched: a later mention there, and replies, steer that agent once each", async () => {
     const { p, auth, bot, settled, agents } = await launcher();
     await postSlackEvent(server.url, SIGNING_SECRET, eventCallback(bot, mention(bot, "start", "1700000200.000100")));
     await settled(1);
     const [agent] = await agents();
-    await postSlackEvent(server.url, SIGNING_SECRET, eventCallback(bot, mention(bot, "again", "1700000200.000300", "1700000200.000100")));
+    const again = mention(bot, "again", "1700000200.000300", "1700000200.000100");
+    await postSlackEvent(server.url, SIGNING_SECRET, eventCallback(bot, again));
+    // Slack sends the same mention a second time as a message event: it must not steer twice.
+    await postSlackEvent(server.url, SIGNING_SECRET, eventCallback(bot, { ...again, type: "message" }));
     const reply = { type: "message", user: "U0ASKER01", text: "more detail please", ts: "1700000200.000400", thread_ts: "1700000200.000100", channel: CHANNEL };
     await postSlackEvent(server.url, SIGNING_SECRET, eventCallback(bot, reply));
-    await settled(3);
+    await settled(4);
     expect(await agents()).toHaveLength(1);
     const backlog = (await server.api.get(`${p.base}/agents/${agent.id}/inputs/backlog`, auth)).body.data as any[];
     expect(backlog.map((input) => [input.delivery_mode, input.content_blocks[0].text])).toEqual([
+      ["steering", "again"],
       ["steering", "more detail please"],
       ["queued", "start"],
     ]);
+    // Only the launching mention was acknowledged.
+    expect(slack.thread.reactions.map((reaction) => reaction.timestamp)).toEqual(["1700000200.000100"]);
   });
 
   it("launches nothing outside the launcher's channel, and nothing without a launcher", async () => {

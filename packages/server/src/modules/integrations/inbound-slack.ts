@@ -62,23 +62,25 @@ export function slackReceiptHandlers(deps: { db: Database; artifacts: ArtifactsS
     async message(receipt, integration) {
       const message = messageOf(receipt.payload);
       if (!message?.threadTs || message.user === integration.providerAccountRef) return;
+      // Slack also sends a mention as app_mention, whose handler decides between launching and steering.
+      if (integration.providerAccountRef && message.text.includes(`<@${integration.providerAccountRef}>`)) return;
       await steerSubscribers(deps, integration, {
         conversation: { channel_id: message.channel, thread_ts: message.threadTs },
         person: { tenantId: message.teamId, userId: message.user },
         text: message.text.trim() === "" ? NO_TEXT : message.text,
-        eventId: message.eventId,
+        messageKey: `${message.channel}:${message.ts}`,
       });
     },
 
     /**
-     * A mention launches the launcher's profile in the mention's thread (its own ts when it starts one).
-     * A thread an earlier launch owns launches nothing: its replies steer that agent instead.
+     * A mention launches the launcher's profile in the mention's thread (its own ts when it starts one),
+     * or offers a chooser of several. A thread an earlier launch owns launches nothing; there, and without
+     * a launcher, the mention steers the thread's subscribers like any reply.
      */
     async app_mention(receipt, integration) {
       const message = messageOf(receipt.payload);
       if (!message || message.user === integration.providerAccountRef) return;
       const profiles = launcherProfiles(integration, message.channel);
-      if (profiles.length === 0) return;
       const mention = integration.providerAccountRef ? `<@${integration.providerAccountRef}>` : "";
       const stripped = message.text.replaceAll(mention, "").trim();
       const request = {
@@ -87,12 +89,17 @@ export function slackReceiptHandlers(deps: { db: Database; artifacts: ArtifactsS
         person: { tenantId: message.teamId, userId: message.user },
         text: stripped === "" ? NO_TEXT : stripped,
       };
+      let heard = false;
+      let launchedAgentId: string | undefined;
       if (profiles.length > 1) {
-        if (!(await offerChoice(deps, request, profiles, message.eventId))) return;
-      } else {
+        heard = await offerChoice(deps, request, profiles, message.eventId);
+      } else if (profiles.length === 1) {
         const outcome = await launchForConversation(deps, { ...request, profileId: profiles[0]!, key: `slack:${integration.id}:${message.eventId}` });
-        if (!outcome.launched) return;
+        if (outcome.launched) [heard, launchedAgentId] = [true, outcome.agentId];
       }
+      // The thread's subscribers hear the mention too, except the agent it launched (its opening input).
+      await steerSubscribers(deps, integration, { ...request, messageKey: `${message.channel}:${message.ts}`, exceptAgentId: launchedAgentId });
+      if (!heard) return;
       // After the launch: a failed reaction retries the receipt, and the launch finds its agent by key.
       await deps.bot.call(integration, "reactions.add", { channel: message.channel, timestamp: message.ts, name: ACK_REACTION }, ["already_reacted"]);
     },
