@@ -1,4 +1,4 @@
-import { and, asc, eq, isNotNull, sql } from "drizzle-orm";
+import { and, asc, desc, eq, isNotNull, sql } from "drizzle-orm";
 import { integrationEventReceipts, integrations } from "../../db/schema/index.js";
 import { dbNow, dbSecondsFromNow } from "../../db/schema/columns.js";
 import type { AppDb, Tx } from "../../platform/db/index.js";
@@ -15,13 +15,16 @@ const r = integrationEventReceipts;
 /** More integrations than this sharing one workspace and kind is not a setup svc routes to. */
 const MAX_CANDIDATES = 50;
 
-/** The integrations of `kind` with a credential, in one provider tenant (all of them without one: a URL verification). */
+/**
+ * The integrations of `kind` with a credential, in one provider tenant, newest first. Without a tenant
+ * (Slack's URL verification names none) the newest of the kind: the one being set up is among them.
+ */
 export async function routableIntegrations(tx: Db, kind: string, tenantId: string | undefined): Promise<IntegrationRow[]> {
   return tx
     .select()
     .from(i)
     .where(and(eq(i.kind, kind), isNotNull(i.credentialSecretId), tenantId === undefined ? undefined : eq(i.providerTenantId, tenantId)))
-    .orderBy(asc(i.createdAt), asc(i.id))
+    .orderBy(desc(i.updatedAt), desc(i.id))
     .limit(MAX_CANDIDATES);
 }
 
