@@ -1,4 +1,5 @@
 import type { Database } from "../../platform/db/index.js";
+import { encodeId } from "../../platform/ids.js";
 import { jsonDigest } from "../../platform/json.js";
 import { lockAgent } from "../../runtime/store/journal.js";
 import * as inputs from "../../runtime/store/inputs.js";
@@ -35,7 +36,7 @@ export async function steerSubscribers(deps: { db: Database; artifacts: Artifact
   const blocks = [{ type: "text" as const, text: message.text }];
   // A text block is checked in memory, so this may precede the transaction.
   const prepared = await deps.artifacts.prepareContentBlocks(blocks, new Set(["text"]));
-  const key = `integration:${integration.id}:${message.messageKey}`;
+  const key = `integration:${encodeId("integration", integration.id)}:${message.messageKey}`;
   const digest = jsonDigest({ mode: "steering", actor: message.person, blocks, cancel: true });
   return deps.db.tx(async (tx) => {
     const agentIds = await subs.conversationAgents(tx, integration.id, canonicalJson(message.conversation), MAX_AGENTS_PER_CONVERSATION);

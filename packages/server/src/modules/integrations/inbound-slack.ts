@@ -3,7 +3,7 @@ import { decodeId } from "../../platform/ids.js";
 import type { ArtifactsService } from "../artifacts/service.js";
 import { steerSubscribers } from "./conversation-inputs.js";
 import type { ReceiptHandler } from "./inbound-processor.js";
-import { isUuid } from "../../platform/ids.js";
+import { encodeId, isUuid } from "../../platform/ids.js";
 import { markChoicePosted, openChoice, takeChoice } from "./launch-choices.js";
 import { launchForConversation } from "./launch-service.js";
 import { conversationLaunched } from "./launch-store.js";
@@ -94,7 +94,7 @@ export function slackReceiptHandlers(deps: { db: Database; artifacts: ArtifactsS
       if (profiles.length > 1) {
         heard = await offerChoice(deps, request, profiles, message.eventId);
       } else if (profiles.length === 1) {
-        const outcome = await launchForConversation(deps, { ...request, profileId: profiles[0]!, key: `slack:${integration.id}:${message.eventId}` });
+        const outcome = await launchForConversation(deps, { ...request, profileId: profiles[0]!, key: `slack:${encodeId("integration", integration.id)}:${message.eventId}` });
         if (outcome.launched) [heard, launchedAgentId] = [true, outcome.agentId];
       }
       // The thread's subscribers hear the mention too, except the agent it launched (its opening input).
@@ -118,7 +118,7 @@ export function slackReceiptHandlers(deps: { db: Database; artifacts: ArtifactsS
         conversation: taken.conversation,
         person: { tenantId: taken.personTenantId, userId: taken.personUserId },
         text: taken.text,
-        key: `slack:${integration.id}:choice:${taken.id}`,
+        key: `slack:${encodeId("integration", integration.id)}:${taken.sourceEventId}`,
       });
     },
   };
