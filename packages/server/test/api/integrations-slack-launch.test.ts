@@ -39,7 +39,7 @@ async function launcher(profiles = 1, channelId?: string) {
       30_000,
     );
   const agents = async () => (await collectPages(server.api, `${p.base}/agents`, auth)) as any[];
-  return { p, auth, bot, path, profileIds, settled, agents };
+  return { p, auth, bot, path, profileIds, settled, agents, integrationId };
 }
 
 const mention = (bot: { botUserId: string }, text: string, ts: string, threadTs?: string) => ({
@@ -134,6 +134,29 @@ describe("integrations: Slack mentions launch agents", () => {
     expect(cleared.status).toBe(200);
     expect(await agents()).toHaveLength(1);
     expect(slack.thread.reactions).toEqual([{ channel: CHANNEL, timestamp: "1700000400.000100", name: "eyes", user: bot.botUserId }]);
+  });
+
+  it("honours Slack's Retry-After: a rate-limited reaction is retried no earlier than Slack asked", async () => {
+    const { auth, bot, path, integrationId } = await launcher();
+    slack.rateLimitNext("reactions.add", 600);
+    const before = Date.now();
+    await postSlackEvent(server.url, SIGNING_SECRET, eventCallback(bot, mention(bot, "go", "1700000450.000100")));
+    const limited = await eventually(
+      () => server.api.get(path, auth),
+      (reply) => reply.body.runtime_failure !== undefined,
+      30_000,
+    );
+    expect(limited.body.runtime_failure.message).toContain("rate limiting reactions.add");
+    // Ten minutes by the database clock (the test's clock is the same machine's; a minute of slack either way).
+    const retryAt = Date.parse(limited.body.runtime_failure.retry_at);
+    expect(retryAt).toBeGreaterThan(before + 9 * 60_000);
+    expect(retryAt).toBeLessThan(Date.now() + 11 * 60_000);
+    // The receipt waits for that time: a durable retry, not a sleep.
+    const [receipt] = await server.db.read.select().from(integrationEventReceipts).where(eq(integrationEventReceipts.integrationId, integrationId));
+    expect(receipt).toMatchObject({ state: "pending", attempts: 1 });
+    // Written by the same transaction's next statement, so within a second of the shown retry_at.
+    expect(Math.abs(receipt!.retryAt!.getTime() - retryAt)).toBeLessThan(1000);
+    expect(slack.thread.reactions).toEqual([]);
   });
 
   it("offers several profiles in a chooser; the first click launches its profile, later clicks and expired menus launch nothing", async () => {
