@@ -71,6 +71,9 @@ import { createSubscriptionsService } from "./modules/integrations/subscriptions
 import { subscriptionRoutes } from "./modules/integrations/subscriptions-routes.js";
 import { createIntegrationInstallsService } from "./modules/integrations/installs-service.js";
 import { integrationInstallRoutes } from "./modules/integrations/installs-routes.js";
+import { createInboundService } from "./modules/integrations/inbound-service.js";
+import { inboundRoutes } from "./modules/integrations/inbound-routes.js";
+import { createIntegrationReceipts } from "./modules/integrations/inbound-handlers.js";
 import { createCronTriggerService } from "./modules/cron-triggers/service.js";
 import { cronTriggerRoutes } from "./modules/cron-triggers/routes.js";
 
@@ -142,6 +145,10 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
   // No component handler yet: the launch core and the interactions runtime register theirs here.
   await discordInteractionRoutes(http, { db, components: componentHandlers([]) });
   await githubWebhookRoutes(http, { db, secrets });
+  // Receipts stored by this process are handled here at once; maintenance takes whatever is left.
+  const receipts = createIntegrationReceipts(db, services, config, (err) => http.log.error({ err }, "integration event handling failed"));
+  http.addHook("preClose", async () => receipts.stop());
+  await inboundRoutes(http, { inbound: createInboundService({ db, kinds, secrets, processor: receipts }) });
   apiDocsRoutes(http);
   http.addHook("onClose", async () => services.close());
   await http.register(

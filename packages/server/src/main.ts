@@ -6,6 +6,7 @@ import { ConfigError, isLoopbackHost, loadConfig, unknownSettings, type Config }
 import { startLine, type ServedPages } from "./start-line.js";
 import { DataDirInUse, embeddedAnalyzeTask, openDatabase, type Database } from "./platform/db/index.js";
 import { startMaintenance, type MaintenanceTask } from "./maintenance.js";
+import { createIntegrationReceipts } from "./modules/integrations/inbound-handlers.js";
 import { deleteOldFlows } from "./modules/secrets/mcp-oauth-store.js";
 import { runFakeProvider } from "./runtime/models/fake-provider/cli.js";
 import { leaseReaper, skillInstallDeadlines, startAgentWorker } from "./runtime/index.js";
@@ -206,6 +207,7 @@ export function maintenanceTasks(db: Database, services: Services, config: Confi
     { name: "orphan-blobs", run: () => services.artifacts.sweepOrphanBlobs() },
     { name: "orphan-skill-archives", run: () => services.skills.sweepOrphanBlobs() },
     mcpRegistrySync(db, config),
+    { name: "integration-event-receipts", run: () => createIntegrationReceipts(db, services, config).runDue() },
   ];
 }
 

@@ -98,4 +98,50 @@ export interface IntegrationKind extends IntegrationKindCatalog {
   /** Asks the provider who the credential is; throws CredentialRejected, or an AppError when the provider cannot answer. */
   verify(material: SecretMaterial, claim: IdentityClaim): Promise<VerifiedIdentity>;
   readonly oauth?: OAuthInstaller;
+  readonly inbound?: InboundReceiver;
+}
+
+/** An inbound provider request exactly as received: the raw body is what the provider signed. */
+export interface InboundRequest {
+  /** Which of the kind's inbound endpoints it reached. */
+  endpoint: "events" | "actions";
+  headers: Record<string, string | string[] | undefined>;
+  rawBody: Buffer;
+}
+
+/** One provider event to keep as a receipt and handle later. */
+export interface InboundEvent {
+  providerEventId: string;
+  eventKind: string;
+  payload: Record<string, unknown>;
+}
+
+/**
+ * What a request claims, read before its signature is checked: only used to find the integrations whose
+ * secrets may verify it, never trusted otherwise.
+ */
+export interface InboundClaims {
+  /** When the provider says it signed the request (Unix seconds); outside the window the request is refused. */
+  signedAt: number | undefined;
+  /** The provider tenant (Slack team) and app the request names; absent for a URL verification. */
+  tenantId?: string;
+  appId?: string;
+  /** A URL verification handshake: answered with this challenge once a signature verifies. */
+  challenge?: string;
+  /** The events to keep; bot, self and unsupported events are already left out. */
+  events: InboundEvent[];
+}
+
+/**
+ * A kind whose provider pushes signed events to svc (docs/architecture.md, "Inbound events"). The
+ * kind-neutral route parses, checks the clock window with the database clock, verifies against each
+ * candidate integration's secret, and stores a receipt per event; a per-kind handler does the work.
+ */
+export interface InboundReceiver {
+  /** Reads a request's claims; throws AppError invalid_request when the body is not the provider's format. */
+  claims(request: InboundRequest): InboundClaims;
+  /** Whether the integration's verified identity facts are the app the request names. */
+  routesTo(identity: Record<string, string>, claims: InboundClaims): boolean;
+  /** Checks the request's signature with the integration's credential, in constant time. */
+  verify(material: SecretMaterial, request: InboundRequest): boolean;
 }

@@ -49,6 +49,8 @@ export interface FakeSlack {
   revoke(token: string): void;
   /** apps.manifest.create: an app configuration token it accepts, and the apps created so far. */
   manifests: FakeManifests;
+  /** The thread runtime's side (chat.postMessage, reactions.add): what the bots did. */
+  thread: FakeSlackThreads;
   reset(): void;
   close(): Promise<void>;
 }
@@ -66,6 +68,7 @@ export async function startFakeSlack(): Promise<FakeSlack> {
   const failing = new Map<string, number>();
   const calls: SlackCall[] = [];
   const manifests = fakeManifests();
+  const threads = createThreads();
 
   const http: Server = createServer(async (req, res) => {
     const answer = (status: number, body: object, headers: Record<string, string> = {}) =>
@@ -89,6 +92,8 @@ export async function startFakeSlack(): Promise<FakeSlack> {
     if (method === "auth.test") return answer(200, authTest(token));
     if (method === "oauth.v2.access") return answer(200, oauthAccess(req, args));
     if (method === "apps.manifest.create") return answer(200, manifests.create(token, args));
+    const threadAnswer = threads.answer(method, token === undefined ? undefined : bots.get(token), args);
+    if (threadAnswer) return answer(200, threadAnswer);
     return answer(404, { ok: false, error: "unknown_method" });
   });
 
@@ -160,10 +165,12 @@ export async function startFakeSlack(): Promise<FakeSlack> {
     failNext: (method, status) => void failing.set(method, status),
     revoke: (token) => void revoked.add(token),
     manifests,
+    thread: threads.state,
     reset() {
       calls.length = 0;
       rateLimited.clear();
       failing.clear();
+      threads.reset();
     },
     close: () => new Promise((resolve) => http.close(() => resolve())),
   };
@@ -242,4 +249,59 @@ async function readArgs(req: IncomingMessage): Promise<Record<string, string>> {
     return Object.fromEntries(Object.entries(parsed).map(([key, value]) => [key, typeof value === "string" ? value : JSON.stringify(value)]));
   }
   return Object.fromEntries(new URLSearchParams(text));
+}
+
+// ---- The thread runtime's Web API methods: chat.postMessage and reactions.add ----
+
+export interface PostedMessage {
+  channel: string;
+  ts: string;
+  thread_ts: string | undefined;
+  text: string;
+  blocks: unknown;
+  /** The bot user that posted it. */
+  user: string;
+}
+
+export interface FakeSlackThreads {
+  posted: PostedMessage[];
+  reactions: Array<{ channel: string; timestamp: string; name: string; user: string }>;
+}
+
+let tsCounter = 0;
+
+/** The methods a bot token calls; an unknown token is `invalid_auth`, as Slack answers it. */
+function createThreads() {
+  const state: FakeSlackThreads = { posted: [], reactions: [] };
+  const methods: Record<string, (bot: FakeBot, args: Record<string, string>) => object> = {
+    "chat.postMessage"(bot, args) {
+      if (!args["channel"]) return { ok: false, error: "channel_not_found" };
+      if (!args["text"] && !args["blocks"]) return { ok: false, error: "no_text" };
+      const ts = `${1800000000 + ++tsCounter}.000100`;
+      const blocks = args["blocks"] ? (JSON.parse(args["blocks"]) as unknown) : undefined;
+      state.posted.push({ channel: args["channel"], ts, thread_ts: args["thread_ts"], text: args["text"] ?? "", blocks, user: bot.botUserId });
+      return { ok: true, channel: args["channel"], ts, message: { type: "message", user: bot.botUserId, bot_id: bot.botId, text: args["text"] ?? "", ts } };
+    },
+    "reactions.add"(bot, args) {
+      const { channel, timestamp, name } = args;
+      if (!channel || !timestamp || !name) return { ok: false, error: "invalid_arguments" };
+      if (state.reactions.some((r) => r.channel === channel && r.timestamp === timestamp && r.name === name && r.user === bot.botUserId)) {
+        return { ok: false, error: "already_reacted" };
+      }
+      state.reactions.push({ channel, timestamp, name, user: bot.botUserId });
+      return { ok: true };
+    },
+  };
+  return {
+    state,
+    answer(method: string, bot: FakeBot | undefined, args: Record<string, string>): object | undefined {
+      const handler = methods[method];
+      if (!handler) return undefined;
+      return bot ? handler(bot, args) : { ok: false, error: "invalid_auth" };
+    },
+    reset() {
+      state.posted.length = 0;
+      state.reactions.length = 0;
+    },
+  };
 }

@@ -1,13 +1,13 @@
-import { sql } from "drizzle-orm";
 import { index, integer, jsonb, pgTable, text, unique, uuid } from "drizzle-orm/pg-core";
-import { idColumn, optionalTime, requiredTime } from "./columns.js";
+import { idColumn, optionalTime } from "./columns.js";
 import { integrations } from "./integrations.js";
 
 /**
- * Inbound provider events (a Discord message, a GitHub delivery), stored before they are answered and
- * processed later from this table (reference docs: integrations/github, "Once a receipt is accepted, svc
- * retries processing failures through its internal inbox"). Unique per integration and provider event
- * id, so a redelivery is stored once.
+ * One inbound provider event (a Slack event or interaction, a Discord or GitHub delivery), kept from the
+ * moment svc answered the provider until it was handled: the provider's answer never waits on the work,
+ * and a crash after the answer loses nothing. Unique per provider event id, so a provider's retry of the
+ * same delivery is a no-op. `retry_at` is when a pending receipt may next be tried (null: now); a claim
+ * moves it forward as a lease. States: pending, processed, failed. Shared contract of every kind (docs/architecture.md, "Inbound events").
  */
 export const integrationEventReceipts = pgTable(
   "integration_event_receipts",
@@ -18,13 +18,12 @@ export const integrationEventReceipts = pgTable(
       .references(() => integrations.id, { onDelete: "cascade" }),
     providerEventId: text("provider_event_id").notNull(),
     eventKind: text("event_kind").notNull(),
-    payload: jsonb("payload").$type<unknown>().notNull(),
-    /** pending | processed | failed */
+    payload: jsonb("payload").$type<Record<string, unknown>>().notNull(),
     state: text("state").notNull().default("pending"),
     attempts: integer("attempts").notNull().default(0),
     retryAt: optionalTime("retry_at"),
     failure: text("failure"),
-    receivedAt: requiredTime("received_at").default(sql`now()`),
+    receivedAt: optionalTime("received_at").notNull().defaultNow(),
     processedAt: optionalTime("processed_at"),
   },
   (t) => [

@@ -102,3 +102,58 @@ export const integrationSubscriptions = pgTable(
     index("integration_subscriptions_agent_idx").on(t.agentId),
   ],
 );
+
+/**
+ * The conversation an agent's integration tools and interaction handler act on (reference docs:
+ * integrations/overview, "A provider or scheduled launch records one immutable conversation for that
+ * integration and agent"). Written once, by the launch, before the first input; never changed. It also
+ * marks the conversation as launched: a later mention there does not launch a replacement.
+ */
+export const integrationAssignments = pgTable(
+  "integration_assignments",
+  {
+    id: idColumn(),
+    orgId: uuid("org_id").notNull(),
+    projectId: uuid("project_id").notNull(),
+    integrationId: uuid("integration_id").notNull(),
+    agentId: uuid("agent_id").notNull(),
+    conversation: jsonb("conversation").$type<Record<string, unknown>>().notNull(),
+    conversationKey: text("conversation_key").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    unique("integration_assignments_agent").on(t.agentId, t.integrationId),
+    foreignKey({ columns: [t.orgId, t.integrationId], foreignColumns: [integrations.orgId, integrations.id] }).onDelete("cascade"),
+    foreignKey({ columns: [t.orgId, t.agentId], foreignColumns: [agents.orgId, agents.id] }).onDelete("cascade"),
+    index("integration_assignments_conversation_idx").on(t.integrationId, t.conversationKey),
+  ],
+);
+
+/**
+ * A profile chooser a mention opened (reference docs: integrations/slack, "With several, the first reply
+ * asks which profile to use"): the mention waits here until someone picks a profile or the menu expires.
+ * The first pick wins (`chosen_event` is the click that won, so its retry can finish the launch).
+ */
+export const integrationLaunchChoices = pgTable(
+  "integration_launch_choices",
+  {
+    id: idColumn(),
+    orgId: uuid("org_id").notNull(),
+    integrationId: uuid("integration_id").notNull(),
+    sourceEventId: text("source_event_id").notNull(),
+    conversation: jsonb("conversation").$type<Record<string, unknown>>().notNull(),
+    profileIds: jsonb("profile_ids").$type<string[]>().notNull(),
+    personTenantId: text("person_tenant_id").notNull(),
+    personUserId: text("person_user_id").notNull(),
+    text: text("text").notNull(),
+    postedTs: text("posted_ts"),
+    chosenProfileId: uuid("chosen_profile_id"),
+    chosenEvent: text("chosen_event"),
+    expiresAt: requiredTime("expires_at"),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    unique("integration_launch_choices_event").on(t.integrationId, t.sourceEventId),
+    foreignKey({ columns: [t.orgId, t.integrationId], foreignColumns: [integrations.orgId, integrations.id] }).onDelete("cascade"),
+  ],
+);

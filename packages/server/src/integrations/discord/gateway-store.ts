@@ -3,7 +3,7 @@ import { discordGatewaySessions, integrations } from "../../db/schema/index.js";
 import { dbSecondsFromNow } from "../../db/schema/columns.js";
 import type { AppDb, Database } from "../../platform/db/index.js";
 import { isForeignKeyViolation, rawRows } from "../../platform/db/index.js";
-import { insertReceipt } from "../../modules/integrations/receipts-store.js";
+import { insertReceipts } from "../../modules/integrations/inbound-store.js";
 
 const g = discordGatewaySessions;
 /** The most integrations one scan considers: a bounded list, as everywhere. */
@@ -96,7 +96,7 @@ export async function saveSession(db: AppDb, integrationId: string, holder: stri
  * carried it, in one transaction and only while this holder has the lease: a resumed session never
  * skips a message it had not stored, and a holder that lost the lease stores nothing.
  */
-export async function recordMessage(db: Database, integrationId: string, holder: string, seq: number, message: { id: string; payload: unknown }): Promise<void> {
+export async function recordMessage(db: Database, integrationId: string, holder: string, seq: number, message: { id: string; payload: Record<string, unknown> }): Promise<void> {
   await db.tx(async (tx) => {
     const rows = await tx
       .update(g)
@@ -104,7 +104,7 @@ export async function recordMessage(db: Database, integrationId: string, holder:
       .where(and(eq(g.integrationId, integrationId), eq(g.holder, holder)))
       .returning({ id: g.integrationId });
     if (rows.length === 0) throw new LeaseLost("the Gateway lease was lost");
-    await insertReceipt(tx, { integrationId, providerEventId: message.id, eventKind: "MESSAGE_CREATE", payload: message.payload });
+    await insertReceipts(tx, integrationId, [{ providerEventId: message.id, eventKind: "MESSAGE_CREATE", payload: message.payload }]);
   });
 }
 

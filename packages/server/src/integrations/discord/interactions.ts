@@ -6,7 +6,7 @@ import { rawRows } from "../../platform/db/index.js";
 import { unauthorized } from "../../platform/errors.js";
 import type { HttpApp } from "../../platform/http/app.js";
 import type { IntegrationRow } from "../../modules/integrations/store.js";
-import { integrationsOfProvider } from "../../modules/integrations/receipts-store.js";
+import { routableIntegrations } from "../../modules/integrations/inbound-store.js";
 import { parseSignedJson, rawBody, rawJsonBodies, type ComponentAnswer, type ComponentHandlers } from "../inbound.js";
 import { DISCORD_SNOWFLAKE } from "./catalog.js";
 
@@ -61,7 +61,7 @@ async function signer(db: Database, applicationId: string, raw: Buffer, signatur
   const [clock] = await rawRows<{ now: number }>(db.read, sql`SELECT extract(epoch from statement_timestamp())::float8 AS now`);
   if (Math.abs(Number(clock!.now) - Number(timestamp)) > MAX_SKEW_SECONDS) throw unauthorized("the interaction's timestamp is too old or in the future");
   const signed = Buffer.concat([Buffer.from(timestamp, "utf8"), raw]);
-  const candidates = await integrationsOfProvider(db.read, "discord_thread", applicationId);
+  const candidates = await routableIntegrations(db.read, "discord_thread", applicationId);
   const found = candidates.find((row) => row.state === "active" && verifies(row.providerConfig["public_key"], signed, signature));
   if (!found) throw unauthorized("the interaction's signature does not verify with this application's public key");
   return found;

@@ -4,7 +4,7 @@ import { AppError, unauthorized } from "../../platform/errors.js";
 import type { HttpApp } from "../../platform/http/app.js";
 import type { SecretsService } from "../../modules/secrets/service.js";
 import type { IntegrationRow } from "../../modules/integrations/store.js";
-import { insertReceipt, integrationsOfProvider } from "../../modules/integrations/receipts-store.js";
+import { insertReceipts, routableIntegrations } from "../../modules/integrations/inbound-store.js";
 import { parseSignedJson, rawBody, rawJsonBodies } from "../inbound.js";
 import { scalarMember, objectMember } from "../rest.js";
 
@@ -37,7 +37,7 @@ export async function githubWebhookRoutes(app: HttpApp, deps: { db: Database; se
       const targets = signers.filter((row) => row.state === "active" && row.providerAccountRef === installationId);
       if (targets.length > 0) {
         await deps.db.tx(async (tx) => {
-          for (const row of targets) await insertReceipt(tx, { integrationId: row.id, providerEventId: headers.delivery, eventKind: headers.event, payload });
+          for (const row of targets) await insertReceipts(tx, row.id, [{ providerEventId: headers.delivery, eventKind: headers.event, payload }]);
         });
       }
       return reply.status(204).send();
@@ -72,7 +72,7 @@ function deliveryHeaders(headers: Record<string, string | string[] | undefined>,
 
 /** The integrations of this App whose webhook secret signed the body. */
 async function signedBy(deps: { db: Database; secrets: Pick<SecretsService, "resolvePayload"> }, appId: string, raw: Buffer, signatureHex: string): Promise<IntegrationRow[]> {
-  const candidates = await integrationsOfProvider(deps.db.read, "github_pr", appId);
+  const candidates = await routableIntegrations(deps.db.read, "github_pr", appId);
   if (candidates.length === 0) return [];
   const secrets = await deps.db.tx(async (tx) => {
     const found: Array<string | undefined> = [];

@@ -3,6 +3,7 @@ import type { OutboundPolicy } from "../../platform/net/outbound.js";
 import type { SecretMaterial } from "../../modules/secrets/schemas.js";
 import { CredentialRejected, type IdentityClaim, type IntegrationKind, type VerifiedIdentity } from "../kind.js";
 import { slackThreadCatalog } from "./catalog.js";
+import { slackInbound } from "./inbound.js";
 import { createSlackOAuth } from "./oauth.js";
 import { createSlackWebApi, stringMember, type SlackWebApi } from "./web-api.js";
 
@@ -33,6 +34,7 @@ export function createSlackThreadKind(settings: SlackSettings): IntegrationKind 
       return verifyToken(material.access_token, claim, "/credential_secret_id");
     },
     oauth: createSlackOAuth({ api, authorizeUrl: settings.authorizeUrl, verifyToken }),
+    inbound: slackInbound,
   };
 }
 

@@ -31,6 +31,14 @@ export async function upsertExternalActor(tx: Tx, orgId: string, projectId: stri
 }
 
 /**
+ * The actor of a person an integration heard from (a Slack user in a workspace): provider `integration`,
+ * keyed by the provider's tenant and user id. Written by integrations only, never through the API.
+ */
+export async function upsertIntegrationActor(tx: Tx, orgId: string, projectId: string, person: { tenantId: string; userId: string }): Promise<store.ActorRow> {
+  return upsert(tx, { orgId, projectId, provider: "integration", tenant: person.tenantId, providerUserId: person.userId }, {});
+}
+
+/**
  * The actor a principal acts as in a project: a user's `svc` actor (made on first use; its
  * provider_user_id is the user's public id and its display name follows the user's), or null for an
  * organization API key, which is nobody in particular.

@@ -137,3 +137,11 @@ export async function attachAtLaunch(
   if (!integration) throw invalid([{ path: `${pointer}/integration_id`, message: "is not an integration of this project" }]);
   await attach(tx, KIND_CATALOGS[integration.kind]!, integration, { agentId: agent.id, conversation: input.conversation }, pointer);
 }
+
+/**
+ * For a launch the integration itself makes (a mention, a schedule), inside its transaction, with the
+ * integration row locked: the API's rules, without a caller to authorize.
+ */
+export async function attachForIntegration(tx: Tx, integration: store.IntegrationRow, agentId: string, conversation: Record<string, unknown>): Promise<void> {
+  await attach(tx, KIND_CATALOGS[integration.kind]!, integration, { agentId, conversation }, "");
+}

@@ -81,3 +81,13 @@ export async function shareAgent(tx: Tx, orgId: string, projectId: string, agent
     .for("share");
   return row;
 }
+
+/** The agents the conversation forwards to through this integration (at most `limit`), oldest attachment first. */
+export async function conversationAgents(tx: Tx, integrationId: string, conversationKey: string, limit: number): Promise<string[]> {
+  const rows = await tx
+    .selectDistinct({ agentId: sub.agentId })
+    .from(sub)
+    .where(and(eq(sub.integrationId, integrationId), eq(sub.conversationKey, conversationKey)))
+    .limit(limit);
+  return rows.map((row) => row.agentId);
+}

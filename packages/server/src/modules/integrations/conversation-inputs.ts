@@ -1,0 +1,55 @@
+import type { Database } from "../../platform/db/index.js";
+import { encodeId } from "../../platform/ids.js";
+import { jsonDigest } from "../../platform/json.js";
+import { lockAgent } from "../../runtime/store/journal.js";
+import * as inputs from "../../runtime/store/inputs.js";
+import { upsertIntegrationActor } from "../actors/service.js";
+import type { ArtifactsService } from "../artifacts/service.js";
+import { cancelOpenInteractions } from "../interactions/cancel.js";
+import { CONTENT_SCOPE, enqueueContentInput } from "../inputs/service.js";
+import type { IntegrationRow } from "./store.js";
+import { canonicalJson, MAX_AGENTS_PER_CONVERSATION } from "./subscriptions-service.js";
+import * as subs from "./subscriptions-store.js";
+
+/** A message a person wrote in a provider conversation, as every kind hands it to the runtime. */
+export interface ConversationMessage {
+  conversation: Record<string, unknown>;
+  /** The provider's tenant and user id of the writer: the input's `integration` actor. */
+  person: { tenantId: string; userId: string };
+  text: string;
+  /**
+   * The message's identity at the provider (for Slack its channel and ts): the inputs' idempotency key, so
+   * a redelivered event, or a second event about the same message, adds nothing.
+   */
+  messageKey: string;
+  /** An agent that must not get it (the one this message just launched, whose opening input it is). */
+  exceptAgentId?: string;
+}
+
+/**
+ * Kind-neutral: a message in a subscribed conversation becomes a steering input with
+ * cancel_open_interactions for each subscribed, active agent (at most 16), attributed to the writer's
+ * integration actor, keyed by the message (reference docs: integrations/slack, "Thread replies steer the selected agent and
+ * cancel its outstanding interactions"). One transaction; answers how many agents it reached.
+ */
+export async function steerSubscribers(deps: { db: Database; artifacts: ArtifactsService }, integration: IntegrationRow, message: ConversationMessage): Promise<number> {
+  const blocks = [{ type: "text" as const, text: message.text }];
+  // A text block is checked in memory, so this may precede the transaction.
+  const prepared = await deps.artifacts.prepareContentBlocks(blocks, new Set(["text"]));
+  const key = `integration:${encodeId("integration", integration.id)}:${message.messageKey}`;
+  const digest = jsonDigest({ mode: "steering", actor: message.person, blocks, cancel: true });
+  return deps.db.tx(async (tx) => {
+    const agentIds = await subs.conversationAgents(tx, integration.id, canonicalJson(message.conversation), MAX_AGENTS_PER_CONVERSATION);
+    if (agentIds.length === 0) return 0;
+    const actor = await upsertIntegrationActor(tx, integration.orgId, integration.projectId, message.person);
+    let reached = 0;
+    for (const agentId of agentIds.filter((id) => id !== message.exceptAgentId).sort()) {
+      const agent = await lockAgent(tx, agentId);
+      if (!agent || agent.state !== "active" || (await inputs.findByKey(tx, agentId, CONTENT_SCOPE, key))) continue;
+      const input = await enqueueContentInput(tx, deps, agent, { deliveryMode: "steering", actorId: actor.id, prepared, key, digest });
+      await cancelOpenInteractions(tx, agent, input.id);
+      reached += 1;
+    }
+    return reached;
+  });
+}

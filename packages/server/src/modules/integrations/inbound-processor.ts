@@ -1,0 +1,110 @@
+import type { Database } from "../../platform/db/index.js";
+import { AppError } from "../../platform/errors.js";
+import type { IntegrationRow } from "./store.js";
+import * as receipts from "./inbound-store.js";
+import { sweepExpiredChoices } from "./launch-choices.js";
+
+/** Handles one kind of receipt. Its effects must be idempotent on the receipt: a crash after them handles it again. */
+export type ReceiptHandler = (receipt: receipts.ReceiptRow, integration: IntegrationRow) => Promise<void>;
+/** Handlers by integration kind, then by the receipt's event_kind. */
+export type ReceiptHandlers = Readonly<Record<string, Readonly<Record<string, ReceiptHandler>>>>;
+
+/** A receipt that failed this many times stays failed (reference docs: "Inbound events retry automatically with a bounded budget"). */
+export const MAX_RECEIPT_ATTEMPTS = 5;
+const BATCH = 20;
+const SWEEP_BATCH = 500;
+/** How long a claimed receipt is kept from other processes; longer than any handler's provider calls. */
+const LEASE_SECONDS = 120;
+
+export interface ReceiptProcessor {
+  /** Handles one batch of due receipts and deletes settled ones past keeping; answers how many (a maintenance task). */
+  runDue(): Promise<number>;
+  /** Starts handling now, in the background, after a receipt was stored; at most one run at a time. */
+  kick(): void;
+  /** Waits for the run in flight; no new run starts. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The kind-neutral receipt processor: claims due receipts by the database clock, hands each to its
+ * kind's handler outside any transaction (handlers call providers), and records the outcome. A provider's
+ * rate limit retries after its Retry-After; other failures back off, up to MAX_RECEIPT_ATTEMPTS.
+ */
+export function createReceiptProcessor(deps: { db: Database; handlers: ReceiptHandlers; onError?: (err: unknown) => void }): ReceiptProcessor {
+  const { db, handlers } = deps;
+  let running: Promise<void> | undefined;
+  let again = false;
+  let stopped = false;
+
+  async function handleOne(receipt: receipts.ReceiptRow, integration: IntegrationRow): Promise<void> {
+    const handler = handlers[integration.kind]?.[receipt.eventKind];
+    try {
+      if (!handler) throw new AppError("invalid_request", `no handler for ${integration.kind} ${receipt.eventKind} events`);
+      if (integration.state !== "active") throw new AppError("conflict", "the integration was disconnected before the event was handled");
+      await handler(receipt, integration);
+      await db.tx(async (tx) => {
+        await receipts.markProcessed(tx, receipt.id);
+        if (integration.runtimeFailureMessage !== null) await receipts.clearRuntimeFailure(tx, integration.id);
+      });
+    } catch (err) {
+      const retry = retryIn(err, receipt.attempts);
+      await db.tx(async (tx) => {
+        await receipts.markFailure(tx, receipt.id, (err as Error).message, retry);
+        // The provider failing is the integration's condition, shown on Get integration until a success clears it.
+        if (retry !== null && isProviderFailure(err)) await receipts.recordRuntimeFailure(tx, integration.id, (err as Error).message, retry);
+      });
+      if (!(err instanceof AppError)) deps.onError?.(err);
+    }
+  }
+
+  async function runDue(): Promise<number> {
+    const claimed = await db.tx((tx) => receipts.claimDue(tx, BATCH, LEASE_SECONDS));
+    for (const { receipt, integration } of claimed) await handleOne(receipt, integration);
+    return claimed.length;
+  }
+
+  return {
+    async runDue() {
+      const handled = await runDue();
+      const swept = await db.tx(async (tx) => (await receipts.sweepSettled(tx, SWEEP_BATCH)) + (await sweepExpiredChoices(tx, SWEEP_BATCH)));
+      return handled + swept;
+    },
+    kick() {
+      if (stopped) return;
+      if (running) {
+        again = true;
+        return;
+      }
+      running = (async () => {
+        let handled = 0;
+        do {
+          again = false;
+          handled = await runDue().catch((err: unknown) => {
+            deps.onError?.(err);
+            return 0;
+          });
+        } while ((again || handled === BATCH) && !stopped);
+      })().finally(() => {
+        running = undefined;
+      });
+    },
+    async stop() {
+      stopped = true;
+      await running;
+    },
+  };
+}
+
+function isProviderFailure(err: unknown): boolean {
+  return err instanceof AppError && (err.code === "rate_limited" || err.code === "upstream_unavailable");
+}
+
+/** Seconds to the next try, or null when the receipt has no tries left or can never succeed. */
+function retryIn(err: unknown, attempts: number): number | null {
+  if (attempts >= MAX_RECEIPT_ATTEMPTS) return null;
+  if (err instanceof AppError) {
+    if (err.code === "rate_limited") return Number(err.details["retryAfterSeconds"] ?? 30);
+    if (err.code !== "upstream_unavailable" && err.code !== "service_unavailable") return null;
+  }
+  return 10 * 2 ** (attempts - 1);
+}
