@@ -4,6 +4,7 @@ import type { Config } from "./config.js";
 import type { Database } from "./platform/db/index.js";
 import { limitConcurrentRequests } from "./platform/http/admission.js";
 import { apiDocsRoutes } from "./platform/http/api-docs.js";
+import { consoleRoutes } from "./platform/http/console.js";
 import { API_PREFIX, createHttpApp, type HttpApp } from "./platform/http/app.js";
 import { AppError } from "./platform/errors.js";
 import { buildServices, type Services } from "./services.js";
@@ -150,6 +151,7 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
   http.addHook("preClose", async () => receipts.stop());
   await inboundRoutes(http, { inbound: createInboundService({ db, kinds, secrets, processor: receipts }) });
   apiDocsRoutes(http);
+  consoleRoutes(http);
   http.addHook("onClose", async () => services.close());
   await http.register(
     async (api) => {

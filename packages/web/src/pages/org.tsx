@@ -1,0 +1,271 @@
+import { useState, type FormEvent, type ReactNode } from "react";
+import { api, call } from "../api/client";
+import { ErrorNotice, Field, Page, useAction, useLoad, when } from "../ui";
+
+/*
+ * The organization's settings pages: each a list (first page of the API's cursor list) and the one form
+ * that adds to it. A secret or token value is shown once, as the API gives it once.
+ */
+
+function Table(props: { label: string; head: string[]; rows: ReactNode[][]; empty: string }) {
+  if (props.rows.length === 0) return <p className="muted">{props.empty}</p>;
+  return (
+    <div className="table-wrap">
+      <table aria-label={props.label}>
+        <thead>
+          <tr>
+            {props.head.map((h) => (
+              <th key={h} scope="col">
+                {h}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {props.rows.map((row, i) => (
+            <tr key={i}>
+              {row.map((cell, j) => (
+                <td key={j}>{cell}</td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function Shown({ label, value }: { label: string; value: string | undefined }) {
+  if (!value) return null;
+  return (
+    <div className="card shown" role="status">
+      <p>{label}</p>
+      <pre className="copy">{value}</pre>
+      <button type="button" className="secondary" onClick={() => void navigator.clipboard?.writeText(value)}>
+        Copy
+      </button>
+    </div>
+  );
+}
+
+function text(form: FormData, name: string): string {
+  return String(form.get(name) ?? "").trim();
+}
+
+export function Machines({ org }: { org: string }) {
+  const list = useLoad(() => call(api.GET("/api/v1/orgs/{orgID}/machines", { params: { path: { orgID: org }, query: { limit: 100 } } })), [org]);
+  const action = useAction();
+  const [command, setCommand] = useState<string>();
+  const submit = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    void action.run(async () => {
+      const made = await call(api.POST("/api/v1/orgs/{orgID}/machines/connect", { params: { path: { orgID: org } }, body: { display_name: text(form, "display_name") } }));
+      // docs/machines.md: svcd connects with the daemon token, given once.
+      setCommand(`npx svcd run --url ${location.origin} --token ${made.token} --home ~/.svcd`);
+      list.reload();
+    });
+  };
+  return (
+    <Page title="Machines">
+      <ErrorNotice error={list.error} />
+      <Table
+        label="Machines"
+        head={["Name", "Kind", "State", "Connection", "Last seen"]}
+        empty="No machines yet."
+        rows={(list.data?.data ?? []).map((m) => [m.display_name, m.source_kind, m.lifecycle_state, <span className={`badge conn-${m.connection_state}`}>{m.connection_state}</span>, when(m.last_observed_at ?? undefined)])}
+      />
+      <h2>Connect a machine</h2>
+      <form onSubmit={submit} className="inline-form">
+        <Field label="Machine name" id="machine-name">
+          <input id="machine-name" name="display_name" required maxLength={64} />
+        </Field>
+        <button className="primary" disabled={action.busy}>
+          Connect
+        </button>
+      </form>
+      <ErrorNotice error={action.error} />
+      <Shown label="Run this on the machine (the token is shown once):" value={command} />
+    </Page>
+  );
+}
+
+export function Secrets({ org }: { org: string }) {
+  const list = useLoad(() => call(api.GET("/api/v1/orgs/{orgID}/secrets", { params: { path: { orgID: org }, query: { limit: 100 } } })), [org]);
+  const action = useAction();
+  const submit = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const formEl = event.currentTarget;
+    const form = new FormData(formEl);
+    void action.run(async () => {
+      // openapi-typescript drops the schema's if/then branches, so the generic material's `value` is typed here.
+      await call(api.POST("/api/v1/orgs/{orgID}/secrets", { params: { path: { orgID: org } }, body: { owner: { kind: "org" }, name: text(form, "name"), material: { kind: "generic", value: String(form.get("value")) } as { kind: "generic" } } }));
+      formEl.reset();
+      list.reload();
+    });
+  };
+  return (
+    <Page title="Secrets">
+      <ErrorNotice error={list.error} />
+      <Table
+        label="Secrets"
+        head={["Name", "Owner", "Kind", "Version", "Updated"]}
+        empty="No secrets yet."
+        rows={(list.data?.data ?? []).map((s) => [s.name, s.owner.kind, s.kind, String(s.current_version_number), when(s.updated_at)])}
+      />
+      <h2>Add an organization secret</h2>
+      <form onSubmit={submit} className="inline-form">
+        <Field label="Name" id="secret-name">
+          <input id="secret-name" name="name" required maxLength={64} />
+        </Field>
+        <Field label="Value" id="secret-value">
+          <input id="secret-value" name="value" type="password" autoComplete="off" required />
+        </Field>
+        <button className="primary" disabled={action.busy}>
+          Add secret
+        </button>
+      </form>
+      <ErrorNotice error={action.error} />
+    </Page>
+  );
+}
+
+export function Models({ org }: { org: string }) {
+  const list = useLoad(() => call(api.GET("/api/v1/orgs/{orgID}/model-provider-configs", { params: { path: { orgID: org }, query: { limit: 100 } } })), [org]);
+  return (
+    <Page title="Model providers">
+      <ErrorNotice error={list.error} />
+      <Table
+        label="Model provider configs"
+        head={["Name", "API format", "Base URL", "Updated"]}
+        empty="No model providers yet. Add one through the API (docs/agent-configs.md)."
+        rows={(list.data?.data ?? []).map((p) => [p.name, p.api_format, p.base_url ?? "", when(p.updated_at)])}
+      />
+    </Page>
+  );
+}
+
+export function Members({ org }: { org: string }) {
+  const members = useLoad(() => call(api.GET("/api/v1/orgs/{orgID}/members", { params: { path: { orgID: org }, query: { limit: 100 } } })), [org]);
+  const invitations = useLoad(() => call(api.GET("/api/v1/orgs/{orgID}/invitations", { params: { path: { orgID: org }, query: { limit: 100 } } })), [org]);
+  const keys = useLoad(() => call(api.GET("/api/v1/orgs/{orgID}/api-keys", { params: { path: { orgID: org }, query: { limit: 100 } } })), [org]);
+  const invite = useAction();
+  const keyAction = useAction();
+  const [token, setToken] = useState<string>();
+  const submitInvite = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const formEl = event.currentTarget;
+    const form = new FormData(formEl);
+    void invite.run(async () => {
+      await call(api.POST("/api/v1/orgs/{orgID}/invitations", { params: { path: { orgID: org } }, body: { email: text(form, "email"), role: form.get("role") === "admin" ? "admin" : "member" } }));
+      formEl.reset();
+      invitations.reload();
+    });
+  };
+  const submitKey = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    void keyAction.run(async () => {
+      const made = await call(api.POST("/api/v1/orgs/{orgID}/api-keys", { params: { path: { orgID: org } }, body: { name: text(form, "name"), org_role: form.get("role") === "admin" ? "admin" : "member" } }));
+      setToken(made.token);
+      keys.reload();
+    });
+  };
+  return (
+    <Page title="Members">
+      <ErrorNotice error={members.error ?? invitations.error ?? keys.error} />
+      <Table label="Members" head={["Name", "Email", "Role", "Since"]} empty="No members." rows={(members.data?.data ?? []).map((m) => [m.display_name, m.email, m.role, when(m.created_at)])} />
+      <h2>Invitations</h2>
+      <Table label="Invitations" head={["Email", "Role", "Sent"]} empty="No open invitations." rows={(invitations.data?.data ?? []).map((i) => [i.email, i.org_role, when(i.created_at)])} />
+      <form onSubmit={submitInvite} className="inline-form">
+        <Field label="Email" id="invite-email">
+          <input id="invite-email" name="email" type="email" required />
+        </Field>
+        <RoleField id="invite-role" />
+        <button className="primary" disabled={invite.busy}>
+          Invite
+        </button>
+      </form>
+      <ErrorNotice error={invite.error} />
+      <h2>Organization API keys</h2>
+      <Table
+        label="Organization API keys"
+        head={["Name", "Role", "Created", "Last used", "Revoked"]}
+        empty="No API keys."
+        rows={(keys.data?.data ?? []).map((k) => [k.name, k.org_role, when(k.created_at), when(k.last_used_at ?? undefined), when(k.revoked_at ?? undefined)])}
+      />
+      <form onSubmit={submitKey} className="inline-form">
+        <Field label="Key name" id="key-name">
+          <input id="key-name" name="name" required maxLength={64} />
+        </Field>
+        <RoleField id="key-role" />
+        <button className="primary" disabled={keyAction.busy}>
+          Create key
+        </button>
+      </form>
+      <ErrorNotice error={keyAction.error} />
+      <Shown label="The new key (shown once):" value={token} />
+    </Page>
+  );
+}
+
+function RoleField({ id }: { id: string }) {
+  return (
+    <Field label="Role" id={id}>
+      <select id={id} name="role" defaultValue="member">
+        <option value="member">member</option>
+        <option value="admin">admin</option>
+      </select>
+    </Field>
+  );
+}
+
+export function Tokens() {
+  const list = useLoad(() => call(api.GET("/api/v1/personal-access-tokens", { params: { query: { limit: 100 } } })), []);
+  const action = useAction();
+  const [token, setToken] = useState<string>();
+  const submit = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    void action.run(async () => {
+      const made = await call(api.POST("/api/v1/personal-access-tokens", { body: { name: text(form, "name") } }));
+      setToken(made.token);
+      list.reload();
+    });
+  };
+  const revoke = (tokenID: string) =>
+    void action.run(async () => {
+      await call(api.POST("/api/v1/personal-access-tokens/{tokenID}/revoke", { params: { path: { tokenID } } }));
+      list.reload();
+    });
+  return (
+    <Page title="Personal access tokens">
+      <ErrorNotice error={list.error} />
+      <Table
+        label="Personal access tokens"
+        head={["Name", "Created", "Last used", ""]}
+        empty="No tokens yet."
+        rows={(list.data?.data ?? []).map((t) => [
+          t.name,
+          when(t.created_at),
+          when(t.last_used_at ?? undefined),
+          t.revoked_at ? `revoked ${when(t.revoked_at)}` : (
+            <button type="button" className="secondary" disabled={action.busy} onClick={() => revoke(t.id)} aria-label={`Revoke ${t.name}`}>
+              Revoke
+            </button>
+          ),
+        ])}
+      />
+      <form onSubmit={submit} className="inline-form">
+        <Field label="Token name" id="token-name">
+          <input id="token-name" name="name" required maxLength={64} />
+        </Field>
+        <button className="primary" disabled={action.busy}>
+          Create token
+        </button>
+      </form>
+      <ErrorNotice error={action.error} />
+      <Shown label="The new token (shown once):" value={token} />
+    </Page>
+  );
+}
