@@ -1,21 +1,19 @@
 import type { Config } from "../../config.js";
 import type { HttpApp } from "../../platform/http/app.js";
-import { cookieNames, type UserPrincipal } from "../../platform/http/auth.js";
-import { cspNonce, sendHtml } from "../../platform/http/html.js";
+import type { UserPrincipal } from "../../platform/http/auth.js";
 import { ErrorEnvelope, errorResponses, iso, OkResponse } from "../../platform/http/schemas.js";
 import { AUTH_TAG } from "../identity/routes.js";
-import { renderDevicePage } from "./page.js";
 import * as s from "./schemas.js";
 import type { DeviceLoginService } from "./service.js";
 
 /**
- * Device login (RFC 8628) under /api/auth, outside the versioned API, plus the approval page at /device.
+ * Device login (RFC 8628) under /api/auth, outside the versioned API. The approval page at /device is the
+ * console's (packages/web), which svc serves at every browser path outside /api.
  * The two device routes answer RFC-style `{error}` bodies; the browser routes use the usual envelope.
  */
 export function deviceLoginRoutes(app: HttpApp, deps: { deviceLogin: DeviceLoginService; config: Config }) {
   const { deviceLogin, config } = deps;
   const verificationUri = `${config.publicUrl}/device`;
-  const csrfCookie = cookieNames(config).csrf;
 
   app.post(
     "/api/auth/device/code",
@@ -109,13 +107,6 @@ export function deviceLoginRoutes(app: HttpApp, deps: { deviceLogin: DeviceLogin
       },
     );
   }
-
-  app.get("/device", { config: { auth: "public" } }, async (request, reply) => {
-    const query = request.query as Record<string, unknown>;
-    const prefill = typeof query["user_code"] === "string" && query["user_code"].length <= 64 ? query["user_code"] : "";
-    const nonce = cspNonce();
-    return sendHtml(reply, 200, renderDevicePage({ nonce, csrfCookie, userCode: prefill }), nonce);
-  });
 }
 
 const DECISION_DOCS = {

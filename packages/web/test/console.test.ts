@@ -1,0 +1,164 @@
+import { gzipSync } from "node:zlib";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { expect, it } from "vitest";
+import { agentProject, yamlConfig } from "../../server/test/support/agents.js";
+import { useFakeProvider } from "../../server/test/support/fake-provider.js";
+import { CONSOLE_DIST } from "../../server/src/platform/http/console.js";
+import { useConsole } from "./support.js";
+
+const ui = useConsole();
+const provider = useFakeProvider();
+const PASSWORD = "correct horse battery";
+
+it("serves the console at / and its client routes, caches hashed assets for good, and leaves /api/* alone", async () => {
+  const { api } = ui.server;
+  const page = await api.get("/", { headers: { accept: "text/html" } });
+  expect(page.status).toBe(200);
+  expect(page.headers.get("content-type")).toMatch(/^text\/html/);
+  expect(page.headers.get("cache-control")).toBe("no-cache");
+  expect(page.headers.get("content-security-policy")).toContain("script-src 'self'");
+  const script = /src="(\/assets\/[^"]+\.js)"/.exec(page.text)?.[1];
+  expect(script).toBeDefined();
+  const asset = await api.get(script!);
+  expect(asset.status).toBe(200);
+  expect(asset.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+  expect(asset.headers.get("content-type")).toMatch(/^text\/javascript/);
+
+  const clientRoute = await api.get("/orgs/org_x/projects/proj_y/agents", { headers: { accept: "text/html" } });
+  expect(clientRoute.status).toBe(200);
+  expect(clientRoute.text).toBe(page.text);
+  const apiMiss = await api.get("/api/v1/no-such-route", { headers: { accept: "text/html" } });
+  expect(apiMiss.status).toBe(404);
+  expect(apiMiss.body.code).toBe("not_found");
+  expect((await api.get("/api/nothing", { headers: { accept: "text/html" } })).status).toBe(404);
+  expect((await api.get("/assets/..%2Fpackage.json")).status).toBe(404);
+  expect((await api.get("/assets/missing-0000.js")).status).toBe(404);
+
+  // The first load's JavaScript, compressed, stays under the issue's 300 KB (docs/console.md).
+  const js = readdirSync(join(CONSOLE_DIST, "assets")).filter((name) => name.endsWith(".js"));
+  const gzipped = js.reduce((sum, name) => sum + gzipSync(readFileSync(join(CONSOLE_DIST, "assets", name))).length, 0);
+  expect(gzipped).toBeLessThan(300 * 1024);
+});
+
+it("signs up, creates an organization, signs out and signs back in", async () => {
+  const page = await ui.page();
+  const email = `console-${Date.now()}@example.com`;
+  await page.goto("/");
+  await page.waitForURL(/\/signin/);
+  await page.getByRole("link", { name: "Create an account" }).click();
+  await page.getByLabel("Name").fill("Ada");
+  await page.getByLabel("Email").fill(email);
+  await page.getByLabel("Password").fill(PASSWORD);
+  await ui.shot(page, "signup");
+  await page.getByRole("button", { name: "Create account" }).click();
+
+  await page.getByLabel("Organization name").fill("Analytical Engines");
+  await page.getByRole("button", { name: "Create organization" }).click();
+  await page.getByRole("heading", { name: "Agents" }).waitFor();
+  await expectText(page, "No agents yet.");
+  expect(await page.getByLabel("Organization").locator("option:checked").textContent()).toBe("Analytical Engines");
+  await ui.shot(page, "agents-empty");
+
+  await page.getByRole("button", { name: "Sign out" }).click();
+  await page.waitForURL(/\/signin$/);
+  await page.goto("/tokens");
+  await page.waitForURL(/\/signin\?next=%2Ftokens/);
+  await page.getByLabel("Email").fill(email);
+  await page.getByLabel("Password").fill("wrong password");
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("alert").waitFor();
+  await page.getByLabel("Password").fill(PASSWORD);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("heading", { name: "Personal access tokens" }).waitFor();
+  await page.context().close();
+});
+
+it("launches from YAML with issues at their line, then follows the live timeline, answers an approval and a custom tool call", async () => {
+  const project = await agentProject(ui.api, provider.baseUrl);
+  provider.script(
+    { toolCalls: [{ name: "lookup_invoice", input: { number: "INV-7" } }] },
+    { text: "Invoice INV-7 is paid." },
+  );
+  const page = await ui.page();
+  await signIn(page, project.session.email);
+  await page.goto(`/orgs/${project.orgId}/projects/${project.projectId}/launch`);
+  // Line 3 names a model provider that does not exist.
+  const broken = `version: v1\ninstruction: hi\nmodel:\n  provider_config: nope\n  name: fast\n`;
+  await page.getByLabel("Config (YAML)").fill(broken);
+  await page.getByRole("button", { name: "Launch" }).click();
+  const issues = page.getByRole("list", { name: "Problems in the config" });
+  await issues.waitFor();
+  expect(await issues.textContent()).toMatch(/Line \d+, column \d+/);
+  await ui.shot(page, "launch-issues");
+
+  const tools = `tools:\n  lookup_invoice:\n    type: custom\n    description: Find an invoice.\n    input_schema:\n      type: object\n      properties:\n        number: {type: string}\n      required: [number]\n    permission:\n      mode: always_ask\n`;
+  await page.getByLabel("Config (YAML)").fill(yamlConfig(project, tools));
+  await page.getByLabel("Name (optional)").fill("billing");
+  await page.getByLabel("Opening message (optional)").fill("Is INV-7 paid?");
+  await page.getByRole("button", { name: "Launch" }).click();
+  await page.getByRole("heading", { name: "billing" }).waitFor();
+  await expectText(page, "Is INV-7 paid?");
+
+  // The permission question, answered from the page.
+  const approval = page.getByRole("form", { name: /lookup_invoice/ });
+  await approval.waitFor();
+  await ui.shot(page, "agent-approval");
+  await approval.getByLabel("Allow").check();
+  await approval.getByRole("button", { name: "Answer" }).click();
+
+  // The approved custom call is now the caller's to run: its result is sent from the page.
+  const result = page.getByRole("form", { name: "Result for lookup_invoice" });
+  await result.waitFor();
+  await result.getByLabel("Result").fill("paid on 3 March");
+  await result.getByRole("button", { name: "Send result" }).click();
+  await expectText(page, "Invoice INV-7 is paid.");
+  await expectText(page, "paid on 3 March");
+  await ui.shot(page, "agent-timeline");
+  expect(await page.getByRole("list", { name: "Timeline" }).locator("li.event.model_output").count()).toBe(2);
+
+  // At phone width the page still works: the agents list, then the agent itself.
+  const phone = await ui.page(390);
+  await phone.context().addCookies(await page.context().cookies());
+  await phone.goto(`/orgs/${project.orgId}/projects/${project.projectId}/agents`);
+  await phone.getByRole("link", { name: "billing" }).click();
+  await expectText(phone, "Invoice INV-7 is paid.");
+  const overflow = await phone.evaluate<number>("document.documentElement.scrollWidth - document.documentElement.clientWidth");
+  expect(overflow).toBe(0);
+  await ui.shot(phone, "agent-phone");
+  await phone.context().close();
+  await page.context().close();
+});
+
+it("approves a device login after signing in, and the device's next poll gets its token", async () => {
+  const session = await ui.api.signup({ password: PASSWORD });
+  const started = await ui.api.post("/api/auth/device/code", { client_name: "acme-cli", token_name: "laptop" });
+  const flow = started.body as { device_code: string; verification_uri_complete: string };
+  expect(flow.verification_uri_complete.startsWith(`${ui.url}/device?user_code=`)).toBe(true);
+  const page = await ui.page();
+  await page.goto(flow.verification_uri_complete);
+  await expectText(page, "Sign in to approve this device.");
+  await page.getByLabel("Email").fill(session.email);
+  await page.getByLabel("Password").fill(PASSWORD);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await expectText(page, "acme-cli");
+  await ui.shot(page, "device-confirm");
+  await page.getByRole("button", { name: "Approve" }).click();
+  await expectText(page, "Device approved.");
+  const poll = await ui.api.post("/api/auth/device/token", { device_code: flow.device_code });
+  expect(poll.status).toBe(200);
+  expect(poll.body.access_token).toMatch(/^svc_pat_v1_/);
+  await page.context().close();
+});
+
+async function signIn(page: import("playwright-core").Page, email: string): Promise<void> {
+  await page.goto("/signin");
+  await page.getByLabel("Email").fill(email);
+  await page.getByLabel("Password").fill(PASSWORD);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForURL((url) => url.pathname !== "/signin");
+}
+
+async function expectText(page: import("playwright-core").Page, text: string): Promise<void> {
+  await page.getByText(text, { exact: false }).first().waitFor({ timeout: 30_000 });
+}

@@ -1,0 +1,97 @@
+import { spawnSync } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import { createServer, connect, type AddressInfo, type Server } from "node:net";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { afterAll, beforeAll } from "vitest";
+import { ApiClient } from "../../server/test/support/client.js";
+import { startTestServer, type TestServer } from "../../server/test/support/server.js";
+// @ts-expect-error: a plain .mjs module of the repo's scripts, without type declarations
+import { staleWorkspaces } from "../../../scripts/build-state.mjs";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "../../..");
+/** Debian's chromium; .ci/run installs it. The tests fail, never skip, without it. */
+export const CHROMIUM = "/usr/bin/chromium";
+const DATABASE = process.env["DATABASE_URL"] ? "postgres" : "pglite";
+export const ARTIFACTS = join(ROOT, "test-artifacts", "console", DATABASE);
+
+/** The console's build, made first when missing or older than its sources (as `npm start` does). */
+function ensureBuilt(): void {
+  if (!(staleWorkspaces(ROOT) as string[]).includes("packages/web")) return;
+  const build = spawnSync("npm", ["run", "build", "-w", "@svc/web"], { cwd: ROOT, encoding: "utf8" });
+  if (build.status !== 0) throw new Error(`building the console failed:\n${build.stdout}\n${build.stderr}`);
+}
+
+export interface ConsoleHarness {
+  server: TestServer;
+  /** An API client that sends svc's public URL as its Origin, as the browser does. */
+  api: ApiClient;
+  /** svc's public URL, which the browser opens: CSRF accepts changes from that origin only. */
+  url: string;
+  browser: Browser;
+  /** A fresh page in a fresh context (its own cookies), at `width` pixels wide. */
+  page(width?: number): Promise<Page>;
+  shot(page: Page, name: string): Promise<void>;
+}
+
+/**
+ * A real svc serving the built console, and one headless Chromium for the whole file. svc must be started
+ * with its public URL, which is the address the browser opens; the port is only known once svc listens,
+ * so the browser talks to a loopback forwarder whose port is picked first.
+ */
+export function useConsole(env: Record<string, string> = {}): ConsoleHarness {
+  let server: TestServer | undefined;
+  let browser: Browser | undefined;
+  let forwarder: Server | undefined;
+  let url = "";
+  beforeAll(async () => {
+    ensureBuilt();
+    mkdirSync(ARTIFACTS, { recursive: true });
+    let target = 0;
+    forwarder = createServer((socket) => {
+      const upstream = connect(target, "127.0.0.1");
+      socket.pipe(upstream).pipe(socket);
+      socket.on("error", () => upstream.destroy());
+      upstream.on("error", () => socket.destroy());
+    });
+    await new Promise<void>((resolve) => forwarder!.listen(0, "127.0.0.1", resolve));
+    url = `http://127.0.0.1:${(forwarder.address() as AddressInfo).port}`;
+    server = await startTestServer({ SVC_PUBLIC_URL: url, ...env }, { worker: true });
+    target = Number(new URL(server.url).port);
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+    });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    await new Promise((resolve) => (forwarder ? forwarder.close(resolve) : resolve(undefined)));
+  });
+  const need = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error("the console harness starts in beforeAll");
+    return value;
+  };
+  return {
+    get server() {
+      return need(server);
+    },
+    get url() {
+      return url;
+    },
+    get api() {
+      return new ApiClient(need(server).url, url);
+    },
+    get browser() {
+      return need(browser);
+    },
+    async page(width = 1280) {
+      const context = await need(browser).newContext({ viewport: { width, height: 900 }, baseURL: url });
+      return context.newPage();
+    },
+    async shot(page, name) {
+      await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+    },
+  };
+}
