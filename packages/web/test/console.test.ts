@@ -83,13 +83,14 @@ it("launches from YAML with issues at their line, then follows the live timeline
   const page = await ui.page();
   await signIn(page, project.session.email);
   await page.goto(`/orgs/${project.orgId}/projects/${project.projectId}/launch`);
-  // Line 3 names a model provider that does not exist.
+  // Line 4 names a model provider that does not exist.
   const broken = `version: v1\ninstruction: hi\nmodel:\n  provider_config: nope\n  name: fast\n`;
   await page.getByLabel("Config (YAML)").fill(broken);
   await page.getByRole("button", { name: "Launch" }).click();
   const issues = page.getByRole("list", { name: "Problems in the config" });
   await issues.waitFor();
-  expect(await issues.textContent()).toMatch(/Line \d+, column \d+/);
+  expect(await issues.textContent()).toMatch(/^Line 4, column 20: the organization has no model provider config named "nope"/);
+  expect(await page.locator(".gutter li.marked").allTextContents()).toEqual(["4"]);
   await ui.shot(page, "launch-issues");
 
   const tools = `tools:\n  lookup_invoice:\n    type: custom\n    description: Find an invoice.\n    input_schema:\n      type: object\n      properties:\n        number: {type: string}\n      required: [number]\n    permission:\n      mode: always_ask\n`;

@@ -113,7 +113,7 @@ describe("the svc process on the embedded database", () => {
     expect(local.log()).toContain(`api on 127.0.0.1:${port}`);
     // One line says where to go, where svc listens, and where its data is; a misspelt setting is named.
     expect(local.log()).toContain(
-      `svc is ready: API http://localhost:${port}/api/v1 (listening on 127.0.0.1:${port}); API reference http://localhost:${port}/api/docs; data dir ${dataDir}; database embedded (PGlite) in ${join(dataDir, "pgdata")}`,
+      `svc is ready: console http://localhost:${port}/ (listening on 127.0.0.1:${port}); API reference http://localhost:${port}/api/docs; data dir ${dataDir}; database embedded (PGlite) in ${join(dataDir, "pgdata")}`,
     );
     expect(local.log()).toContain("unknown setting SVC_DATADIR; did you mean SVC_DATA_DIR?");
     expect(local.log()).not.toContain("reachable from the network");

@@ -15,8 +15,9 @@ export function AgentView({ org, project, agent }: { org: string; project: strin
   const path: Ids = { orgID: org, projectID: project, agentID: agent };
   const current = useLoad(() => call(api.GET("/api/v1/orgs/{orgID}/projects/{projectID}/agents/{agentID}", { params: { path } })), [agent]);
   const timeline = useTimeline(org, project, agent);
-  // Backlog and interactions change with the timeline: load them again whenever a saved event arrives.
-  const version = timeline.events.length;
+  // Backlog and interactions change with the timeline: load them again on every saved event and every
+  // tool-call state change (a permission question opens with one, before any event is saved).
+  const version = timeline.changes;
   const controls = useAction();
   const info = current.data?.agent;
 

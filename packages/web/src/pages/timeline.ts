@@ -11,6 +11,8 @@ export interface Timeline {
   toolCalls: Map<string, Schemas["ToolCall"]>;
   live: boolean;
   error: unknown;
+  /** Counts saved events and tool-call state changes: what else the page shows (questions, backlog) may have changed. */
+  changes: number;
 }
 
 const PAGE = 100;
@@ -21,7 +23,7 @@ const PAGE = 100;
  * connecting the tool-call list gives current states, which tool_call_update frames then move on.
  */
 export function useTimeline(org: string, project: string, agent: string): Timeline {
-  const [state, setState] = useState<Timeline>({ events: [], previews: new Map(), toolStates: new Map(), toolCalls: new Map(), live: false, error: undefined });
+  const [state, setState] = useState<Timeline>({ events: [], previews: new Map(), toolStates: new Map(), toolCalls: new Map(), live: false, error: undefined, changes: 0 });
   useEffect(() => {
     const path = { orgID: org, projectID: project, agentID: agent };
     let source: EventSource | undefined;
@@ -34,7 +36,7 @@ export function useTimeline(org: string, project: string, agent: string): Timeli
       setState((s) => {
         const previews = new Map(s.previews);
         if (event.event_kind === "model_output") previews.delete(event.model_call_context_id);
-        return { ...s, events: [...s.events, event], previews };
+        return { ...s, events: [...s.events, event], previews, changes: s.changes + 1 };
       });
     };
     const loadToolCalls = async () => {
@@ -49,7 +51,8 @@ export function useTimeline(org: string, project: string, agent: string): Timeli
       if (closed) return;
       source = new EventSource(eventStreamUrl(org, project, agent, last));
       source.onopen = () => {
-        setState((s) => ({ ...s, live: true, error: undefined }));
+        // Whatever changed before the stream was open sent no update: count the connection as a change.
+        setState((s) => ({ ...s, live: true, error: undefined, changes: s.changes + 1 }));
         loadToolCalls().catch((error: unknown) => setState((s) => ({ ...s, error })));
       };
       for (const kind of ["agent_input", "model_output", "tool_result", "context_checkpoint"]) {
@@ -66,7 +69,7 @@ export function useTimeline(org: string, project: string, agent: string): Timeli
       });
       source.addEventListener("tool_call_update", (frame) => {
         const update = JSON.parse((frame as MessageEvent<string>).data) as Schemas["ToolCallUpdate"];
-        setState((s) => ({ ...s, toolStates: new Map(s.toolStates).set(update.tool_call_id, update.state) }));
+        setState((s) => ({ ...s, toolStates: new Map(s.toolStates).set(update.tool_call_id, update.state), changes: s.changes + 1 }));
         // A call new to this page (a custom tool call now ready, say) needs its name and input.
         void loadToolCalls().catch(() => undefined);
       });
