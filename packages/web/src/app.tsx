@@ -7,6 +7,7 @@ import { DevicePage } from "./pages/device";
 import { Launch } from "./pages/launch";
 import { Home, OrgHome } from "./pages/home";
 import { Machines, Members, Models, Secrets, Tokens } from "./pages/org";
+import { Skills } from "./pages/skills";
 import { match, navigate, useLocation } from "./router";
 import { SessionProvider, useSession } from "./session";
 import { ErrorNotice, Link, useAction, useLoad } from "./ui";
@@ -42,6 +43,7 @@ function Routes() {
   const pages: Record<string, (org: string) => ReactNode> = {
     machines: (org) => <Machines org={org} />,
     secrets: (org) => <Secrets org={org} />,
+    skills: (org) => <Skills org={org} />,
     models: (org) => <Models org={org} />,
     members: (org) => <Members org={org} />,
   };
@@ -111,6 +113,7 @@ function Shell(props: { org?: string; project?: string; children: ReactNode }) {
         {base ? <Link to={`${base}/agents`}>Agents</Link> : null}
         {base ? <Link to={`${base}/launch`}>Launch</Link> : null}
         {org ? <Link to={`/orgs/${org}/machines`}>Machines</Link> : null}
+        {org ? <Link to={`/orgs/${org}/skills`}>Skills</Link> : null}
         {org ? <Link to={`/orgs/${org}/secrets`}>Secrets</Link> : null}
         {org ? <Link to={`/orgs/${org}/models`}>Models</Link> : null}
         {org ? <Link to={`/orgs/${org}/members`}>Members</Link> : null}

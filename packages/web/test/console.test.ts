@@ -5,6 +5,7 @@ import { expect, it } from "vitest";
 import { agentProject, yamlConfig } from "../../server/test/support/agents.js";
 import { useFakeProvider } from "../../server/test/support/fake-provider.js";
 import { CONSOLE_DIST } from "../../server/src/platform/http/console.js";
+import { skillMd, skillZip } from "../../server/test/api/skills-fixtures.js";
 import { useConsole } from "./support.js";
 
 const ui = useConsole();
@@ -149,6 +150,64 @@ it("approves a device login after signing in, and the device's next poll gets it
   const poll = await ui.api.post("/api/auth/device/token", { device_code: flow.device_code });
   expect(poll.status).toBe(200);
   expect(poll.body.access_token).toMatch(/^svc_pat_v1_/);
+  await page.context().close();
+});
+
+it("connects a machine, uploads and grants a skill, adds a secret, grants a model, invites a member and makes a token", async () => {
+  const project = await agentProject(ui.api, provider.baseUrl);
+  const second = await ui.api.post(`/api/v1/orgs/${project.orgId}/projects`, { name: "Second" }, { token: project.token });
+  expect(second.status).toBe(201);
+  const page = await ui.page();
+  await signIn(page, project.session.email);
+  const nav = page.getByRole("navigation", { name: "Sections" });
+
+  await nav.getByRole("link", { name: "Machines" }).click();
+  await page.getByLabel("Machine name").fill("build-box");
+  await page.getByRole("button", { name: "Connect" }).click();
+  await expectText(page, "npx svcd run --url " + ui.url + " --token ");
+  expect(await page.getByRole("table", { name: "Machines" }).textContent()).toContain("offline");
+  await ui.shot(page, "machines");
+
+  await nav.getByRole("link", { name: "Skills" }).click();
+  await page.getByLabel("Archive (.zip or .tar.gz with SKILL.md)").setInputFiles({ name: "notes.zip", mimeType: "application/zip", buffer: skillZip("release-notes") });
+  await page.getByRole("button", { name: "Upload", exact: true }).click();
+  await expectText(page, "revision 1");
+  await page.getByLabel("New revision of release-notes").setInputFiles({ name: "notes.zip", mimeType: "application/zip", buffer: skillZip("release-notes", skillMd("release-notes", "Use when writing notes, v2.")) });
+  await page.getByRole("button", { name: "Upload revision" }).click();
+  await expectText(page, "revision 2");
+  await page.getByLabel("Grant release-notes to").selectOption({ label: "Second" });
+  await page.getByRole("button", { name: "Grant", exact: true }).click();
+  await expectText(page, "Granted to: Second");
+  await ui.shot(page, "skills");
+
+  await nav.getByRole("link", { name: "Secrets" }).click();
+  await page.getByLabel("Name").fill("deploy key");
+  await page.getByLabel("Value").fill("s3cr3t");
+  await page.getByRole("button", { name: "Add secret" }).click();
+  await expectText(page, "deploy key");
+  expect(await page.content()).not.toContain("s3cr3t");
+
+  await nav.getByRole("link", { name: "Models" }).click();
+  await page.getByLabel("Project to grant models to").selectOption({ label: "Second" });
+  await page.getByRole("button", { name: "Grant fast to the project" }).click();
+  await page.getByRole("table", { name: "Models of fake" }).getByText("granted").waitFor();
+  const grants = await ui.api.get(`/api/v1/orgs/${project.orgId}/projects/${second.body.id}/model-grants`, { token: project.token });
+  expect(grants.body.data).toHaveLength(1);
+  await ui.shot(page, "models");
+
+  await nav.getByRole("link", { name: "Members" }).click();
+  await page.getByLabel("Email").fill("grace@example.com");
+  await page.getByRole("button", { name: "Invite" }).click();
+  await page.getByRole("table", { name: "Invitations" }).getByText("grace@example.com").waitFor();
+  await ui.shot(page, "members");
+
+  await nav.getByRole("link", { name: "Tokens" }).click();
+  await page.getByLabel("Token name").fill("ci");
+  await page.getByRole("button", { name: "Create token" }).click();
+  await expectText(page, "svc_pat_v1_");
+  await page.getByRole("button", { name: "Revoke ci" }).click();
+  await page.getByRole("table", { name: "Personal access tokens" }).getByText(/revoked/).waitFor();
+  await ui.shot(page, "tokens");
   await page.context().close();
 });
 

@@ -131,17 +131,72 @@ export function Secrets({ org }: { org: string }) {
 }
 
 export function Models({ org }: { org: string }) {
-  const list = useLoad(() => call(api.GET("/api/v1/orgs/{orgID}/model-provider-configs", { params: { path: { orgID: org }, query: { limit: 100 } } })), [org]);
+  const providers = useLoad(() => call(api.GET("/api/v1/orgs/{orgID}/model-provider-configs", { params: { path: { orgID: org }, query: { limit: 100 } } })), [org]);
+  const projects = useLoad(() => call(api.GET("/api/v1/orgs/{orgID}/projects", { params: { path: { orgID: org }, query: { limit: 100 } } })), [org]);
+  const [project, setProject] = useState<string>();
+  const chosen = project ?? projects.data?.data[0]?.id;
+  const grants = useLoad(
+    async () => (chosen ? (await call(api.GET("/api/v1/orgs/{orgID}/projects/{projectID}/model-grants", { params: { path: { orgID: org, projectID: chosen }, query: { limit: 100 } } }))).data : []),
+    [org, chosen],
+  );
+  const action = useAction();
+  const grant = (modelID: string) =>
+    void action.run(async () => {
+      if (!chosen) return;
+      await call(api.POST("/api/v1/orgs/{orgID}/projects/{projectID}/model-grants", { params: { path: { orgID: org, projectID: chosen } }, body: { configured_model_id: modelID } }));
+      grants.reload();
+    });
+  const granted = new Set(grants.data?.map((g) => g.model.id));
   return (
-    <Page title="Model providers">
-      <ErrorNotice error={list.error} />
-      <Table
-        label="Model provider configs"
-        head={["Name", "API format", "Base URL", "Updated"]}
-        empty="No model providers yet. Add one through the API (docs/agent-configs.md)."
-        rows={(list.data?.data ?? []).map((p) => [p.name, p.api_format, p.base_url ?? "", when(p.updated_at)])}
-      />
+    <Page title="Models">
+      <ErrorNotice error={providers.error ?? projects.error ?? grants.error ?? action.error} />
+      <Field label="Project to grant models to" id="models-project" hint="Models granted to this project can be named in its agent configs.">
+        <select id="models-project" value={chosen ?? ""} onChange={(event) => setProject(event.target.value)}>
+          {projects.data?.data.map((p) => (
+            <option key={p.id} value={p.id}>
+              {p.name}
+            </option>
+          ))}
+        </select>
+      </Field>
+      {providers.data?.data.length === 0 ? <p className="muted">No model providers yet. Add one through the API (docs/agent-configs.md).</p> : null}
+      {providers.data?.data.map((provider) => (
+        <ProviderModels key={provider.id} org={org} provider={provider} granted={granted} busy={action.busy} grant={grant} />
+      ))}
     </Page>
+  );
+}
+
+function ProviderModels(props: { org: string; provider: { id: string; name: string; api_format: string }; granted: Set<string>; busy: boolean; grant: (id: string) => void }) {
+  const { org, provider } = props;
+  const models = useLoad(
+    () => call(api.GET("/api/v1/orgs/{orgID}/model-provider-configs/{modelProviderConfigID}/models", { params: { path: { orgID: org, modelProviderConfigID: provider.id }, query: { limit: 100 } } })),
+    [provider.id],
+  );
+  return (
+    <section aria-label={`Provider ${provider.name}`}>
+      <h2>
+        {provider.name} <span className="muted small">{provider.api_format}</span>
+      </h2>
+      <ErrorNotice error={models.error} />
+      <Table
+        label={`Models of ${provider.name}`}
+        head={["Model", "Provider model", "Context window", "Project access"]}
+        empty="No configured models."
+        rows={(models.data?.data ?? []).map((m) => [
+          m.name,
+          m.provider_model_slug,
+          String(m.context_window_tokens),
+          props.granted.has(m.id) ? (
+            "granted"
+          ) : (
+            <button type="button" className="secondary" disabled={props.busy} onClick={() => props.grant(m.id)} aria-label={`Grant ${m.name} to the project`}>
+              Grant
+            </button>
+          ),
+        ])}
+      />
+    </section>
   );
 }
 

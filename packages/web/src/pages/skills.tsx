@@ -1,0 +1,110 @@
+import type { FormEvent } from "react";
+import { api, call, type Schemas } from "../api/client";
+import { ErrorNotice, Field, Page, useAction, useLoad, when } from "../ui";
+
+/** The form's fields as multipart (docs/skills.md): openapi-fetch sends a FormData body as it is. */
+const asForm = (form: FormData) => () => form;
+
+/**
+ * The organization's skills: upload an archive (a new skill, or a new revision of one), and grant a skill
+ * to a project.
+ */
+export function Skills({ org }: { org: string }) {
+  const skills = useLoad(() => call(api.GET("/api/v1/orgs/{orgID}/skills", { params: { path: { orgID: org }, query: { limit: 100 } } })), [org]);
+  const projects = useLoad(() => call(api.GET("/api/v1/orgs/{orgID}/projects", { params: { path: { orgID: org }, query: { limit: 100 } } })), [org]);
+  const upload = useAction();
+  const submit = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const formEl = event.currentTarget;
+    const file = new FormData(formEl).get("archive");
+    const form = new FormData();
+    form.set("owner", JSON.stringify({ kind: "org" }));
+    if (file) form.set("archive", file);
+    void upload.run(async () => {
+      await call(api.POST("/api/v1/orgs/{orgID}/skills", { params: { path: { orgID: org } }, body: {} as never, bodySerializer: asForm(form) }));
+      formEl.reset();
+      skills.reload();
+    });
+  };
+  return (
+    <Page title="Skills">
+      <ErrorNotice error={skills.error ?? projects.error} />
+      {skills.data?.data.length === 0 ? <p className="muted">No skills yet.</p> : null}
+      <ul className="list" aria-label="Skills">
+        {skills.data?.data.map((skill) => (
+          <SkillItem key={skill.id} org={org} skill={skill} projects={projects.data?.data ?? []} changed={skills.reload} />
+        ))}
+      </ul>
+      <h2>Upload a skill</h2>
+      <form onSubmit={submit} className="inline-form">
+        <Field label="Archive (.zip or .tar.gz with SKILL.md)" id="skill-archive">
+          <input id="skill-archive" name="archive" type="file" accept=".zip,.tar.gz,.tgz" required />
+        </Field>
+        <button className="primary" disabled={upload.busy}>
+          Upload
+        </button>
+      </form>
+      <ErrorNotice error={upload.error} />
+    </Page>
+  );
+}
+
+function SkillItem(props: { org: string; skill: Schemas["Skill"]; projects: Schemas["Project"][]; changed: () => void }) {
+  const { org, skill } = props;
+  const path = { orgID: org, skillID: skill.id };
+  const grants = useLoad(() => call(api.GET("/api/v1/orgs/{orgID}/skills/{skillID}/grants", { params: { path, query: { limit: 100 } } })), [skill.id]);
+  const action = useAction();
+  const revise = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const formEl = event.currentTarget;
+    const file = new FormData(formEl).get("archive");
+    const form = new FormData();
+    if (file) form.set("archive", file);
+    void action.run(async () => {
+      await call(api.POST("/api/v1/orgs/{orgID}/skills/{skillID}", { params: { path }, body: {} as never, bodySerializer: asForm(form) }));
+      formEl.reset();
+      props.changed();
+    });
+  };
+  const grant = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const target = String(new FormData(event.currentTarget).get("project"));
+    void action.run(async () => {
+      await call(api.POST("/api/v1/orgs/{orgID}/skills/{skillID}/grants", { params: { path }, body: { target_project_id: target } }));
+      grants.reload();
+    });
+  };
+  const granted = grants.data?.data ?? [];
+  return (
+    <li className="skill">
+      <div>
+        <strong>{skill.name}</strong> <span className="badge">revision {skill.revision}</span> <span className="muted small">{skill.owner.kind} · updated {when(skill.updated_at)}</span>
+        <p className="muted">{skill.description}</p>
+        <p className="small">Granted to: {granted.length === 0 ? "no project" : granted.map((g) => g.target_project.name).join(", ")}</p>
+      </div>
+      <form onSubmit={revise} className="inline-form">
+        <Field label={`New revision of ${skill.name}`} id={`${skill.id}-archive`}>
+          <input id={`${skill.id}-archive`} name="archive" type="file" accept=".zip,.tar.gz,.tgz" required />
+        </Field>
+        <button className="secondary" disabled={action.busy}>
+          Upload revision
+        </button>
+      </form>
+      <form onSubmit={grant} className="inline-form">
+        <Field label={`Grant ${skill.name} to`} id={`${skill.id}-project`}>
+          <select id={`${skill.id}-project`} name="project">
+            {props.projects.map((p) => (
+              <option key={p.id} value={p.id}>
+                {p.name}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <button className="secondary" disabled={action.busy}>
+          Grant
+        </button>
+      </form>
+      <ErrorNotice error={action.error ?? grants.error} />
+    </li>
+  );
+}
