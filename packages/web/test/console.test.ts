@@ -4,7 +4,9 @@ import { join } from "node:path";
 import { expect, it } from "vitest";
 import { agentProject, yamlConfig } from "../../server/test/support/agents.js";
 import { useFakeProvider } from "../../server/test/support/fake-provider.js";
-import { CONSOLE_DIST } from "../../server/src/platform/http/console.js";
+import Fastify from "fastify";
+import type { HttpApp } from "../../server/src/platform/http/app.js";
+import { CONSOLE_DIST, consoleRoutes } from "../../server/src/platform/http/console.js";
 import { skillMd, skillZip } from "../../server/test/api/skills-fixtures.js";
 import { useConsole } from "./support.js";
 
@@ -42,6 +44,23 @@ it("serves the console at / and its client routes, caches hashed assets for good
   expect(gzipped).toBeLessThan(300 * 1024);
 });
 
+it("says how to build the console when its build is missing, instead of a bare 404", async () => {
+  const app = Fastify();
+  // The console's routes alone, over a folder with no build in it.
+  consoleRoutes(app as unknown as HttpApp, join(CONSOLE_DIST, "no-such-build"));
+  try {
+    for (const url of ["/", "/orgs/org_x/projects/proj_y/agents"]) {
+      const reply = await app.inject({ method: "GET", url, headers: { accept: "text/html" } });
+      expect(reply.statusCode).toBe(503);
+      expect(reply.headers["content-type"]).toMatch(/^text\/plain/);
+      expect(reply.body).toContain("The svc console is not built.");
+      expect(reply.body).toContain("npm run build");
+    }
+  } finally {
+    await app.close();
+  }
+});
+
 it("signs up, creates an organization, signs out and signs back in", async () => {
   const page = await ui.page();
   const email = `console-${Date.now()}@example.com`;
@@ -75,7 +94,7 @@ it("signs up, creates an organization, signs out and signs back in", async () =>
   await page.context().close();
 });
 
-it("launches from YAML with issues at their line, then follows the live timeline, answers an approval and a custom tool call", async () => {
+it("launches from YAML with issues at their line, follows the live timeline, works the backlog, answers an approval and a custom tool call, and archives", async () => {
   const project = await agentProject(ui.api, provider.baseUrl);
   provider.script(
     { toolCalls: [{ name: "lookup_invoice", input: { number: "INV-7" } }] },
@@ -106,6 +125,26 @@ it("launches from YAML with issues at their line, then follows the live timeline
   const approval = page.getByRole("form", { name: /lookup_invoice/ });
   await approval.waitFor();
   await ui.shot(page, "agent-approval");
+
+  // While the turn waits, queued messages wait in the backlog: reorder, promote, demote and cancel them.
+  for (const text of ["first follow-up", "second follow-up"]) {
+    await page.getByLabel("Message").fill(text);
+    await page.getByRole("button", { name: "Send", exact: true }).click();
+    await page.getByRole("button", { name: `Cancel: ${text}` }).waitFor();
+  }
+  const backlog = page.getByRole("list", { name: "Backlog" });
+  await page.getByRole("button", { name: "Move down: first follow-up" }).click();
+  await expect.poll(async () => (await backlog.locator(".clip").allTextContents()).join(" | ")).toBe("second follow-up | first follow-up");
+  await page.getByRole("button", { name: "Promote: first follow-up" }).click();
+  await expect.poll(async () => (await backlog.locator("li").first().textContent()) ?? "").toContain("steering first follow-up");
+  await page.getByRole("button", { name: "Demote: first follow-up" }).click();
+  await expect.poll(async () => (await backlog.locator(".badge").allTextContents()).join(" ")).toBe("queued queued");
+  await ui.shot(page, "agent-backlog");
+  for (const text of ["first follow-up", "second follow-up"]) await page.getByRole("button", { name: `Cancel: ${text}` }).click();
+  await backlog.getByRole("listitem").first().waitFor({ state: "detached" });
+  const left = await ui.api.get(`${project.base}/agents/${await agentIdOf(page)}/inputs/backlog`, { token: project.token });
+  expect(left.body.data).toEqual([]);
+
   await approval.getByLabel("Allow").check();
   await approval.getByRole("button", { name: "Answer" }).click();
 
@@ -129,6 +168,11 @@ it("launches from YAML with issues at their line, then follows the live timeline
   expect(overflow).toBe(0);
   await ui.shot(phone, "agent-phone");
   await phone.context().close();
+
+  await page.getByRole("button", { name: "Archive" }).click();
+  await page.locator(".badge.state-archived").waitFor();
+  const archived = await ui.api.get(`${project.base}/agents/${await agentIdOf(page)}`, { token: project.token });
+  expect(archived.body.agent.state).toBe("archived");
   await page.context().close();
 });
 
@@ -217,6 +261,10 @@ async function signIn(page: import("playwright-core").Page, email: string): Prom
   await page.getByLabel("Password").fill(PASSWORD);
   await page.getByRole("button", { name: "Sign in" }).click();
   await page.waitForURL((url) => url.pathname !== "/signin");
+}
+
+async function agentIdOf(page: import("playwright-core").Page): Promise<string> {
+  return new URL(page.url()).pathname.split("/").pop()!;
 }
 
 async function expectText(page: import("playwright-core").Page, text: string): Promise<void> {

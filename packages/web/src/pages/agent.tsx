@@ -17,7 +17,9 @@ export function AgentView({ org, project, agent }: { org: string; project: strin
   const timeline = useTimeline(org, project, agent);
   // Backlog and interactions change with the timeline: load them again on every saved event and every
   // tool-call state change (a permission question opens with one, before any event is saved).
-  const version = timeline.changes;
+  // A queued message changes the backlog without any event: sending counts as a change too.
+  const [sent, setSent] = useState(0);
+  const version = timeline.changes + sent;
   const controls = useAction();
   const info = current.data?.agent;
 
@@ -55,7 +57,7 @@ export function AgentView({ org, project, agent }: { org: string; project: strin
           </h2>
           <ErrorNotice error={timeline.error} />
           <TimelineView ids={path} timeline={timeline} />
-          <SendMessage ids={path} />
+          <SendMessage ids={path} sent={() => setSent((n) => n + 1)} />
         </section>
         <aside>
           <Interactions ids={path} version={version} />
@@ -139,7 +141,7 @@ function BlockView({ block, ids, timeline }: { block: Block; ids: Ids; timeline:
   }
 }
 
-function SendMessage({ ids }: { ids: Ids }) {
+function SendMessage({ ids, sent }: { ids: Ids; sent: () => void }) {
   const action = useAction();
   const [text, setText] = useState("");
   const submit = (event: FormEvent<HTMLFormElement>, mode: "queued" | "steering") => {
@@ -148,6 +150,7 @@ function SendMessage({ ids }: { ids: Ids }) {
     void action.run(async () => {
       await call(api.POST("/api/v1/orgs/{orgID}/projects/{projectID}/agents/{agentID}/inputs", { params: { path: ids }, body: { content_blocks: [{ type: "text", text }], delivery_mode: mode } }));
       setText("");
+      sent();
     });
   };
   return (
@@ -306,7 +309,7 @@ function Backlog({ ids, version }: { ids: Ids; version: number }) {
       <h2 id="backlog-title">Backlog</h2>
       <ErrorNotice error={backlog.error ?? action.error} />
       {items.length === 0 ? <p className="muted">No input waits.</p> : null}
-      <ol className="list backlog">
+      <ol className="list backlog" aria-label="Backlog">
         {items.map((input, i) => {
           const text = (input.content_blocks ?? []).map((b) => ("text" in b ? b.text : b.type)).join(" ");
           const sameMode = (other: Schemas["AgentInput"] | undefined) => other && other.delivery_mode === input.delivery_mode ? other.id : undefined;
@@ -314,16 +317,16 @@ function Backlog({ ids, version }: { ids: Ids; version: number }) {
           const next = sameMode(items[i + 1]);
           return (
             <li key={input.id}>
-              <span className={`badge`}>{input.delivery_mode}</span> <span className="clip">{text}</span>
+              <span className="badge">{input.delivery_mode}</span> <span className="clip">{text}</span>
               <div className="actions small">
                 <button type="button" className="secondary" disabled={action.busy || !previous} onClick={() => act(input, "up", previous)} aria-label={`Move up: ${text}`}>↑</button>
                 <button type="button" className="secondary" disabled={action.busy || !next} onClick={() => act(input, "down", next)} aria-label={`Move down: ${text}`}>↓</button>
                 {input.delivery_mode === "queued" ? (
-                  <button type="button" className="secondary" disabled={action.busy} onClick={() => act(input, "promote")}>Promote</button>
+                  <button type="button" className="secondary" disabled={action.busy} onClick={() => act(input, "promote")} aria-label={`Promote: ${text}`}>Promote</button>
                 ) : (
-                  <button type="button" className="secondary" disabled={action.busy} onClick={() => act(input, "demote")}>Demote</button>
+                  <button type="button" className="secondary" disabled={action.busy} onClick={() => act(input, "demote")} aria-label={`Demote: ${text}`}>Demote</button>
                 )}
-                <button type="button" className="secondary" disabled={action.busy} onClick={() => act(input, "cancel")}>Cancel</button>
+                <button type="button" className="secondary" disabled={action.busy} onClick={() => act(input, "cancel")} aria-label={`Cancel: ${text}`}>Cancel</button>
               </div>
             </li>
           );
