@@ -68,7 +68,12 @@ function Shell(props: { org?: string; project?: string; children: ReactNode }) {
   const { me, signOut } = useSession();
   const { org, project } = props;
   const projects = useLoad(async () => (org ? (await call(api.GET("/api/v1/orgs/{orgID}/projects", { params: { path: { orgID: org }, query: { limit: 100 } } }))).data : []), [org]);
-  const current = project ?? projects.data?.[0]?.id;
+  // Organization pages have no project in their address: keep showing the one last opened in this tab.
+  const remembered = org ? sessionStorage.getItem(`svc:project:${org}`) : null;
+  const current = project ?? projects.data?.find((p) => p.id === remembered)?.id ?? projects.data?.[0]?.id;
+  useEffect(() => {
+    if (org && project) sessionStorage.setItem(`svc:project:${org}`, project);
+  }, [org, project]);
   const out = useAction();
   const base = org && current ? `/orgs/${org}/projects/${current}` : undefined;
   return (

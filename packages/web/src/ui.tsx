@@ -41,7 +41,7 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data: T |
     return () => {
       live = false;
     };
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // `load` is a new closure on every render; what it reads is in `deps`.
   }, [...deps, round]);
   const reload = useCallback(() => setRound((n) => n + 1), []);
   return { data: state.data, error: state.error, reload };

@@ -144,8 +144,7 @@ function BlockView({ block, ids, timeline }: { block: Block; ids: Ids; timeline:
 function SendMessage({ ids, sent }: { ids: Ids; sent: () => void }) {
   const action = useAction();
   const [text, setText] = useState("");
-  const submit = (event: FormEvent<HTMLFormElement>, mode: "queued" | "steering") => {
-    event.preventDefault();
+  const send = (mode: "queued" | "steering") => {
     if (!text.trim()) return;
     void action.run(async () => {
       await call(api.POST("/api/v1/orgs/{orgID}/projects/{projectID}/agents/{agentID}/inputs", { params: { path: ids }, body: { content_blocks: [{ type: "text", text }], delivery_mode: mode } }));
@@ -154,7 +153,13 @@ function SendMessage({ ids, sent }: { ids: Ids; sent: () => void }) {
     });
   };
   return (
-    <form className="send" onSubmit={(event) => submit(event, "queued")}>
+    <form
+      className="send"
+      onSubmit={(event) => {
+        event.preventDefault();
+        send("queued");
+      }}
+    >
       <Field label="Message" id="message">
         <textarea id="message" rows={3} value={text} onChange={(event) => setText(event.target.value)} />
       </Field>
@@ -163,7 +168,7 @@ function SendMessage({ ids, sent }: { ids: Ids; sent: () => void }) {
         <button className="primary" disabled={action.busy}>
           Send
         </button>
-        <button type="button" className="secondary" disabled={action.busy} onClick={(event) => submit(event as unknown as FormEvent<HTMLFormElement>, "steering")}>
+        <button type="button" className="secondary" disabled={action.busy} onClick={() => send("steering")}>
           Send as steering
         </button>
       </div>

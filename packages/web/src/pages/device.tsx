@@ -39,8 +39,7 @@ export function DevicePage() {
 
   useEffect(() => {
     if (code) void lookup(code);
-    // Only the code the page was opened with is looked up by itself.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // Only the code the page was opened with is looked up by itself, once.
   }, []);
 
   const submitCode = (event: FormEvent) => {
