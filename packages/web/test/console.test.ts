@@ -197,7 +197,7 @@ it("approves a device login after signing in, and the device's next poll gets it
   await page.context().close();
 });
 
-it("connects a machine, uploads and grants a skill, adds a secret, grants a model, invites a member and makes a token", async () => {
+it("connects and grants a machine, uploads and grants a skill, adds and grants a secret, grants a model, invites a member and makes a token", async () => {
   const project = await agentProject(ui.api, provider.baseUrl);
   const second = await ui.api.post(`/api/v1/orgs/${project.orgId}/projects`, { name: "Second" }, { token: project.token });
   expect(second.status).toBe(201);
@@ -210,6 +210,11 @@ it("connects a machine, uploads and grants a skill, adds a secret, grants a mode
   await page.getByRole("button", { name: "Connect" }).click();
   await expectText(page, "npx svcd run --url " + ui.url + " --token ");
   expect(await page.getByRole("table", { name: "Machines" }).textContent()).toContain("offline");
+  await page.getByLabel("To project").selectOption({ label: "Second" });
+  await page.getByRole("button", { name: "Grant", exact: true }).click();
+  await expectText(page, "build-box is granted to Second.");
+  const machineGrants = await ui.api.get(`/api/v1/orgs/${project.orgId}/projects/${second.body.id}/machine-grants`, { token: project.token });
+  expect(machineGrants.body.data).toHaveLength(1);
   await ui.shot(page, "machines");
 
   await nav.getByRole("link", { name: "Skills" }).click();
@@ -230,6 +235,14 @@ it("connects a machine, uploads and grants a skill, adds a secret, grants a mode
   await page.getByRole("button", { name: "Add secret" }).click();
   await expectText(page, "deploy key");
   expect(await page.content()).not.toContain("s3cr3t");
+  await page.getByLabel("Secret", { exact: true }).selectOption({ label: "deploy key" });
+  await page.getByLabel("To project").selectOption({ label: "Second" });
+  await page.getByRole("button", { name: "Grant", exact: true }).click();
+  await expectText(page, "deploy key is granted to Second.");
+  const secrets = await ui.api.get(`/api/v1/orgs/${project.orgId}/secrets?limit=100`, { token: project.token });
+  const deployKey = (secrets.body.data as Array<{ id: string; name: string }>).find((x) => x.name === "deploy key")!;
+  const secretGrants = await ui.api.get(`/api/v1/orgs/${project.orgId}/secrets/${deployKey.id}/grants`, { token: project.token });
+  expect(secretGrants.body.data).toHaveLength(1);
 
   await nav.getByRole("link", { name: "Models" }).click();
   await page.getByLabel("Project to grant models to").selectOption({ label: "Second" });

@@ -48,6 +48,57 @@ function Shown({ label, value }: { label: string; value: string | undefined }) {
   );
 }
 
+/** "Grant <one of items> to <project>": the access grants of machines and secrets (docs/machines.md, the spec's Secrets). */
+function GrantForm(props: { what: string; items: Array<{ id: string; name: string }>; org: string; grant: (itemID: string, projectID: string) => Promise<unknown> }) {
+  const projects = useLoad(() => call(api.GET("/api/v1/orgs/{orgID}/projects", { params: { path: { orgID: props.org }, query: { limit: 100 } } })), [props.org]);
+  const action = useAction();
+  const [done, setDone] = useState<string>();
+  if (props.items.length === 0) return null;
+  const submit = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    const item = props.items.find((i) => i.id === form.get("item"));
+    const project = projects.data?.data.find((p) => p.id === form.get("project"));
+    if (!item || !project) return;
+    setDone(undefined);
+    void action.run(async () => {
+      await props.grant(item.id, project.id);
+      setDone(`${item.name} is granted to ${project.name}.`);
+    });
+  };
+  const id = props.what.toLowerCase();
+  return (
+    <>
+      <h2>Grant a {id} to a project</h2>
+      <form onSubmit={submit} className="inline-form">
+        <Field label={props.what} id={`grant-${id}`}>
+          <select id={`grant-${id}`} name="item">
+            {props.items.map((i) => (
+              <option key={i.id} value={i.id}>
+                {i.name}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <Field label="To project" id={`grant-${id}-project`}>
+          <select id={`grant-${id}-project`} name="project">
+            {projects.data?.data.map((p) => (
+              <option key={p.id} value={p.id}>
+                {p.name}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <button className="secondary" disabled={action.busy}>
+          Grant
+        </button>
+      </form>
+      <ErrorNotice error={action.error ?? projects.error} />
+      {done ? <p role="status">{done}</p> : null}
+    </>
+  );
+}
+
 function text(form: FormData, name: string): string {
   return String(form.get(name) ?? "").trim();
 }
@@ -86,6 +137,12 @@ export function Machines({ org }: { org: string }) {
       </form>
       <ErrorNotice error={action.error} />
       <Shown label="Run this on the machine (the token is shown once):" value={command} />
+      <GrantForm
+        what="Machine"
+        org={org}
+        items={(list.data?.data ?? []).filter((m) => m.source_kind === "byo").map((m) => ({ id: m.id, name: m.display_name }))}
+        grant={(machineID, projectID) => call(api.POST("/api/v1/orgs/{orgID}/projects/{projectID}/machine-grants", { params: { path: { orgID: org, projectID } }, body: { machine_id: machineID } }))}
+      />
     </Page>
   );
 }
@@ -126,6 +183,12 @@ export function Secrets({ org }: { org: string }) {
         </button>
       </form>
       <ErrorNotice error={action.error} />
+      <GrantForm
+        what="Secret"
+        org={org}
+        items={(list.data?.data ?? []).filter((x) => x.owner.kind === "org").map((x) => ({ id: x.id, name: x.name }))}
+        grant={(secretID, projectID) => call(api.POST("/api/v1/orgs/{orgID}/secrets/{secretID}/grants", { params: { path: { orgID: org, secretID } }, body: { target_project_id: projectID } }))}
+      />
     </Page>
   );
 }
