@@ -176,11 +176,23 @@ it("launches from YAML with issues at their line, follows the live timeline, wor
   await page.context().close();
 });
 
-it("approves a device login after signing in, and the device's next poll gets its token", async () => {
+it("approves a device login after signing in (explaining a wrong address), and the device's next poll gets its token", async () => {
   const session = await ui.api.signup({ password: PASSWORD });
   const started = await ui.api.post("/api/auth/device/code", { client_name: "acme-cli", token_name: "laptop" });
   const flow = started.body as { device_code: string; verification_uri_complete: string };
   expect(flow.verification_uri_complete.startsWith(`${ui.url}/device?user_code=`)).toBe(true);
+  // Opened at another address than svc's public URL: the refusal says which address to use.
+  const elsewhere = await ui.page();
+  await elsewhere.goto(flow.verification_uri_complete.replace(ui.url, ui.server.url));
+  await elsewhere.getByLabel("Email").fill(session.email);
+  await elsewhere.getByLabel("Password").fill(PASSWORD);
+  await elsewhere.getByRole("button", { name: "Sign in" }).click();
+  await elsewhere.getByRole("button", { name: "Approve" }).click();
+  const refusal = await elsewhere.getByRole("alert").textContent();
+  expect(refusal).toBe(`This page was opened at ${ui.server.url}, but svc accepts changes only from its public address: open ${new URL(flow.verification_uri_complete).href} instead.`);
+  await ui.shot(elsewhere, "device-wrong-origin");
+  await elsewhere.context().close();
+
   const page = await ui.page();
   await page.goto(flow.verification_uri_complete);
   await expectText(page, "Sign in to approve this device.");

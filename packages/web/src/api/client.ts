@@ -82,9 +82,11 @@ function toApiError(status: number, body: unknown): ApiError {
  * SVC_PUBLIC_URL. Saying which address to use helps; "reload" would not.
  */
 function explainOrigin(detail: string): string {
-  if (detail.includes("does not match")) {
-    return `This page was opened at ${location.origin}, but svc accepts changes only from its public address. ${detail}`;
+  const publicUrl = /open svc at (https?:\/\/[^\s]+)/.exec(detail)?.[1];
+  if (publicUrl) {
+    return `This page was opened at ${location.origin}, but svc accepts changes only from its public address: open ${publicUrl}${location.pathname}${location.search} instead.`;
   }
+  if (detail.includes("does not match")) return `This page was opened at ${location.origin}, but svc accepts changes only from its public address. ${detail}`;
   return "Your session could not be verified. Sign out and sign in again.";
 }
 
