@@ -41,13 +41,10 @@ const CSP = [
 const ASSET_NAME = /^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,200}$/;
 
 export function consoleRoutes(app: HttpApp, dist: string = CONSOLE_DIST): void {
-  let page: Promise<Buffer | undefined> | undefined;
-  const indexPage = () => (page ??= readFile(join(dist, "index.html")).catch(() => undefined));
-
   const sendPage = async (reply: FastifyReply) => {
-    const html = await indexPage();
-    // The build is missing: say how to make it instead of a bare 404 (docs/console.md).
-    if (!html) page = undefined;
+    // Read on every load (half a kilobyte): a rebuild while svc runs names new asset files, and a cached
+    // copy would point at the deleted ones. A missing build is said, with how to make it, not a bare 404.
+    const html = await readFile(join(dist, "index.html")).catch(() => undefined);
     return secure(reply)
       .status(html ? 200 : 503)
       .header("cache-control", "no-cache")
