@@ -1889,7 +1889,7 @@ export interface paths {
          * Start an integration's OAuth install
          * @description Starts installing the provider app through its consent page (project manage; a user session or personal token). Configure redirect_uri, events_url and actions_url in the provider app, then open oauth_url before expires_at in a browser signed in to svc as the same user. The integration is connected when its last_oauth_flow_id is flow_id.
          */
-        post: operations["createIntegrationOAuthSetup"];
+        post: operations["startIntegrationOAuthInstall"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1935,6 +1935,86 @@ export interface paths {
          * @description Stops forwarding the conversation to the agent (project manage); the agent and its history stay.
          */
         delete: operations["deleteIntegrationSubscription"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orgs/{orgID}/projects/{projectID}/integration-installs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List integration installs
+         * @description The project's connected Slack integrations whose launcher offers an agent profile, one item each (project read). By default created_at descending, then id descending; the list's logical name is provider_agent_display_name.
+         */
+        get: operations["listIntegrationInstalls"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orgs/{orgID}/projects/{projectID}/integration-installs/{integrationInstallID}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete integration install
+         * @description Deletes the integration behind the install (project manage), as DELETE …/integrations/{integrationID} does: its subscriptions go and its credential reference is released. Agents and profiles stay. Nothing is revoked at Slack.
+         */
+        delete: operations["deleteIntegrationInstall"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orgs/{orgID}/projects/{projectID}/agent-profiles/{agentProfileID}/integration-oauth/setup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create integration OAuth setup
+         * @description Starts installing an existing Slack app for the profile (project manage; a user session or personal token): creates a disconnected slack_thread integration whose launcher offers only this profile and answers its OAuth install, as …/integrations/{integrationID}/oauth/setup does. The install is listed once the callback connects it.
+         */
+        post: operations["createIntegrationOAuthSetup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orgs/{orgID}/projects/{projectID}/agent-profiles/{agentProfileID}/slack-setup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create Slack app and OAuth setup
+         * @description Creates a Slack app from svc's manifest with the caller's app configuration token (Slack's apps.manifest.create), then starts its OAuth install for the profile as …/integration-oauth/setup does (project manage; a user session or personal token). A token or app name Slack refuses is a 400; nothing is saved then.
+         */
+        post: operations["createSlackSetup"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -2905,6 +2985,11 @@ export interface components {
             enabled: boolean;
         };
         CreateIntegrationOAuthSetupRequest: {
+            /**
+             * @default slack
+             * @enum {unknown}
+             */
+            provider: "slack";
             client_id: string;
             client_secret: string;
             signing_secret: string;
@@ -2917,7 +3002,7 @@ export interface components {
              * @description The kinds this svc implements (GET …/integration-definitions).
              * @enum {unknown}
              */
-            integration_kind: "slack_thread";
+            integration_kind: "slack_thread" | "discord_thread" | "github_pr";
             /** @description Defaults to {}; validated against the kind's capabilities.settings.input_schema. */
             settings?: {
                 [key: string]: unknown;
@@ -3102,6 +3187,14 @@ export interface components {
              * @description A .zip or .tar.gz of at most 25 MiB holding SKILL.md and any supporting files.
              */
             archive: string;
+        };
+        CreateSlackSetupRequest: {
+            /** @description The Slack app's and its bot's name; also the install's provider_agent_display_name. */
+            app_name: string;
+            /** @description A Slack app configuration token (xoxe.xoxp-…); used once to create the app, never stored. */
+            app_configuration_token: string;
+            /** @description A path on svc's origin the browser returns to after the install. */
+            return_to?: string;
         };
         /** @description Five-field cron expression (minute hour day-of-month month day-of-week) with *, ranges (1-5), lists (1,3) and steps (*\/15, 0-30/10); month and weekday names (JAN, MON) are accepted. TZ= and CRON_TZ= prefixes are refused; set timezone instead. */
         CronExpression: string;
@@ -3343,6 +3436,33 @@ export interface components {
             capabilities: components["schemas"]["IntegrationCapabilities"];
         };
         IntegrationID: string;
+        /** @description A connected slack_thread integration whose launcher offers an agent profile, shown as the reference's install. Its id is the integration's with the iin_ prefix. agent_profile_id is the profile the list was filtered by, otherwise the first the launcher offers; agent_id is never set. Provider credentials are never returned. */
+        IntegrationInstall: {
+            id: components["schemas"]["IntegrationInstallID"];
+            org_id: components["schemas"]["OrganizationID"];
+            project_id: components["schemas"]["ProjectID"];
+            agent_profile_id?: components["schemas"]["AgentProfileID"];
+            agent_id?: components["schemas"]["AgentID"];
+            /** @description Always slack. */
+            provider: string;
+            /** @description Always slack_thread. */
+            integration_kind: string;
+            /** @description events_api: Slack posts events and interactions to svc over HTTPS. */
+            connection_mode: string;
+            /**
+             * @description disabled while the integration is disconnected.
+             * @enum {unknown}
+             */
+            state: "active" | "disabled";
+            /** @description The Slack workspace (team) id. */
+            provider_tenant_id: string;
+            /** @description The bot's Slack user id. */
+            provider_account_ref: string;
+            provider_agent_display_name: string;
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        IntegrationInstallID: string;
         /** @description A letter, then letters, digits or hyphens; 1 to 32 characters. Immutable; unique in the project; agents see tools as int__<name>__<operation>. */
         IntegrationName: string;
         IntegrationOAuthFlowID: string;
@@ -3450,6 +3570,10 @@ export interface components {
         };
         ListIntegrationDefinitionsResponse: {
             data: components["schemas"]["IntegrationDefinition"][];
+        };
+        ListIntegrationInstallsResponse: {
+            data: components["schemas"]["IntegrationInstall"][];
+            next_cursor: string | null;
         };
         ListIntegrationSubscriptionsResponse: {
             data: components["schemas"]["IntegrationSubscription"][];
@@ -4434,6 +4558,27 @@ export interface components {
             client_id: string;
             client_secret: string;
             signing_secret: string;
+        };
+        SlackSetup: {
+            provider: string;
+            flow_id: components["schemas"]["IntegrationOAuthFlowID"];
+            slack_app_id: string;
+            /** Format: uri */
+            oauth_url: string;
+            /** Format: uri */
+            redirect_uri: string;
+            /** Format: uri */
+            events_url: string;
+            /** Format: uri */
+            actions_url: string;
+            expires_at: components["schemas"]["Timestamp"];
+        };
+        StartIntegrationOAuthInstallRequest: {
+            client_id: string;
+            client_secret: string;
+            signing_secret: string;
+            /** @description A path on svc's origin the browser returns to after the install. */
+            return_to?: string;
         };
         StreamEventsResponse: components["schemas"]["AgentEvent"] | components["schemas"]["ToolCallUpdate"] | components["schemas"]["ModelOutputDelta"] | components["schemas"]["Error"];
         StructuredDataContentBlock: {
@@ -8964,7 +9109,7 @@ export interface operations {
             "5XX": components["responses"]["ServerError"];
         };
     };
-    createIntegrationOAuthSetup: {
+    startIntegrationOAuthInstall: {
         parameters: {
             query?: never;
             header?: never;
@@ -8977,7 +9122,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["CreateIntegrationOAuthSetupRequest"];
+                "application/json": components["schemas"]["StartIntegrationOAuthInstallRequest"];
             };
         };
         responses: {
@@ -9100,6 +9245,145 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    listIntegrationInstalls: {
+        parameters: {
+            query?: {
+                /** @description A case-insensitive glob over provider_agent_display_name. */
+                name?: string;
+                /** @description Only installs whose launcher offers this profile. */
+                agent_profile_id?: components["schemas"]["AgentProfileID"];
+                /** @description Only the install this OAuth setup flow completed. */
+                oauth_flow_id?: components["schemas"]["IntegrationOAuthFlowID"];
+                sort?: "name" | "-name" | "-updated_at" | "updated_at" | "-created_at" | "created_at";
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                orgID: components["schemas"]["OrganizationID"];
+                projectID: components["schemas"]["ProjectID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListIntegrationInstallsResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    deleteIntegrationInstall: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgID: components["schemas"]["OrganizationID"];
+                projectID: components["schemas"]["ProjectID"];
+                integrationInstallID: components["schemas"]["IntegrationInstallID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No Content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    createIntegrationOAuthSetup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgID: components["schemas"]["OrganizationID"];
+                projectID: components["schemas"]["ProjectID"];
+                agentProfileID: components["schemas"]["AgentProfileID"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateIntegrationOAuthSetupRequest"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IntegrationOAuthSetup"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    createSlackSetup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgID: components["schemas"]["OrganizationID"];
+                projectID: components["schemas"]["ProjectID"];
+                agentProfileID: components["schemas"]["AgentProfileID"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateSlackSetupRequest"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackSetup"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            502: components["responses"]["BadGateway"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
