@@ -22,7 +22,10 @@ const server = useTestServer({ SVC_DEVICE_POLL_INTERVAL_SECONDS: "1" }, { worker
 const provider = useFakeProvider();
 
 beforeAll(() => {
-  const stale = (staleWorkspaces(root) as string[]).filter((w) => ["packages/sdk", "packages/cli", "packages/server"].includes(w));
+  // In the root's order: the server's build reads @svc/protocol's, the CLI's the SDK's. Not the console's,
+  // which its own tests build (two builds of one workspace at once would write over each other).
+  const needed = ["packages/protocol", "packages/sdk", "packages/cli", "packages/server"];
+  const stale = (staleWorkspaces(root) as string[]).filter((w) => needed.includes(w));
   for (const workspace of stale) execFileSync("npm", ["run", "build", "-w", workspace], { cwd: root, stdio: "ignore" });
 });
 
