@@ -8,6 +8,9 @@ export default defineConfig({
     include: ["packages/*/test/**/*.test.ts"],
     globalSetup: ["packages/server/test/support/global-setup.ts"],
     pool: "forks",
+    // Files in one worker share its module cache: each file still starts its own server and database, and
+    // the server's modules load once per worker instead of once per file (a sixth of the suite's CPU).
+    isolate: false,
     // Vitest's default on a 2-core machine is one worker, which runs the files one after another; most of
     // a file's time is spent waiting (child processes, the database, timers), so two at once roughly halve
     // the suite's wall time there. Each file has its own server, database and ports, so files never share state.
