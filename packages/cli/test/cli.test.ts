@@ -8,7 +8,6 @@ import { useTestServer } from "../../server/test/support/server.js";
 import { useFakeProvider } from "../../server/test/support/fake-provider.js";
 import { agentProject, yamlConfig, type AgentProject } from "../../server/test/support/agents.js";
 import { eventually, untilEvents } from "../../server/test/support/agent-loop.js";
-// @ts-expect-error: a plain ES module script of the repository, without declarations
 import { staleWorkspaces } from "../../../scripts/build-state.mjs";
 
 /*
@@ -25,7 +24,7 @@ beforeAll(() => {
   // In the root's order: the server's build reads @svc/protocol's, the CLI's the SDK's. Not the console's,
   // which its own tests build (two builds of one workspace at once would write over each other).
   const needed = ["packages/protocol", "packages/sdk", "packages/cli", "packages/server"];
-  const stale = (staleWorkspaces(root) as string[]).filter((w) => needed.includes(w));
+  const stale = staleWorkspaces(root).filter((w) => needed.includes(w));
   for (const workspace of stale) execFileSync("npm", ["run", "build", "-w", workspace], { cwd: root, stdio: "ignore" });
 });
 

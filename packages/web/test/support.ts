@@ -7,7 +7,6 @@ import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll } from "vitest";
 import { ApiClient } from "../../server/test/support/client.js";
 import { startTestServer, type TestServer } from "../../server/test/support/server.js";
-// @ts-expect-error: a plain .mjs module of the repo's scripts, without type declarations
 import { staleWorkspaces } from "../../../scripts/build-state.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "../../..");
@@ -18,7 +17,7 @@ export const ARTIFACTS = join(ROOT, "test-artifacts", "console", DATABASE);
 
 /** The console's build, made first when missing or older than its sources (as `npm start` does). */
 function ensureBuilt(): void {
-  if (!(staleWorkspaces(ROOT) as string[]).includes("packages/web")) return;
+  if (!staleWorkspaces(ROOT).includes("packages/web")) return;
   const build = spawnSync("npm", ["run", "build", "-w", "@svc/web"], { cwd: ROOT, encoding: "utf8" });
   if (build.status !== 0) throw new Error(`building the console failed:\n${build.stdout}\n${build.stderr}`);
 }

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ApiClient } from "../support/client.js";
-import { exited, freePort, ready, SVC_FROM_SOURCE } from "../support/process.js";
+import { exited, freePort, ready, SVC_ENTRY } from "../support/process.js";
 
 /*
  * Issue 9, item 4: `svc backup` / `svc restore` for the embedded data directory, run as an operator
@@ -24,14 +24,14 @@ const SECRET_VALUE = "backup-secret-SENTINEL";
 const embeddedEnv = (dataDir: string): NodeJS.ProcessEnv => ({ ...process.env, DATABASE_URL: "", SVC_SECRET_KEY: "", SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: "error" });
 
 function svc(args: string[], env: NodeJS.ProcessEnv) {
-  const run = spawnSync(process.execPath, [...SVC_FROM_SOURCE, ...args], { env, encoding: "utf8", timeout: 120_000 });
+  const run = spawnSync(process.execPath, [...SVC_ENTRY, ...args], { env, encoding: "utf8", timeout: 120_000 });
   return { code: run.status, out: `${run.stdout}${run.stderr}` };
 }
 
 async function serve(dataDir: string) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, [...SVC_FROM_SOURCE, "serve"], {
+  const child = spawn(process.execPath, [...SVC_ENTRY, "serve"], {
     env: { ...embeddedEnv(dataDir), PORT: String(port), HOST: "127.0.0.1", SVC_PUBLIC_URL: url },
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -9,7 +9,7 @@ import { agentProject, yamlConfig } from "../support/agents.js";
 import { createConfig, eventually, finalOutputs, launch, modelCalls, providerRequests, untilEvents } from "../support/agent-loop.js";
 import { startFakeMcpServer } from "../support/fake-mcp.js";
 import { ApiClient } from "../support/client.js";
-import { exited, freePort, ready, SVC_FROM_SOURCE } from "../support/process.js";
+import { exited, freePort, ready, SVC_ENTRY } from "../support/process.js";
 import { adminQuery, withDatabase } from "../support/global-setup.js";
 import { connectMachine, startDaemon, untilConnection } from "../support/daemon.js";
 
@@ -33,7 +33,7 @@ async function databaseEnv(): Promise<Record<string, string>> {
 }
 
 function svc(env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, [...SVC_FROM_SOURCE, "serve"], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  return spawn(process.execPath, [...SVC_ENTRY, "serve"], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
 }
 
 /**

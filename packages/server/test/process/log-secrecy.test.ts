@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { startFakeProvider } from "../../src/runtime/models/fake-provider/index.js";
 import { createConfig, finalOutputs, launch, untilEvents } from "../support/agent-loop.js";
 import { ApiClient } from "../support/client.js";
-import { exited, freePort, ready, SVC_FROM_SOURCE } from "../support/process.js";
+import { exited, freePort, ready, SVC_ENTRY } from "../support/process.js";
 
 /*
  * Logs never carry what tenants entrust to svc (issue 9, item 4): `svc serve` runs at trace level while a
@@ -29,7 +29,7 @@ describe("log secrecy", () => {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     const env = { ...process.env, DATABASE_URL: "", SVC_DATA_DIR: dataDir, PORT: String(port), HOST: "127.0.0.1", SVC_PUBLIC_URL: url, SVC_LOG_LEVEL: "trace", SVC_ALLOW_PRIVATE_NETWORK: "true" };
-    const child = spawn(process.execPath, [...SVC_FROM_SOURCE, "serve"], { env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [...SVC_ENTRY, "serve"], { env, stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
     child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
     child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));

@@ -5,14 +5,11 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { exited, freePort, outputTail, ready } from "../support/process.js";
-// @ts-expect-error: a plain JavaScript module of the repository's scripts, without type declarations.
 import { staleWorkspaces } from "../../../../scripts/build-state.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "../../../..");
 const scratch = mkdtempSync(join(tmpdir(), "svc-npm-start-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-
-const stale = staleWorkspaces as (root: string) => string[];
 
 /** `npm start` in the repository, as a newcomer runs it, on the embedded database in `dataDir`. */
 function npmStart(dataDir: string, port: number): ChildProcess {
@@ -45,7 +42,7 @@ async function gone(pid: number): Promise<boolean> {
 async function started(name: string) {
   const dataDir = join(scratch, name);
   const port = await freePort();
-  const buildWasCurrent = stale(ROOT).length === 0;
+  const buildWasCurrent = staleWorkspaces(ROOT).length === 0;
   const npm = npmStart(dataDir, port);
   await ready(`http://127.0.0.1:${port}`, npm);
   const server = Number(readFileSync(join(dataDir, "svc.pid"), "utf8"));
@@ -99,8 +96,8 @@ describe("the build check of npm start", () => {
   }
 
   it("builds a workspace that was never built or whose sources changed since, and nothing else", () => {
-    expect(stale(repository("unbuilt", { changedAt: 2000 }))).toEqual(["packages/one"]);
-    expect(stale(repository("changed", { builtAt: 2000, changedAt: 3000 }))).toEqual(["packages/one"]);
-    expect(stale(repository("current", { builtAt: 3000, changedAt: 2000 }))).toEqual([]);
+    expect(staleWorkspaces(repository("unbuilt", { changedAt: 2000 }))).toEqual(["packages/one"]);
+    expect(staleWorkspaces(repository("changed", { builtAt: 2000, changedAt: 3000 }))).toEqual(["packages/one"]);
+    expect(staleWorkspaces(repository("current", { builtAt: 3000, changedAt: 2000 }))).toEqual([]);
   });
 });

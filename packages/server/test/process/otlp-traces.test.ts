@@ -10,7 +10,7 @@ import { createConfig, finalOutputs, launch, untilEvents } from "../support/agen
 import { ApiClient } from "../support/client.js";
 import { startFakeCollector, type ReceivedSpan } from "../support/fake-otlp-collector.js";
 import { adminQuery, withDatabase } from "../support/global-setup.js";
-import { exited, freePort, ready, SVC_FROM_SOURCE } from "../support/process.js";
+import { exited, freePort, ready, SVC_ENTRY } from "../support/process.js";
 
 /*
  * OpenTelemetry traces over OTLP/HTTP (issue 9, item 4; docs/operations.md, "Traces"): `svc serve` with
@@ -56,7 +56,7 @@ describe("OTLP traces", () => {
       OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
       OTEL_SERVICE_NAME: "svc-under-test",
     };
-    const child = spawn(process.execPath, [...SVC_FROM_SOURCE, "serve"], { env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [...SVC_ENTRY, "serve"], { env, stdio: ["ignore", "pipe", "pipe"] });
     cleanups.push(async () => child.kill("SIGKILL"));
     const api = new ApiClient(url, url);
     const caller = { traceId: randomBytes(16).toString("hex"), spanId: randomBytes(8).toString("hex") };

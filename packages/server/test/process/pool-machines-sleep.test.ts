@@ -5,9 +5,10 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { decodeId } from "../../src/platform/ids.js";
 import { agentProject, yamlConfig, type AgentProject } from "../support/agents.js";
 import { createConfig, eventually, events, finalOutputs, send } from "../support/agent-loop.js";
-import { connectMachine, startDaemon, SVCD, tempDir, untilConnection, type Daemon } from "../support/daemon.js";
+import { connectMachine, startDaemon, tempDir, untilConnection, type Daemon } from "../support/daemon.js";
+import { SVCD_ENTRY } from "../support/process.js";
 import { useFakeProvider } from "../support/fake-provider.js";
-import { startTestServer, TSX, useTestServer, type TestServer } from "../support/server.js";
+import { startTestServer, useTestServer, type TestServer } from "../support/server.js";
 
 // Every test here starts svc or svcd processes from their TypeScript sources: 3–6 s apiece on a busy CI machine.
 vi.setConfig({ testTimeout: 120_000 });
@@ -148,7 +149,7 @@ describe("work queued on a provisioning pool machine", () => {
     // `open` lets the daemon start; `fail` makes each start fail, as a broken image would.
     const script =
       `while [ ! -e "$5/../open" ]; do if [ -e "$5/../fail" ]; then echo "no daemon here"; exit 1; fi; sleep 0.1; done; ` +
-      `exec "${process.execPath}" --import "${TSX}" "${SVCD}" "$@"`;
+      `exec "${process.execPath}" ${SVCD_ENTRY.map((arg) => `"${arg}"`).join(" ")} "$@"`;
     // Unsandboxed: the sandbox binds back what the daemon command's arguments name under hidden directories
     // (a checkout under /tmp), and this command names node, tsx and svcd only inside its script.
     gated = await startTestServer(

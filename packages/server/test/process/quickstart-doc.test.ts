@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { startFakeProvider } from "../../src/runtime/models/fake-provider/index.js";
-import { exited, freePort, ready, SVC_FROM_SOURCE } from "../support/process.js";
+import { exited, freePort, ready, SVC_ENTRY } from "../support/process.js";
 
 /*
  * docs/quickstart.md runs top to bottom as one script: its `sh` blocks, in order, against a started svc
@@ -32,7 +32,7 @@ describe("docs/quickstart.md", () => {
     const port = await freePort();
     const origin = `http://localhost:${port}`;
     const env = { ...process.env, DATABASE_URL: "", SVC_DATA_DIR: join(work, "data"), PORT: String(port), HOST: "127.0.0.1", SVC_LOG_LEVEL: "warn", SVC_ALLOW_PRIVATE_NETWORK: "true" };
-    const svc = spawn(process.execPath, [...SVC_FROM_SOURCE, "serve"], { env, stdio: ["ignore", "pipe", "pipe"] });
+    const svc = spawn(process.execPath, [...SVC_ENTRY, "serve"], { env, stdio: ["ignore", "pipe", "pipe"] });
     onTestFinished(() => void svc.kill("SIGKILL"));
     await ready(`http://127.0.0.1:${port}`, svc);
 

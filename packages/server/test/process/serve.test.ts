@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it, onTestFinished, vi } from "vitest";
 import { ApiClient } from "../support/client.js";
 import { connect } from "node:net";
-import { exited, externalAddress, freePort, ready, SVC_FROM_SOURCE } from "../support/process.js";
+import { exited, externalAddress, freePort, ready, SVC_ENTRY } from "../support/process.js";
 
 // Every test here starts svc or svcd processes from their TypeScript sources: 3–6 s apiece on a busy CI machine.
 vi.setConfig({ testTimeout: 120_000 });
@@ -24,7 +24,7 @@ afterEach(async () => {
 
 /** The real `svc` entry point in a child process, on the embedded database in `dataDir`. */
 function svc(args: string[], port: number): ChildProcess {
-  const child = spawn(process.execPath, [...SVC_FROM_SOURCE, ...args], {
+  const child = spawn(process.execPath, [...SVC_ENTRY, ...args], {
     env: { ...process.env, DATABASE_URL: "", PORT: String(port), HOST: "127.0.0.1", SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: "warn" },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -91,7 +91,7 @@ describe("the svc process on the embedded database", () => {
     const start = (host: Record<string, string>) => {
       const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: "", PORT: String(port), SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: "info", ...host };
       if (!("HOST" in host)) delete env["HOST"];
-      const child = spawn(process.execPath, [...SVC_FROM_SOURCE, "serve"], { env, stdio: ["ignore", "pipe", "pipe"] });
+      const child = spawn(process.execPath, [...SVC_ENTRY, "serve"], { env, stdio: ["ignore", "pipe", "pipe"] });
       // Ended with the test, passed or not: a child left running would hold the data directory.
       onTestFinished(() => void child.kill("SIGKILL"));
       let log = "";
@@ -130,7 +130,7 @@ describe("the svc process on the embedded database", () => {
 
   it("refuses an unknown command and a bad setting with exit code 2", async () => {
     expect(await exited(svc(["fly"], 0))).toBe(2);
-    const badPort = spawn(process.execPath, [...SVC_FROM_SOURCE, "serve"], { env: { ...process.env, PORT: "http" }, stdio: "ignore" });
+    const badPort = spawn(process.execPath, [...SVC_ENTRY, "serve"], { env: { ...process.env, PORT: "http" }, stdio: "ignore" });
     expect(await exited(badPort)).toBe(2);
   });
 

@@ -1,15 +1,14 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { afterAll, expect } from "vitest";
 import type { ApiClient } from "./client.js";
 import { eventually } from "./agent-loop.js";
+import { SVCD_ENTRY } from "./process.js";
 
 /** Helpers for tests that run the real `svcd` entry point in child processes against a test server. */
 
-export const SVCD = join(dirname(fileURLToPath(import.meta.url)), "../../../daemon/src/main.ts");
 
 export interface Daemon {
   child: ChildProcess;
@@ -19,7 +18,7 @@ export interface Daemon {
 }
 
 export function startDaemon(url: string, token: string, home: string): Daemon {
-  const child = spawn(process.execPath, ["--import", "tsx", SVCD, "run", "--url", url, "--token", token, "--home", home], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [...SVCD_ENTRY, "run", "--url", url, "--token", token, "--home", home], { stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));

@@ -3,16 +3,34 @@ import { createServer } from "node:net";
 import { networkInterfaces } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { createRequire } from "node:module";
+import { staleWorkspaces } from "../../../../scripts/build-state.mjs";
+
+/** tsx by its path: a child started in another working directory (a pool machine's) would not resolve `tsx`. */
+export const TSX = createRequire(import.meta.url).resolve("tsx");
 
 /** Helpers for tests that run the real `svc` entry point in child processes. */
 
-const MAIN = join(dirname(fileURLToPath(import.meta.url)), "../../src/main.ts");
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "../../../..");
+const STALE = new Set(staleWorkspaces(ROOT));
 
 /**
- * Node's arguments that run `svc` from its TypeScript sources (tsx), @svc/protocol included: the
- * `@svc/source` export condition picks its sources, as vitest does, rather than a dist/ that may be stale.
+ * Node's arguments that run `workspace`'s entry point: its build when that is newer than every source it
+ * is built from (CI builds before it tests), else its TypeScript sources through tsx, @svc/protocol's
+ * included (the `@svc/source` export condition, as vitest uses). Never a stale build; the build when it
+ * is current, because tsx compiles the sources anew in every child (seconds of CPU per start).
  */
-export const SVC_FROM_SOURCE = ["--conditions=@svc/source", "--import", "tsx", MAIN];
+function entryOf(workspace: "server" | "daemon"): string[] {
+  const fresh = !STALE.has(`packages/${workspace}`) && !STALE.has("packages/protocol");
+  const dir = join(ROOT, "packages", workspace);
+  return fresh ? [join(dir, "dist/main.js")] : ["--conditions=@svc/source", "--import", TSX, join(dir, "src/main.ts")];
+}
+
+/** Node's arguments that run `svc` (the server's entry point), from its build when current. */
+export const SVC_ENTRY = entryOf("server");
+
+/** Node's arguments that run `svcd`, from its build when current. */
+export const SVCD_ENTRY = entryOf("daemon");
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -1,7 +1,6 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createRequire } from "node:module";
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, inject } from "vitest";
 import { buildApp, type App } from "../../src/app.js";
@@ -14,10 +13,8 @@ import { leaseReaper, skillInstallDeadlines, startAgentWorker } from "../../src/
 import { unreachableMachines } from "../../src/modules/machines/unreachable.js";
 import { byoBindingsFollowConfig } from "../../src/modules/machines/follow-config.js";
 import { startPoolMachines, type PoolMachinesLog } from "../../src/modules/machines/lifecycle.js";
-import { SVCD } from "./daemon.js";
+import { SVCD_ENTRY } from "./process.js";
 
-/** tsx by its path: a pool machine's daemon starts in its own working directory, where `tsx` would not resolve. */
-export const TSX = createRequire(import.meta.url).resolve("tsx");
 
 export const TEST_ORIGIN = "http://svc.test";
 export const TEST_SECRET_KEY = "0".repeat(63) + "1";
@@ -63,7 +60,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     SVC_WORKER_CONCURRENCY: "4",
     SVC_WORKER_POLL_MS: "200",
     ...(options.poolMachines
-      ? { SVC_MACHINE_PROVIDERS: "local", SVC_LOCAL_DAEMON_COMMAND: JSON.stringify([process.execPath, "--import", TSX, SVCD]), SVC_LOCAL_MACHINE_ISOLATION: "bubblewrap" }
+      ? { SVC_MACHINE_PROVIDERS: "local", SVC_LOCAL_DAEMON_COMMAND: JSON.stringify([process.execPath, ...SVCD_ENTRY]), SVC_LOCAL_MACHINE_ISOLATION: "bubblewrap" }
       : {}),
     ...env,
   });

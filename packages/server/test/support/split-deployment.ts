@@ -6,7 +6,7 @@ import { join } from "node:path";
 import pg from "pg";
 import { inject } from "vitest";
 import { adminQuery, withDatabase } from "./global-setup.js";
-import { exited, freePort, READY_TIMEOUT_MS, SVC_FROM_SOURCE } from "./process.js";
+import { exited, freePort, READY_TIMEOUT_MS, SVC_ENTRY } from "./process.js";
 
 /**
  * svc scaled out for a test: `svc api`, `svc worker` and `svc maintenance` as separate OS processes on one
@@ -56,7 +56,7 @@ export async function startSplitDeployment(adminUrl: string, env: Record<string,
     url,
     databaseUrl,
     async start(role) {
-      const child = spawn(process.execPath, [...SVC_FROM_SOURCE, role], { env: { ...process.env, ...shared }, stdio: ["ignore", "pipe", "inherit"] });
+      const child = spawn(process.execPath, [...SVC_ENTRY, role], { env: { ...process.env, ...shared }, stdio: ["ignore", "pipe", "inherit"] });
       children.push(child);
       await started(child);
       return child;
