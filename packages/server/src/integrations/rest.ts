@@ -15,7 +15,7 @@ export interface RestAnswer {
 
 export interface RestClient {
   /** `method` `<base><path>` with these headers and an optional JSON body. */
-  call(method: "GET" | "POST", path: string, headers: Record<string, string>, json?: unknown): Promise<RestAnswer>;
+  call(method: "GET" | "POST" | "PUT", path: string, headers: Record<string, string>, json?: unknown): Promise<RestAnswer>;
 }
 
 /**
@@ -42,14 +42,31 @@ export function createRestClient(deps: { provider: string; baseUrl: string; poli
         throw new AppError("upstream_unavailable", `${deps.provider} could not be reached (${method} ${path}): ${(err as Error).message}`, {}, err);
       }
       if (response.status === 429) {
-        const seconds = Number.parseFloat(response.headers.get("retry-after") ?? "");
-        const retryAfterSeconds = Number.isFinite(seconds) && seconds >= 0 ? Math.ceil(seconds) : 30;
+        const retryAfterSeconds = retryAfterOf(response.headers, parseJson(text));
         throw new AppError("rate_limited", `${deps.provider} is rate limiting ${path}; retry after ${retryAfterSeconds} seconds`, { retryAfterSeconds });
       }
       if (response.status >= 500) throw new AppError("upstream_unavailable", `${deps.provider} answered ${method} ${path} with HTTP ${response.status}`);
       return { status: response.status, body: parseJson(text) };
     },
   };
+}
+
+/**
+ * Seconds until a 429's limit lifts: Retry-After, else Discord's X-RateLimit-Reset-After or the body's
+ * `retry_after` (Discord docs: "Rate Limits"; both are fractional seconds), else 30.
+ */
+function retryAfterOf(headers: Headers, body: unknown): number {
+  const candidates = [headers.get("retry-after"), headers.get("x-ratelimit-reset-after"), scalarNumber(body, "retry_after")];
+  for (const candidate of candidates) {
+    const seconds = typeof candidate === "number" ? candidate : Number.parseFloat(candidate ?? "");
+    if (Number.isFinite(seconds) && seconds >= 0) return Math.min(Math.ceil(seconds), 3600);
+  }
+  return 30;
+}
+
+function scalarNumber(body: unknown, member: string): number | undefined {
+  const value = typeof body === "object" && body !== null ? (body as Record<string, unknown>)[member] : undefined;
+  return typeof value === "number" ? value : undefined;
 }
 
 function parseJson(text: string): unknown {

@@ -27,6 +27,15 @@ export interface DiscordCall {
   method: string;
   path: string;
   authorization: string | undefined;
+  /** The JSON body a POST sent. */
+  body?: Record<string, unknown>;
+}
+
+/** A message the fake's REST API created (a thread's starter, a bot's post). */
+export interface DiscordPosted {
+  channelId: string;
+  id: string;
+  body: Record<string, unknown>;
 }
 
 export interface FakeGateway {
@@ -38,7 +47,7 @@ export interface FakeGateway {
    * Sends MESSAGE_CREATE to the bot's session, kept for a resume; `lost` keeps it off the wire, as a
    * connection that drops before delivering it does. Returns the message id.
    */
-  dispatchMessage(bot: FakeDiscordBot, content: string, lost?: boolean): string;
+  dispatchMessage(bot: FakeDiscordBot, content: string, lost?: boolean, fields?: Record<string, unknown>): string;
   /** Ends every socket abruptly (no close frame), as a network drop does. */
   drop(): void;
 }
@@ -48,6 +57,13 @@ export interface FakeDiscord {
   apiUrl: string;
   calls: DiscordCall[];
   gateway: FakeGateway;
+  /** Channel ids that are threads (GET /channels answers type 11); threads the REST API started join them. */
+  threads: Set<string>;
+  /** Each guild's roles, as GET /guilds/{id}/roles answers them. */
+  roles: Map<string, Array<{ id: string; name: string; tags?: { bot_id: string } }>>;
+  posted: DiscordPosted[];
+  /** The next `count` REST calls are refused with Discord's 429 (`retry_after` seconds). */
+  rateLimit(count: number, retryAfter: number): void;
   addBot(overrides?: Partial<Pick<FakeDiscordBot, "username">>): FakeDiscordBot;
   revoke(token: string): void;
   reset(): void;
@@ -62,14 +78,30 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
   const bots = new Map<string, FakeDiscordBot>();
   const revoked = new Set<string>();
   const calls: DiscordCall[] = [];
+  const threads = new Set<string>();
+  const roles: FakeDiscord["roles"] = new Map();
+  const posted: DiscordPosted[] = [];
+  let limited = { count: 0, retryAfter: 0 };
   let port = 0;
-  const http: Server = createServer((req, res) => {
-    const answer = (status: number, body: object) => res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
-    const path = new URL(req.url ?? "/", "http://discord.test").pathname.replace(/^\/api\/v10/, "");
-    calls.push({ method: req.method ?? "", path, authorization: req.headers.authorization });
+  const http: Server = createServer(async (req, res) => {
+    const answer = (status: number, body?: object, headers: Record<string, string> = {}) =>
+      res.writeHead(status, { ...(body ? { "content-type": "application/json" } : {}), ...headers }).end(body ? JSON.stringify(body) : undefined);
+    const path = decodeURIComponent(new URL(req.url ?? "/", "http://discord.test").pathname.replace(/^\/api\/v10/, ""));
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = chunks.length > 0 ? (JSON.parse(Buffer.concat(chunks).toString("utf8")) as Record<string, unknown>) : undefined;
+    calls.push({ method: req.method ?? "", path, authorization: req.headers.authorization, ...(body ? { body } : {}) });
     const token = /^Bot (.+)$/.exec(req.headers.authorization ?? "")?.[1];
     const bot = token && !revoked.has(token) ? bots.get(token) : undefined;
     if (!bot) return answer(401, { message: "401: Unauthorized", code: 0 });
+    if (limited.count > 0) {
+      limited.count -= 1;
+      // Discord's 429 (Discord docs: "Rate Limits"): Retry-After and X-RateLimit-* headers, retry_after in the body.
+      const after = String(limited.retryAfter);
+      return answer(429, { message: "You are being rate limited.", retry_after: limited.retryAfter, global: false }, { "retry-after": after, "x-ratelimit-remaining": "0", "x-ratelimit-reset-after": after, "x-ratelimit-scope": "user" });
+    }
+    const rest = discordRest(req.method ?? "", path, body, { threads, roles, posted });
+    if (rest) return answer(rest.status, rest.body);
     if (req.method === "GET" && path === "/users/@me") {
       return answer(200, { id: bot.botUserId, username: bot.username, global_name: null, discriminator: "0", avatar: null, bot: true, verified: true, flags: 0 });
     }
@@ -87,6 +119,10 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
   return {
     apiUrl: `http://127.0.0.1:${address.port}/api/v10`,
     calls,
+    threads,
+    roles,
+    posted,
+    rateLimit: (count, retryAfter) => void (limited = { count, retryAfter }),
     gateway: gateway.api,
     addBot(overrides = {}) {
       const { publicKey, privateKey } = generateKeyPairSync("ed25519");
@@ -107,6 +143,8 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
     revoke: (token) => void revoked.add(token),
     reset() {
       calls.length = 0;
+      posted.length = 0;
+      limited = { count: 0, retryAfter: 0 };
     },
     close: async () => {
       gateway.close();
@@ -114,6 +152,34 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
     },
   };
 }
+
+/** The channel, thread, message, reaction and role routes svc's handlers call, with Discord's answers. */
+function discordRest(method: string, path: string, body: Record<string, unknown> | undefined, state: Pick<FakeDiscord, "threads" | "roles" | "posted">) {
+  const channel = /^\/channels\/([0-9]+)$/.exec(path);
+  if (method === "GET" && channel) return { status: 200, body: { id: channel[1], type: state.threads.has(channel[1]!) ? 11 : 0, guild_id: GUILD_ID } };
+  const thread = /^\/channels\/([0-9]+)\/messages\/([0-9]+)\/threads$/.exec(path);
+  if (method === "POST" && thread) {
+    // A thread started from a message has the message's id; a second start is Discord's 160004.
+    if (state.threads.has(thread[2]!)) return { status: 400, body: { message: "A thread has already been created for this message", code: 160004 } };
+    state.threads.add(thread[2]!);
+    return { status: 201, body: { id: thread[2], type: 11, parent_id: thread[1], guild_id: GUILD_ID, name: body?.["name"] } };
+  }
+  const messages = /^\/channels\/([0-9]+)\/messages$/.exec(path);
+  if (method === "POST" && messages) {
+    const message = { channelId: messages[1]!, id: snowflake(), body: body ?? {} };
+    state.posted.push(message);
+    return { status: 200, body: { id: message.id, channel_id: message.channelId, ...message.body } };
+  }
+  if (method === "PUT" && /^\/channels\/[0-9]+\/messages\/[0-9]+\/reactions\/[^/]+\/@me$/.test(path)) return { status: 204, body: undefined };
+  const guildRoles = /^\/guilds\/([0-9]+)\/roles$/.exec(path);
+  if (method === "GET" && guildRoles) return { status: 200, body: state.roles.get(guildRoles[1]!) ?? [] };
+  return undefined;
+}
+
+/** The guild the fake's channels belong to. */
+export const GUILD_ID = "223456789012345678";
+/** The parent channel the fake's Gateway messages are sent in unless a test names another. */
+export const CHANNEL_ID = "123456789012345678";
 
 interface GatewaySession {
   id: string;
@@ -167,7 +233,7 @@ function startGateway(http: Server, botOf: (token: string) => FakeDiscordBot | u
     identifies,
     resumes,
     open: (bot) => [...sessions.values()].filter((session) => session.bot === bot && session.socket?.readyState === session.socket?.OPEN).length,
-    dispatchMessage(bot, content, lost = false) {
+    dispatchMessage(bot, content, lost = false, fields = {}) {
       const session = [...sessions.values()].filter((candidate) => candidate.bot === bot).at(-1);
       if (!session) throw new Error("the bot has no Gateway session");
       const id = snowflake();
@@ -175,7 +241,7 @@ function startGateway(http: Server, botOf: (token: string) => FakeDiscordBot | u
         op: 0 as const,
         s: ++session.seq,
         t: "MESSAGE_CREATE",
-        d: { id, channel_id: "123456789012345678", guild_id: "223456789012345678", content, author: { id: "323456789012345678", username: "human" }, mentions: [], mention_roles: [], type: 0 },
+        d: { id, channel_id: CHANNEL_ID, guild_id: GUILD_ID, content, author: { id: "323456789012345678", username: "human" }, mentions: [], mention_roles: [], type: 0, ...fields },
       };
       session.events.push(event);
       if (!lost && session.socket?.readyState === session.socket?.OPEN) session.socket?.send(JSON.stringify(event));

@@ -1,8 +1,11 @@
 import type { Config } from "../../config.js";
+import { createDiscordBot } from "../../integrations/discord/bot.js";
 import { createSlackWebApi } from "../../integrations/slack/web-api.js";
 import type { Database } from "../../platform/db/index.js";
 import type { Services } from "../../services.js";
 import { createReceiptProcessor, type ReceiptProcessor } from "./inbound-processor.js";
+import { discordReceiptHandlers } from "./inbound-discord.js";
+import { githubReceiptHandlers } from "./inbound-github.js";
 import { slackReceiptHandlers } from "./inbound-slack.js";
 import { createSlackBot } from "./slack-bot.js";
 
@@ -13,7 +16,14 @@ export function createIntegrationReceipts(
   config: Pick<Config, "integrations" | "allowPrivateNetwork">,
   onError?: (err: unknown) => void,
 ): ReceiptProcessor {
-  const api = createSlackWebApi({ apiUrl: config.integrations.slackApiUrl, policy: { allowPrivateNetwork: config.allowPrivateNetwork } });
+  const policy = { allowPrivateNetwork: config.allowPrivateNetwork };
+  const api = createSlackWebApi({ apiUrl: config.integrations.slackApiUrl, policy });
   const bot = createSlackBot({ db, secrets: services.secrets, api });
-  return createReceiptProcessor({ db, handlers: { slack_thread: slackReceiptHandlers({ db, artifacts: services.artifacts, bot }) }, onError });
+  const discord = createDiscordBot({ db, secrets: services.secrets, apiUrl: config.integrations.discordApiUrl, policy });
+  const handlers = {
+    slack_thread: slackReceiptHandlers({ db, artifacts: services.artifacts, bot }),
+    discord_thread: discordReceiptHandlers({ db, artifacts: services.artifacts, bot: discord }),
+    github_pr: githubReceiptHandlers({ db, artifacts: services.artifacts }),
+  };
+  return createReceiptProcessor({ db, handlers, onError });
 }

@@ -1,0 +1,123 @@
+import type { Database } from "../../platform/db/index.js";
+import { decodeId, encodeId } from "../../platform/ids.js";
+import type { ArtifactsService } from "../artifacts/service.js";
+import { steerSubscribers } from "./conversation-inputs.js";
+import type { ReceiptHandler } from "./inbound-processor.js";
+import { launchForConversation } from "./launch-service.js";
+import type { IntegrationRow } from "./store.js";
+
+type Deps = { db: Database; artifacts: ArtifactsService };
+
+interface Launcher {
+  trigger: "pull_request_opened" | "mention";
+  scope_kind: "installation" | "repository";
+  scope_ref: string;
+  slots: Array<{ key: string; agent_profile_id: string }>;
+}
+
+/** The pull request a delivery is about, and what a person wrote there; checked member by member (the payload is GitHub's). */
+interface PullRequestEvent {
+  conversation: { repository_id: number; pull_request: number };
+  /** The writer: a human account (a Bot account's events are dropped before this is built). */
+  person: { tenantId: string; userId: string };
+  /** The delivery's own identity: its comment, review or pull request, so redeliveries add nothing. */
+  messageKey: string;
+  text: string;
+}
+
+/** GitHub's event actions that are new human input (reference docs: integrations/github, "edits ... do not become agent input"). */
+const NEW_INPUT_ACTIONS: Readonly<Record<string, string>> = {
+  issue_comment: "created",
+  pull_request_review_comment: "created",
+  pull_request_review: "submitted",
+  pull_request: "opened",
+};
+
+/**
+ * `github_pr` receipts by event kind (reference docs: integrations/github, "Configure incoming PR work"):
+ * a pull request opened (trigger pull_request_opened) or a comment mentioning bot_mention on a pull
+ * request (trigger mention) launches the launcher's profile with that pull request assigned; every human
+ * comment or review on a pull request steers its subscribed agents. Bots, the App itself among them, never do.
+ */
+export function githubReceiptHandlers(deps: Deps): Record<string, ReceiptHandler> {
+  const handle: ReceiptHandler = async (receipt, integration) => {
+    const event = eventOf(receipt.eventKind, receipt.payload, integration);
+    if (!event) return;
+    const launched = await launchFor(deps, integration, receipt.eventKind, event, receipt.providerEventId);
+    // The pull request's other subscribers hear it too; the agent it launched has it as its opening input.
+    await steerSubscribers(deps, integration, { ...event, exceptAgentId: launched });
+  };
+  return { issue_comment: handle, pull_request_review_comment: handle, pull_request_review: handle, pull_request: handle };
+}
+
+/** Launches the launcher's profile when this delivery is its trigger, in its scope; answers the launched agent. */
+async function launchFor(deps: Deps, integration: IntegrationRow, eventKind: string, event: PullRequestEvent, deliveryId: string): Promise<string | undefined> {
+  const launcher = integration.settings["launcher"] as Launcher | undefined;
+  if (!launcher || !inScope(launcher, integration, event)) return undefined;
+  const triggered = launcher.trigger === "pull_request_opened" ? eventKind === "pull_request" : eventKind !== "pull_request" && mentions(event.text, integration.botMention);
+  // One agent per pull request: the launch core gives a conversation to one launch, so the first slot is it.
+  const slot = launcher.slots[0];
+  const profileId = slot ? decodeId("agentProfile", slot.agent_profile_id) : undefined;
+  if (!triggered || !profileId) return undefined;
+  const outcome = await launchForConversation(deps, {
+    integration,
+    profileId,
+    conversation: event.conversation,
+    person: event.person,
+    text: event.text,
+    key: `github:${encodeId("integration", integration.id)}:${deliveryId}:${slot!.key}`,
+  });
+  return outcome.launched ? outcome.agentId : undefined;
+}
+
+function inScope(launcher: Launcher, integration: IntegrationRow, event: PullRequestEvent): boolean {
+  if (launcher.scope_kind === "repository") return launcher.scope_ref === String(event.conversation.repository_id);
+  return launcher.scope_ref === integration.providerAccountRef;
+}
+
+/** A mention of the App as GitHub renders it: `@<slug>[bot]`, or `@<slug>` alone, not followed by more of a login. */
+function mentions(text: string, botMention: string | null): boolean {
+  if (!botMention) return false;
+  const slug = botMention.replace(/^@/, "").replace(/\[bot\]$/, "");
+  const escaped = slug.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return new RegExp(`(^|[^\\w@/-])@${escaped}(\\[bot\\])?(?![\\w-])`, "i").test(text);
+}
+
+function eventOf(eventKind: string, payload: Record<string, unknown>, integration: IntegrationRow): PullRequestEvent | undefined {
+  if (NEW_INPUT_ACTIONS[eventKind] !== payload["action"]) return undefined;
+  const repository = objectOf(payload["repository"]);
+  const repositoryId = positiveOf(repository["id"]);
+  const fullName = typeof repository["full_name"] === "string" ? repository["full_name"] : `repository ${repositoryId}`;
+  const pr = eventKind === "issue_comment" ? objectOf(payload["issue"]) : objectOf(payload["pull_request"]);
+  // An issue_comment on an issue that is not a pull request is unrelated (reference docs: integrations/github).
+  if (eventKind === "issue_comment" && !("pull_request" in pr)) return undefined;
+  const number = positiveOf(pr["number"]);
+  const item = eventKind === "pull_request" ? pr : objectOf(eventKind === "pull_request_review" ? payload["review"] : payload["comment"]);
+  const user = objectOf(item["user"]);
+  const itemId = positiveOf(item["id"]);
+  const userId = positiveOf(user["id"]) ?? user["login"];
+  if (!repositoryId || !number || !itemId || user["type"] === "Bot" || (typeof userId !== "string" && typeof userId !== "number")) return undefined;
+  const body = typeof item["body"] === "string" ? item["body"].trim() : "";
+  // A review submitted without a body (an approval alone) carries nothing for the agent; its comments arrive on their own.
+  if (eventKind === "pull_request_review" && body === "") return undefined;
+  const login = typeof user["login"] === "string" ? user["login"] : String(userId);
+  return {
+    conversation: { repository_id: repositoryId, pull_request: number },
+    person: { tenantId: integration.providerAccountRef ?? "", userId: String(userId) },
+    messageKey: `${eventKind}:${itemId}`,
+    text: textOf(eventKind, { repository: fullName, number, login, title: stringOf(pr["title"]), body, path: stringOf(item["path"]) }),
+  };
+}
+
+function textOf(eventKind: string, e: { repository: string; number: number; login: string; title: string; body: string; path: string }): string {
+  const where = `${e.repository}#${e.number}${e.title ? ` (${e.title})` : ""}`;
+  const said = e.body === "" ? "(no description)" : e.body;
+  if (eventKind === "pull_request") return `@${e.login} opened pull request ${where}:\n\n${said}`;
+  if (eventKind === "pull_request_review") return `@${e.login} reviewed pull request ${where}:\n\n${said}`;
+  if (eventKind === "pull_request_review_comment") return `@${e.login} commented on ${e.path || "the diff"} in pull request ${where}:\n\n${said}`;
+  return `@${e.login} commented on pull request ${where}:\n\n${said}`;
+}
+
+const objectOf = (value: unknown): Record<string, unknown> => (typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {});
+const positiveOf = (value: unknown): number | undefined => (typeof value === "number" && Number.isSafeInteger(value) && value > 0 ? value : undefined);
+const stringOf = (value: unknown): string => (typeof value === "string" ? value : "");
