@@ -75,6 +75,7 @@ import { integrationInstallRoutes } from "./modules/integrations/installs-routes
 import { createInboundService } from "./modules/integrations/inbound-service.js";
 import { inboundRoutes } from "./modules/integrations/inbound-routes.js";
 import { createIntegrationReceipts } from "./modules/integrations/inbound-handlers.js";
+import { discordLaunchChoiceHandler } from "./modules/integrations/inbound-discord.js";
 import { createCronTriggerService } from "./modules/cron-triggers/service.js";
 import { cronTriggerRoutes } from "./modules/cron-triggers/routes.js";
 
@@ -143,12 +144,12 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
   deviceLoginRoutes(http, { deviceLogin, config });
   mcpOAuthCallbackRoutes(http, { mcpOAuth });
   integrationCallbackRoutes(http, { oauth: integrationOAuth });
-  // No component handler yet: the launch core and the interactions runtime register theirs here.
-  await discordInteractionRoutes(http, { db, components: componentHandlers([]) });
-  await githubWebhookRoutes(http, { db, secrets });
+  // Component clicks: the launch core's profile menus; the interactions runtime registers its handler here too.
+  await discordInteractionRoutes(http, { db, components: componentHandlers([discordLaunchChoiceHandler({ db, artifacts: services.artifacts })]) });
   // Receipts stored by this process are handled here at once; maintenance takes whatever is left.
   const receipts = createIntegrationReceipts(db, services, config, (err) => http.log.error({ err }, "integration event handling failed"));
   http.addHook("preClose", async () => receipts.stop());
+  await githubWebhookRoutes(http, { db, secrets, processor: receipts });
   await inboundRoutes(http, { inbound: createInboundService({ db, kinds, secrets, processor: receipts }) });
   apiDocsRoutes(http);
   consoleRoutes(http);
