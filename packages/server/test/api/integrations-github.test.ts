@@ -2,6 +2,7 @@ import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { count, eq } from "drizzle-orm";
 import { integrationEventReceipts } from "../../src/db/schema/index.js";
 import { decodeId } from "../../src/platform/ids.js";
+import { eventually } from "../support/agent-loop.js";
 import { signDelivery, startFakeGithub, type FakeGithubApp } from "../support/fake-github.js";
 import { useTestServer } from "../support/server.js";
 import type { AgentProject } from "../support/agents.js";
@@ -155,9 +156,9 @@ describe("integrations: GitHub webhook endpoint", () => {
     }
     // The App-id URL form works too, and is the same delivery.
     expect((await server.api.request("POST", `/api/integrations/github/${app.appId}/events`, { raw: body, headers })).status).toBe(204);
-    const stored = await receipts(integrationUuid);
-    expect(stored).toHaveLength(1);
-    expect(stored[0]).toMatchObject({ providerEventId: headers["x-github-delivery"], eventKind: "issue_comment", state: "pending", attempts: 0 });
+    // Stored, then handled at once (without a launcher, a comment on an unsubscribed pull request changes nothing).
+    const stored = await eventually(() => receipts(integrationUuid), (rows) => rows.length === 1 && rows[0]!.state === "processed", 30_000);
+    expect(stored[0]).toMatchObject({ providerEventId: headers["x-github-delivery"], eventKind: "issue_comment", state: "processed" });
     expect(stored[0]!.payload).toEqual(JSON.parse(body));
   });
 
