@@ -180,4 +180,31 @@ describe("integrations: Discord mentions launch agents, thread messages steer th
     expect(await agents()).toHaveLength(1);
     expect(restCalls().filter((call) => call.startsWith("POST"))).toEqual([`POST /channels/${CHANNEL_ID}/messages/${mentionId}/threads`]);
   });
+
+  it("launches in the thread a mention is in, and a retry after a refused reaction neither launches again nor steers the agent with its own mention", async () => {
+    const { bot, path, auth, receipts, settled, agents, backlog, processor } = await launcher(1);
+    const thread = "133456789012345678";
+    discord.threads.add(thread);
+    discord.rateLimit(1, 5, "PUT");
+    discord.gateway.dispatchMessage(bot, `<@${bot.botUserId}> look here`, false, { channel_id: thread, author: { id: ASKER, username: "asker" }, mentions: [{ id: bot.botUserId }] });
+    const [limited] = await eventually(
+      async () => {
+        await processor.runDue();
+        return receipts();
+      },
+      (rows) => rows.length === 1 && rows[0]!.attempts === 1,
+      30_000,
+    );
+    expect(limited!.state).toBe("pending");
+    await server.db.tx((tx) => tx.update(integrationEventReceipts).set({ retryAt: new Date(Date.now() - 1000) }).where(eq(integrationEventReceipts.id, limited!.id)));
+    await settled(1);
+    const launched = await agents();
+    expect(launched).toHaveLength(1);
+    expect(await collectPages(server.api, `${path}/subscriptions`, auth)).toEqual([expect.objectContaining({ conversation: { thread_id: thread } })]);
+    expect(await backlog(launched[0].id)).toEqual([["queued", "look here"]]);
+    expect(restCalls().filter((call) => !call.startsWith("GET"))).toEqual([
+      `PUT /channels/${thread}/messages/${limited!.providerEventId}/reactions/👀/@me`,
+      `PUT /channels/${thread}/messages/${limited!.providerEventId}/reactions/👀/@me`,
+    ]);
+  });
 });

@@ -41,7 +41,7 @@ async function launcher(trigger: "mention" | "pull_request_opened", scope?: { sc
   const saved = await server.api.put(path, { settings }, auth);
   expect(saved.status, saved.text).toBe(200);
   const integrationId = decodeId("integration", created.body.id)!;
-  const deliver = async (event: string, payload: object, delivery?: string) => {
+  const deliver = async (event: string, payload: object, delivery?: Parameters<typeof signDelivery>[4]) => {
     const body = JSON.stringify({ ...payload, repository: REPOSITORY, installation: { id: Number(installation.id) }, sender: HUMAN });
     const reply = await server.api.request("POST", EVENTS, { raw: body, headers: signDelivery(app, app.webhookSecret, event, body, delivery) });
     expect(reply.status, reply.text).toBe(204);

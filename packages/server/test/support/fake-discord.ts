@@ -62,8 +62,8 @@ export interface FakeDiscord {
   /** Each guild's roles, as GET /guilds/{id}/roles answers them. */
   roles: Map<string, Array<{ id: string; name: string; tags?: { bot_id: string } }>>;
   posted: DiscordPosted[];
-  /** The next `count` REST calls are refused with Discord's 429 (`retry_after` seconds). */
-  rateLimit(count: number, retryAfter: number): void;
+  /** The next `count` REST calls (with `method`, when given) are refused with Discord's 429 (`retry_after` seconds). */
+  rateLimit(count: number, retryAfter: number, method?: string): void;
   addBot(overrides?: Partial<Pick<FakeDiscordBot, "username">>): FakeDiscordBot;
   revoke(token: string): void;
   reset(): void;
@@ -81,7 +81,7 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
   const threads = new Set<string>();
   const roles: FakeDiscord["roles"] = new Map();
   const posted: DiscordPosted[] = [];
-  let limited = { count: 0, retryAfter: 0 };
+  let limited: { count: number; retryAfter: number; method?: string } = { count: 0, retryAfter: 0 };
   let port = 0;
   const http: Server = createServer(async (req, res) => {
     const answer = (status: number, body?: object, headers: Record<string, string> = {}) =>
@@ -94,7 +94,7 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
     const token = /^Bot (.+)$/.exec(req.headers.authorization ?? "")?.[1];
     const bot = token && !revoked.has(token) ? bots.get(token) : undefined;
     if (!bot) return answer(401, { message: "401: Unauthorized", code: 0 });
-    if (limited.count > 0) {
+    if (limited.count > 0 && (limited.method === undefined || limited.method === req.method)) {
       limited.count -= 1;
       // Discord's 429 (Discord docs: "Rate Limits"): Retry-After and X-RateLimit-* headers, retry_after in the body.
       const after = String(limited.retryAfter);
@@ -122,7 +122,7 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
     threads,
     roles,
     posted,
-    rateLimit: (count, retryAfter) => void (limited = { count, retryAfter }),
+    rateLimit: (count, retryAfter, method) => void (limited = { count, retryAfter, ...(method ? { method } : {}) }),
     gateway: gateway.api,
     addBot(overrides = {}) {
       const { publicKey, privateKey } = generateKeyPairSync("ed25519");

@@ -3,6 +3,7 @@ import type { ComponentHandler } from "../../integrations/inbound.js";
 import type { Database } from "../../platform/db/index.js";
 import { decodeId, encodeId, isUuid } from "../../platform/ids.js";
 import type { ArtifactsService } from "../artifacts/service.js";
+import * as agents from "../agents/store.js";
 import { steerSubscribers } from "./conversation-inputs.js";
 import type { ReceiptHandler } from "./inbound-processor.js";
 import { markChoicePosted, openChoice, takeChoice } from "./launch-choices.js";
@@ -69,19 +70,21 @@ function textOf(message: DiscordMessage): string {
 export function discordReceiptHandlers(deps: Deps): Record<string, ReceiptHandler> {
   return {
     /**
-     * A message in a subscribed thread steers its agents, keyed by the message id. A mention of the bot
-     * user or its managed role in a thread nobody launched in launches the launcher's profile there (a
-     * parent channel's mention gets a new thread first), or offers a menu of several. Bots never do either.
+     * A mention of the bot user or its managed role, outside a thread an earlier launch owns, launches the
+     * launcher's profile (a parent channel's mention gets a new thread first) or offers a menu of several.
+     * Then the message steers the agents subscribed to its thread, keyed by the message id, except the
+     * one it launched (its opening input). Bots never do either.
      */
     async MESSAGE_CREATE(receipt, integration) {
       const message = messageOf(receipt.payload);
       if (!message || message.authorIsBot || message.authorId === integration.providerAccountRef || !PERSON_MESSAGE_TYPES.has(message.type)) return;
       const person = { tenantId: message.guildId ?? integration.providerTenantId ?? "", userId: message.authorId };
       const here = { thread_id: message.channelId };
-      const steered = await steerSubscribers(deps, integration, { conversation: here, person, text: textOf(message), messageKey: message.id });
-      if (steered > 0 || launcherProfiles(integration).length === 0 || !(await mentionsBot(deps.bot, integration, message))) return;
-      if (await deps.db.tx((tx) => conversationLaunched(tx, integration.id, canonicalJson(here)))) return;
-      await launchFromMention(deps, integration, message, person);
+      let launched: string | undefined;
+      if (launcherProfiles(integration).length > 0 && (await mentionsBot(deps.bot, integration, message)) && !(await ownedElsewhere(deps.db, integration, here, message.id))) {
+        launched = await launchFromMention(deps, integration, message, person);
+      }
+      await steerSubscribers(deps, integration, { conversation: here, person, text: textOf(message), messageKey: message.id, exceptAgentId: launched });
     },
   };
 }
@@ -94,19 +97,33 @@ async function mentionsBot(bot: DiscordBot, integration: IntegrationRow, message
   return role !== undefined && message.mentionRoles.includes(role);
 }
 
-async function launchFromMention(deps: Deps, integration: IntegrationRow, message: DiscordMessage, person: { tenantId: string; userId: string }): Promise<void> {
+/**
+ * Whether an earlier launch, not this message's own, owns the message's thread: then the mention is a
+ * message like any other, and Discord is not asked anything. This message's launch is found again on a
+ * retry (by its key), so a receipt retried after launching finishes its work.
+ */
+async function ownedElsewhere(db: Database, integration: IntegrationRow, here: { thread_id: string }, messageId: string): Promise<boolean> {
+  return db.tx(async (tx) => (await conversationLaunched(tx, integration.id, canonicalJson(here))) && !(await agents.findByIdempotencyKey(tx, integration.projectId, launchKey(integration, messageId))));
+}
+
+/** Launches (or offers the menu) and acknowledges; answers the launched agent, if one profile was launched. */
+async function launchFromMention(deps: Deps, integration: IntegrationRow, message: DiscordMessage, person: { tenantId: string; userId: string }): Promise<string | undefined> {
   const channel = await deps.bot.channel(integration, message.channelId);
   const text = textOf(message);
   const threadId = channel.isThread ? channel.id : await deps.bot.startThread(integration, message.channelId, message.id, text);
   const request = { integration, conversation: { thread_id: threadId }, person, text };
   const profiles = launcherProfiles(integration);
-  const heard =
-    profiles.length > 1
-      ? await offerChoice(deps, request, profiles, message.id)
-      : (await launchForConversation(deps, { ...request, profileId: profiles[0]!, key: launchKey(integration, message.id) })).launched;
-  if (!heard) return;
+  let agentId: string | undefined;
+  let heard: boolean;
+  if (profiles.length > 1) {
+    heard = await offerChoice(deps, request, profiles, message.id);
+  } else {
+    const outcome = await launchForConversation(deps, { ...request, profileId: profiles[0]!, key: launchKey(integration, message.id) });
+    [heard, agentId] = outcome.launched ? [true, outcome.agentId] : [false, undefined];
+  }
   // After the launch: a failed reaction retries the receipt, and the launch finds its agent by key.
-  await deps.bot.acknowledge(integration, message.channelId, message.id);
+  if (heard) await deps.bot.acknowledge(integration, message.channelId, message.id);
+  return agentId;
 }
 
 const launchKey = (integration: IntegrationRow, messageId: string) => `discord:${encodeId("integration", integration.id)}:${messageId}`;
