@@ -195,6 +195,7 @@ async function backupSocket(config: Config, dump: () => Promise<string>, log: pi
 }
 
 export function maintenanceTasks(db: Database, services: Services, config: Config): MaintenanceTask[] {
+  const receipts = createIntegrationReceipts(db, services, config);
   return [
     leaseReaper(db, services),
     unreachableMachines(db, config),
@@ -207,7 +208,7 @@ export function maintenanceTasks(db: Database, services: Services, config: Confi
     { name: "orphan-blobs", run: () => services.artifacts.sweepOrphanBlobs() },
     { name: "orphan-skill-archives", run: () => services.skills.sweepOrphanBlobs() },
     mcpRegistrySync(db, config),
-    { name: "integration-event-receipts", run: () => createIntegrationReceipts(db, services, config).runDue() },
+    { name: "integration-event-receipts", run: () => receipts.runDue() },
   ];
 }
 
