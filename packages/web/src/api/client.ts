@@ -1,11 +1,10 @@
-import createClient, { type Middleware } from "openapi-fetch";
-import type { components, paths } from "./schema";
+import { createClient, type components } from "@svc/sdk";
+import type { Middleware } from "openapi-fetch";
 
 /*
- * All of the console's API access: openapi-fetch over the types openapi-typescript generates from
- * api/openapi.json (`npm run api-types -w @svc/web`). Same origin, cookie session; every unsafe method
- * carries the CSRF cookie's value in X-Svc-Csrf, as the spec's Authentication section asks of browsers.
- * Kept to this one module so @svc/sdk can replace it.
+ * All of the console's API access: the @svc/sdk client (openapi-fetch over the types generated from
+ * api/openapi.json). Same origin, cookie session; every unsafe method carries the CSRF cookie's value in
+ * X-Svc-Csrf, as the spec's Authentication section asks of browsers.
  */
 
 export type Schemas = components["schemas"];
@@ -35,7 +34,10 @@ const csrf: Middleware = {
   },
 };
 
-export const api = createClient<paths>({ baseUrl: location.origin, credentials: "same-origin", cache: "no-store" });
+export const api = createClient({
+  baseUrl: location.origin,
+  fetch: (input, init) => globalThis.fetch(input, { ...init, credentials: "same-origin", cache: "no-store" }),
+});
 api.use(csrf);
 
 /** A refused request, with the error envelope's code and issues when the server sent one. */
