@@ -13,6 +13,17 @@ export interface ToolDefinition {
   /** A closed JSON Schema object (`{"type":"object", ...}`). */
   inputSchema: Record<string, unknown>;
   permission: PermissionMode;
+  /**
+   * Set on an `int__<integration>__<operation>` tool: the integration (uuid) the name resolved to when the
+   * config was compiled, its kind and the operation. Its calls are `built_in` calls the worker runs in a tool step.
+   */
+  integration?: IntegrationToolRef;
+}
+
+export interface IntegrationToolRef {
+  integrationId: string;
+  kind: string;
+  operation: string;
 }
 
 export interface ModelBinding {

@@ -28,11 +28,14 @@ export function buildDefinition(input: {
   skills: readonly SkillDefinition[];
   machineSources: readonly MachineSourceDefinition[];
   machineToolsPermission?: PermissionMode;
+  /** The enabled `int__…` entries, resolved against the project's integrations (integration-tools-section.ts). */
+  integrationTools?: readonly ToolDefinition[];
 }): StoredDefinition {
   const implied = impliedMachineTools(withImpliedTool(input.tools, "skill", input.skills.length > 0), input.machineSources);
   const tools = withRetrievalTools(implied, input.mcp.length > 0)
     .filter((tool) => tool.type === "custom" || tool.enabled)
-    .map((tool) => toolDefinition(tool, input.machineToolsPermission))
+    .flatMap((tool) => (tool.type === "integration" ? [] : [toolDefinition(tool, input.machineToolsPermission)]))
+    .concat(input.integrationTools ?? [])
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return {
     version: "v1",
@@ -92,7 +95,7 @@ function withRetrievalTools(tools: readonly ToolChoice[], hasMcp: boolean): read
   return RETRIEVAL_TOOLS.reduce((all, name) => withImpliedTool(all, name, wanted && enabled(all) < MAX_TOOLS), tools);
 }
 
-function toolDefinition(tool: ToolChoice, machineFloor: PermissionMode | undefined): ToolDefinition {
+function toolDefinition(tool: Exclude<ToolChoice, { type: "integration" }>, machineFloor: PermissionMode | undefined): ToolDefinition {
   if (tool.type === "built_in") {
     const permission = withMachineFloor(tool.name, tool.permission, machineFloor);
     return { name: tool.name, type: "built_in", description: tool.tool.description, inputSchema: tool.tool.inputSchema, permission };

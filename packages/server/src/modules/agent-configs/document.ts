@@ -9,6 +9,8 @@ import { readMcpSection, type McpServerChoice } from "./mcp-section.js";
 import { readSkillsSection, type SkillChoice } from "./skills-section.js";
 import { readMachineSourcesSection, type MachineSourceChoice } from "./machines-section.js";
 import { checkMachineToolEntries, readMachineToolsSection } from "./machine-tools-section.js";
+import { readIntegrationTool, type IntegrationToolChoice } from "./integration-tools-section.js";
+import { INTEGRATION_TOOL_PREFIX } from "../../runtime/tools/catalog-integrations.js";
 import { count, describe, has, isObject, MAX_NAME, readPermission, required, text, unknownKeys, type Obj, type Path } from "./fields.js";
 
 /**
@@ -29,7 +31,8 @@ export interface ModelChoice {
 
 export type ToolChoice =
   | { type: "built_in"; name: string; tool: BuiltInTool; enabled: boolean; permission: PermissionMode; permissionSet: boolean }
-  | { type: "custom"; name: string; description: string; inputSchema: Record<string, unknown>; permission: PermissionMode };
+  | { type: "custom"; name: string; description: string; inputSchema: Record<string, unknown>; permission: PermissionMode }
+  | IntegrationToolChoice;
 
 /** What was valid of the document. With no issues reported, every part is present. */
 export interface ConfigDocument {
@@ -136,6 +139,7 @@ function readTools(issues: ConfigIssues, value: unknown): ToolChoice[] {
 
 function readTool(issues: ConfigIssues, name: string, value: unknown): ToolChoice | undefined {
   const path = ["tools", name];
+  if (name.startsWith(INTEGRATION_TOOL_PREFIX)) return readIntegrationTool(issues, name, value);
   if (!TOOL_NAME.test(name)) {
     issues.addAtKey(path, "tool names start with a letter or _, then up to 63 letters, digits or _");
     return undefined;

@@ -13,6 +13,7 @@ import { bindModel } from "./model-rules.js";
 import { findProjectSecret } from "../secrets/store.js";
 import { readSource } from "./read-source.js";
 import { resolveSkills } from "./skills-section.js";
+import { resolveIntegrationTools } from "./integration-tools-section.js";
 import { resolveMachineSources } from "./machines-section.js";
 import type { SourceFormat } from "./source.js";
 import * as store from "./store.js";
@@ -84,9 +85,11 @@ export async function compileConfig(
   if (bound && machineSources.length > 0 && !bound.facts.supportsTools) {
     issues.add(["machine_sources"], `model "${bound.binding.name}" does not support tools in this project, and machines are used with tools`);
   }
+  const integrationChoices = doc.tools.filter((tool) => tool.type === "integration");
+  const integrationTools = await resolveIntegrationTools(tx, projectId, integrationChoices, issues);
   issues.throwIfAny(source, parsed);
   // With no issues, the instruction and the model were valid and the model was bound.
-  const definition = buildDefinition({ instruction: doc.instruction!, binding: bound!.binding, facts: bound!.facts, tools: doc.tools, mcp: doc.mcp, skills, machineSources, machineToolsPermission: doc.machineToolsPermission });
+  const definition = buildDefinition({ instruction: doc.instruction!, binding: bound!.binding, facts: bound!.facts, tools: doc.tools, mcp: doc.mcp, skills, machineSources, machineToolsPermission: doc.machineToolsPermission, integrationTools });
 
   const identity = { projectId, effectiveDefinitionHash: sha256Tagged(canonicalJson(definition)), sourceFormat, sourceHash };
   const existing = await findByIdentity(tx, identity);
