@@ -3,6 +3,7 @@ import { upsertIntegrationActor } from "../actors/service.js";
 import { launchInTx } from "../agents/service.js";
 import * as agents from "../agents/store.js";
 import type { ArtifactsService } from "../artifacts/service.js";
+import { deriveLaunchConfig } from "./launch-config.js";
 import * as launches from "./launch-store.js";
 import * as store from "./store.js";
 import { attachForIntegration, canonicalJson } from "./subscriptions-service.js";
@@ -24,7 +25,8 @@ export type LaunchOutcome = { launched: true; agentId: string; created: boolean 
 
 /**
  * Kind-neutral launch core (docs/architecture.md, "Inbound events"): in one transaction, with the
- * integration row locked, launches the profile's current config, attaches the conversation's
+ * integration row locked, launches the profile's current config with the integration's tools added
+ * (launch-config.ts), attaches the conversation's
  * subscription and records the agent's assignment before the opening input, which is attributed to the
  * asker's integration actor. A conversation an earlier launch of this integration owns launches nothing
  * (reference docs: integrations/overview, "True saved launch ownership prevents a replacement").
@@ -41,10 +43,12 @@ export async function launchForConversation(deps: { db: Database; artifacts: Art
     if (existing) return { launched: true, agentId: existing.id, created: false };
     if (await launches.conversationLaunched(tx, locked.id, conversationKey)) return { launched: false, reason: "conversation_taken" };
     const actor = await upsertIntegrationActor(tx, locked.orgId, locked.projectId, launch.person);
+    const configId = await deriveLaunchConfig(tx, locked, launch.profileId);
     const { agent } = await launchInTx(tx, deps, {
       orgId: locked.orgId,
       projectId: locked.projectId,
       profileId: launch.profileId,
+      configId,
       message: { text: launch.text, prepared, actorId: actor.id },
       key: launch.key,
       attach: async (row) => {

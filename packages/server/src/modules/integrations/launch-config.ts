@@ -1,0 +1,55 @@
+import type { Tx } from "../../platform/db/index.js";
+import { KIND_CATALOGS } from "../../integrations/registry.js";
+import { integrationToolName } from "../../runtime/tools/catalog-integrations.js";
+import { findProfile } from "../agent-profiles/service.js";
+import type { StoredDefinition } from "../agent-configs/compile.js";
+import { compileConfig, findConfig } from "../agent-configs/service.js";
+import { isObject } from "../agent-configs/fields.js";
+import { parseSource, type SourceFormat } from "../agent-configs/source.js";
+import type { IntegrationRow } from "./store.js";
+
+/**
+ * The config an integration launch runs (reference docs: integrations/overview, "Launch from provider
+ * events"): the profile's current config with the integration's own entries added, saved as an ordinary
+ * config. Compiling is content-addressed, so the same profile config and integration derive the same row.
+ */
+
+/** Config entries a launch through `integration` adds, by section; a section's entry the profile's config already has is kept as written. */
+export interface LaunchAdditions {
+  tools: Record<string, Record<string, unknown>>;
+}
+
+/**
+ * EXTENSION POINT for what an integration launch adds to the config. Today: every tool operation of the
+ * integration's kind (`int__<name>__read`, `int__<name>__post_message` for Slack). The interaction handler
+ * work adds its `interaction_handlers: {<name>: {}}` section and the `list_interaction_handlers` /
+ * `set_interaction_handler` tools here (another section then needs a member above and a merge below).
+ */
+export function launchAdditions(integration: Pick<IntegrationRow, "name" | "kind">): LaunchAdditions {
+  const operations = Object.keys(KIND_CATALOGS[integration.kind]?.capabilities.tools ?? {});
+  return { tools: Object.fromEntries(operations.map((operation) => [integrationToolName(integration.name, operation), {}])) };
+}
+
+/**
+ * The derived config's id, or undefined to launch the profile as it is: an unknown profile (the launch then
+ * answers its 404), or a model without tools (the additions are tools it could not call). Explicit entries
+ * win as whole entries: `int__eng__read: {enabled: false}` in the profile's config stays disabled.
+ */
+export async function deriveLaunchConfig(tx: Tx, integration: IntegrationRow, profileId: string): Promise<string | undefined> {
+  const profile = await findProfile(tx, integration.orgId, integration.projectId, profileId);
+  if (!profile) return undefined;
+  const config = await findConfig(tx, integration.orgId, integration.projectId, profile.currentConfigId);
+  if (!config) return undefined;
+  if (!(config.compiledDefinition as StoredDefinition).modelFacts.supportsTools) return config.id;
+  const parsed = parseSource(config.source, config.sourceFormat as SourceFormat);
+  // A stored config's source parsed when it was saved; a parser change that refuses it now launches it unchanged.
+  if (!parsed.ok || !isObject(parsed.source.value)) return config.id;
+  const document = parsed.source.value;
+  const tools = isObject(document["tools"]) ? document["tools"] : {};
+  const additions = launchAdditions(integration);
+  const missing = Object.entries(additions.tools).filter(([name]) => !Object.hasOwn(tools, name));
+  if (missing.length === 0) return config.id;
+  const derived = { ...document, tools: { ...tools, ...Object.fromEntries(missing) } };
+  const { row } = await compileConfig(tx, integration.orgId, integration.projectId, { source: `${JSON.stringify(derived, null, 2)}\n`, sourceFormat: "json" });
+  return row.id;
+}
