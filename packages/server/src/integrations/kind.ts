@@ -99,6 +99,37 @@ export interface IntegrationKind extends IntegrationKindCatalog {
   verify(material: SecretMaterial, claim: IdentityClaim): Promise<VerifiedIdentity>;
   readonly oauth?: OAuthInstaller;
   readonly inbound?: InboundReceiver;
+  /** Runs the operations of `capabilities.tools` for agents; a kind without it offers tools no agent can run yet. */
+  readonly tools?: IntegrationToolExecutor;
+}
+
+/** A file an agent asked an integration tool to send: one of the agent's artifacts, with its bytes. */
+export interface ToolArtifact {
+  filename: string;
+  contentType: string;
+  bytes: Buffer;
+}
+
+/** What a tool call acts with: the conversation assigned at launch, the integration's credential as loaded for this call, the agent's artifacts. */
+export interface ToolContext {
+  conversation: Record<string, unknown>;
+  credential: SecretMaterial;
+  /** The agent's artifact `art_…` (public id), or a message for the model when it is not one of the agent's. */
+  artifact(publicId: string): Promise<ToolArtifact | { missing: string }>;
+}
+
+/** A tool's answer for the model: a result, or a tool error it can act on. */
+export type ToolAnswer = { ok: true; value: Record<string, unknown> } | { ok: false; message: string };
+
+/**
+ * Runs an integration tool (spec: Integration, capability definitions: "Shipped integration tools take action
+ * arguments and use the conversation assigned at launch"). The arguments were validated against the
+ * operation's input_schema. A provider that is rate limiting or down throws AppError `rate_limited` (with
+ * `retryAfterSeconds`) or `upstream_unavailable`; the caller records it as the integration's runtime failure.
+ * Never retries or sleeps.
+ */
+export interface IntegrationToolExecutor {
+  execute(operation: string, args: Record<string, unknown>, context: ToolContext): Promise<ToolAnswer>;
 }
 
 /** An inbound provider request exactly as received: the raw body is what the provider signed. */

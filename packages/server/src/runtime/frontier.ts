@@ -2,7 +2,7 @@ import { and, asc, eq, gte } from "drizzle-orm";
 import { modelCallContexts, toolCalls } from "../db/schema/index.js";
 import type { Tx } from "../platform/db/index.js";
 import { latestTurn, type TurnRow } from "./store/journal.js";
-import { STEP_TOOLS } from "./tools/catalog.js";
+import { runsInToolStep } from "./tools/catalog.js";
 
 /*
  * What an agent should do next, computed from durable facts under the agent lock (reference design-brief.md §3.3,
@@ -39,7 +39,7 @@ export async function loadTurnState(tx: Tx, agentId: string): Promise<TurnState 
 }
 
 /** Whether a ready call runs in a tool step, outside the claim: MCP calls and the built-in tools that read or store bytes. */
-const runsInStep = (c: ToolCallRow) => c.type === "mcp" || (c.type === "built_in" && STEP_TOOLS.has(c.name));
+const runsInStep = (c: ToolCallRow) => c.type === "mcp" || (c.type === "built_in" && runsInToolStep(c.name));
 
 /** Tool calls the worker itself must move on in the claim: permission checks, and ready transactional built-in calls. */
 export function pendingToolWork(state: TurnState): ToolCallRow[] {

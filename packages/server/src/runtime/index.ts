@@ -11,6 +11,8 @@ import { createStepCaches } from "./caches.js";
 import { reapExpiredLeases } from "./reaper.js";
 import { sweepSkillInstalls } from "./tools/skill.js";
 import { startWorker, type WorkerLog } from "./worker.js";
+import { createIntegrationKinds } from "../integrations/registry.js";
+import { createIntegrationToolRunner } from "../modules/integrations/tool-runner.js";
 
 /** Starts the agent loop's worker over the shared services; provider and MCP calls go through the SSRF guard. */
 export function startAgentWorker(options: { db: Database; services: Pick<Services, "signals" | "runAccess" | "artifacts" | "secrets" | "oauthTokens" | "skills" | "metrics" | "agentMachines">; config: Config; log: WorkerLog; models?: ModelClient }) {
@@ -33,6 +35,7 @@ export function startAgentWorker(options: { db: Database; services: Pick<Service
       skills: services.skills,
       machines: services.agentMachines,
       skillInstallSeconds: config.machines.skillInstallTimeoutSeconds,
+      integrationTools: createIntegrationToolRunner({ db, kinds: createIntegrationKinds(config), secrets: services.secrets, artifacts: services.artifacts }),
     },
     { concurrency: config.runtime.workerConcurrency, leaseSeconds: config.runtime.leaseSeconds, pollMs: config.runtime.pollMs, metrics: services.metrics },
     options.log,

@@ -25,6 +25,8 @@ import { recordReply, type ModelReply, type NewToolCall } from "./store/record.j
 import { markWakeup } from "./wakeups.js";
 import type { AgentMachines } from "./tools/machine-tools.js";
 
+import type { IntegrationToolRunner } from "./tools/integration-tools.js";
+
 export interface StepDeps {
   db: Database;
   signals: AgentSignals;
@@ -37,6 +39,8 @@ export interface StepDeps {
   skills: Pick<SkillsService, "readRevision">;
   /** The machines module for the machine tools (tools/machine-tools.ts); without it they fail. */
   machines?: AgentMachines;
+  /** Runs `int__<integration>__<operation>` calls (modules/integrations/tool-runner.ts); without it they fail. */
+  integrationTools?: IntegrationToolRunner;
   /** How long a `skill` call waits for its machines' installs (default 30 s). */
   skillInstallSeconds?: number;
 }

@@ -19,6 +19,8 @@ import type { AgentSignals } from "./signals.js";
 import { definitionsOfCalls } from "./tools/execute.js";
 import { FILE_TOOL_NAMES, runFileTool } from "./tools/files/index.js";
 import { runSkillTool } from "./tools/skill.js";
+import { isIntegrationToolName } from "./tools/catalog-integrations.js";
+import { runIntegrationTool } from "./tools/integration-tools.js";
 import { markWakeup } from "./wakeups.js";
 
 /** Ready MCP and `skill` calls claimed together: each is `running` under the runtime lock `lockId`. */
@@ -138,10 +140,15 @@ async function runMcpCall(deps: StepDeps, step: ToolStep, call: ToolCallRow, tar
 }
 
 /**
- * A built-in tool that runs in a step (tools/catalog.ts, STEP_TOOLS): the `skill` tool and the file tools.
+ * A built-in tool that runs in a step (tools/catalog.ts, runsInToolStep): the `skill` tool, the file tools and integration tools.
  * A `skill` call that asked machines to install its files is left waiting (undefined): their reports complete it.
  */
 async function runBuiltInCall(deps: StepDeps, step: ToolStep, call: ToolCallRow, definitionFor: (call: ToolCallRow) => Promise<AgentDefinition>): Promise<ToolOutcome | undefined> {
+  if (isIntegrationToolName(call.name)) {
+    const ran = await runIntegrationTool(deps, step, call, await definitionFor(call));
+    await recordCall(deps, step, call, ran.outcome, ran.prepared);
+    return ran.outcome;
+  }
   const result = FILE_TOOL_NAMES.has(call.name) ? await runFileTool(deps, step.agentId, call.name, call.input) : await runSkillTool(deps, step, call, await definitionFor(call));
   if (result === "waiting") return undefined;
   await recordCall(deps, step, call, result.outcome, result.prepared);

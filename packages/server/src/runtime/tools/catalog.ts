@@ -1,5 +1,6 @@
 import type { PermissionMode } from "../definition.js";
 import { FILE_TOOL_NAMES, FILE_TOOLS } from "./catalog-files.js";
+import { isIntegrationToolName } from "./catalog-integrations.js";
 import { MACHINE_TOOLS } from "./catalog-machines.js";
 import { PROCESS_TOOLS } from "./catalog-processes.js";
 import { TRANSFER_TOOLS } from "./catalog-transfer.js";
@@ -162,6 +163,11 @@ const runCommand: BuiltInTool = {
 
 /** Built-in tools whose calls the worker runs outside the claim's transaction, in a tool step (they read or store bytes). */
 export const STEP_TOOLS: ReadonlySet<string> = new Set(["skill", ...FILE_TOOL_NAMES]);
+
+/** Whether a built-in call runs in a tool step: STEP_TOOLS, and integration tools (they call a provider). */
+export function runsInToolStep(name: string): boolean {
+  return STEP_TOOLS.has(name) || isIntegrationToolName(name);
+}
 
 /** Sorted by name. */
 export const BUILT_IN_TOOLS: readonly BuiltInTool[] = [askQuestion, ...MACHINE_TOOLS, runCommand, skill, ...FILE_TOOLS, ...TRANSFER_TOOLS, ...PROCESS_TOOLS].sort((a, b) => (a.name < b.name ? -1 : 1));

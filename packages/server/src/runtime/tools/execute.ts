@@ -8,7 +8,7 @@ import { completeToolCall, setToolCallState, textBlock, type ToolCallRow } from 
 import type { AgentRow } from "../store/journal.js";
 import type { AgentDefinition } from "../definition.js";
 import { permissionForm, questionForm, type AskQuestionInput } from "./forms.js";
-import { STEP_TOOLS } from "./catalog.js";
+import { runsInToolStep } from "./catalog.js";
 import { dispatchRunCommand, runCommandContext, type RunCommandInput } from "./run-command.js";
 import { dispatchMachineTool, MACHINE_TOOL_NAMES, type ToolPorts } from "./machine-tools.js";
 import { PROCESS_TOOL_NAMES } from "./catalog-processes.js";
@@ -70,7 +70,7 @@ export async function runToolWork(tx: Tx, agent: AgentRow, calls: ToolCallRow[],
   for (const call of calls) {
     if (call.state === "awaiting_authorization") await authorize(tx, agent, call, await definitionFor(call), ports);
     // Tools that run in a tool step (the `skill` tool) are left ready for it.
-    if (call.state === "ready" && call.type === "built_in" && !STEP_TOOLS.has(call.name)) await dispatch(tx, agent, call, ports);
+    if (call.state === "ready" && call.type === "built_in" && !runsInToolStep(call.name)) await dispatch(tx, agent, call, ports);
   }
 }
 
