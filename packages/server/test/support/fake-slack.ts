@@ -5,8 +5,8 @@ import type { AddressInfo } from "node:net";
  * A Slack Web API (https://api.slack.com/web) on a loopback port: `POST /api/<method>` with arguments
  * form-encoded or as JSON, the token in `Authorization: Bearer` or a `token` argument, and Slack's
  * answers: HTTP 200 with `{ok: true, …}` or `{ok: false, error}`, HTTP 429 with Retry-After when rate
- * limited. Speaks auth.test and oauth.v2.access for now; the runtime adds chat.postMessage,
- * conversations.replies, reactions.add, file uploads and signed events.
+ * limited. Speaks auth.test, oauth.v2.access, apps.manifest.create, and for the thread runtime
+ * chat.postMessage, reactions.add, conversations.replies and the external file upload.
  */
 
 export interface FakeBot {
@@ -68,12 +68,15 @@ export async function startFakeSlack(): Promise<FakeSlack> {
   const failing = new Map<string, number>();
   const calls: SlackCall[] = [];
   const manifests = fakeManifests();
-  const threads = createThreads();
+  const threads = createThreads(() => `http://127.0.0.1:${(http.address() as AddressInfo).port}`);
 
   const http: Server = createServer(async (req, res) => {
     const answer = (status: number, body: object, headers: Record<string, string> = {}) =>
       res.writeHead(status, { "content-type": "application/json; charset=utf-8", ...headers }).end(JSON.stringify(body));
-    const method = new URL(req.url ?? "/", "http://slack.test").pathname.replace(/^\/api\//, "");
+    const pathname = new URL(req.url ?? "/", "http://slack.test").pathname;
+    // files.getUploadURLExternal's upload_url: the file's raw bytes, no token (the URL is the credential).
+    if (pathname.startsWith("/upload/")) return answer(threads.receiveUpload(pathname.slice("/upload/".length), await readBytes(req)) ? 200 : 404, {});
+    const method = pathname.replace(/^\/api\//, "");
     const args = await readArgs(req);
     const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? "")?.[1];
     const token = bearer ?? args["token"];
@@ -239,10 +242,14 @@ function manifestErrors(manifest: Record<string, unknown>): Array<{ message: str
   return errors;
 }
 
-async function readArgs(req: IncomingMessage): Promise<Record<string, string>> {
+async function readBytes(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
-  const text = Buffer.concat(chunks).toString("utf8");
+  return Buffer.concat(chunks);
+}
+
+async function readArgs(req: IncomingMessage): Promise<Record<string, string>> {
+  const text = (await readBytes(req)).toString("utf8");
   if (text === "") return {};
   if ((req.headers["content-type"] ?? "").startsWith("application/json")) {
     const parsed = JSON.parse(text) as Record<string, unknown>;
@@ -251,7 +258,7 @@ async function readArgs(req: IncomingMessage): Promise<Record<string, string>> {
   return Object.fromEntries(new URLSearchParams(text));
 }
 
-// ---- The thread runtime's Web API methods: chat.postMessage and reactions.add ----
+// ---- The thread runtime's Web API methods: chat.postMessage, reactions.add, conversations.replies and the external file upload ----
 
 export interface PostedMessage {
   channel: string;
@@ -263,16 +270,41 @@ export interface PostedMessage {
   user: string;
 }
 
+export interface UploadedFile {
+  id: string;
+  filename: string;
+  length: number;
+  bytes: Buffer | undefined;
+  /** Set by files.completeUploadExternal: where the file was shared. */
+  channel: string | undefined;
+  thread_ts: string | undefined;
+}
+
 export interface FakeSlackThreads {
   posted: PostedMessage[];
   reactions: Array<{ channel: string; timestamp: string; name: string; user: string }>;
+  files: UploadedFile[];
+  /** Messages people wrote in a thread (its parent has ts = thread_ts), for conversations.replies beside the bots' own. */
+  addMessages(channel: string, threadTs: string, messages: Array<{ ts: string; user: string; text: string }>): void;
 }
 
 let tsCounter = 0;
 
 /** The methods a bot token calls; an unknown token is `invalid_auth`, as Slack answers it. */
-function createThreads() {
-  const state: FakeSlackThreads = { posted: [], reactions: [] };
+function createThreads(origin: () => string) {
+  const written: Array<{ channel: string; thread_ts: string; ts: string; user: string; text: string }> = [];
+  const state: FakeSlackThreads = {
+    posted: [],
+    reactions: [],
+    files: [],
+    addMessages: (channel, threadTs, messages) => void written.push(...messages.map((m) => ({ channel, thread_ts: threadTs, ...m }))),
+  };
+  /** A thread's messages as conversations.replies lists them: the parent first, then replies by ts. */
+  const threadMessages = (channel: string, ts: string) =>
+    [
+      ...written.filter((m) => m.channel === channel && m.thread_ts === ts).map((m) => ({ type: "message", user: m.user, text: m.text, ts: m.ts, thread_ts: ts })),
+      ...state.posted.filter((m) => m.channel === channel && (m.thread_ts === ts || m.ts === ts)).map((m) => ({ type: "message", user: m.user, bot_id: "B0BOT", text: m.text, ts: m.ts, thread_ts: ts })),
+    ].sort((a, b) => (a.ts === ts ? -1 : b.ts === ts ? 1 : Number(a.ts) - Number(b.ts)));
   const methods: Record<string, (bot: FakeBot, args: Record<string, string>) => object> = {
     "chat.postMessage"(bot, args) {
       if (!args["channel"]) return { ok: false, error: "channel_not_found" };
@@ -281,6 +313,39 @@ function createThreads() {
       const blocks = args["blocks"] ? (JSON.parse(args["blocks"]) as unknown) : undefined;
       state.posted.push({ channel: args["channel"], ts, thread_ts: args["thread_ts"], text: args["text"] ?? "", blocks, user: bot.botUserId });
       return { ok: true, channel: args["channel"], ts, message: { type: "message", user: bot.botUserId, bot_id: bot.botId, text: args["text"] ?? "", ts } };
+    },
+    "conversations.replies"(_bot, args) {
+      if (!args["channel"]) return { ok: false, error: "channel_not_found" };
+      if (!args["ts"]) return { ok: false, error: "thread_not_found" };
+      const all = threadMessages(args["channel"], args["ts"]);
+      if (all.length === 0) return { ok: false, error: "thread_not_found" };
+      // Slack's cursors are opaque; this one is base64 of the next offset.
+      const offset = args["cursor"] ? Number(Buffer.from(args["cursor"], "base64").toString("utf8").replace("next_ts:", "")) : 0;
+      if (!Number.isInteger(offset) || offset < 0) return { ok: false, error: "invalid_cursor" };
+      const limit = Math.min(Number(args["limit"] ?? "1000") || 1000, 1000);
+      const page = all.slice(offset, offset + limit);
+      const hasMore = offset + limit < all.length;
+      const next = hasMore ? Buffer.from(`next_ts:${offset + limit}`).toString("base64") : "";
+      return { ok: true, messages: page, has_more: hasMore, response_metadata: { next_cursor: next } };
+    },
+    "files.getUploadURLExternal"(_bot, args) {
+      const length = Number(args["length"]);
+      if (!args["filename"] || !Number.isInteger(length) || length < 1) return { ok: false, error: "invalid_arguments" };
+      const id = slackId("F");
+      state.files.push({ id, filename: args["filename"], length, bytes: undefined, channel: undefined, thread_ts: undefined });
+      return { ok: true, upload_url: `${origin()}/upload/${id}`, file_id: id };
+    },
+    "files.completeUploadExternal"(_bot, args) {
+      let listed: Array<{ id?: unknown }>;
+      try {
+        listed = JSON.parse(args["files"] ?? "") as Array<{ id?: unknown }>;
+      } catch {
+        return { ok: false, error: "invalid_arguments" };
+      }
+      const files = listed.map((entry) => state.files.find((file) => file.id === entry.id));
+      if (files.some((file) => !file || file.bytes === undefined || file.bytes.length !== file.length)) return { ok: false, error: "file_not_found" };
+      for (const file of files) Object.assign(file!, { channel: args["channel_id"], thread_ts: args["thread_ts"] });
+      return { ok: true, files: files.map((file) => ({ id: file!.id, title: file!.filename })) };
     },
     "reactions.add"(bot, args) {
       const { channel, timestamp, name } = args;
@@ -299,9 +364,18 @@ function createThreads() {
       if (!handler) return undefined;
       return bot ? handler(bot, args) : { ok: false, error: "invalid_auth" };
     },
+    /** Bytes for a slot files.getUploadURLExternal made; false for an unknown slot. */
+    receiveUpload(fileId: string, bytes: Buffer): boolean {
+      const file = state.files.find((f) => f.id === fileId);
+      if (!file) return false;
+      file.bytes = bytes;
+      return true;
+    },
     reset() {
       state.posted.length = 0;
       state.reactions.length = 0;
+      state.files.length = 0;
+      written.length = 0;
     },
   };
 }

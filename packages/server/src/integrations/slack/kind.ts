@@ -5,6 +5,7 @@ import { CredentialRejected, type IdentityClaim, type IntegrationKind, type Veri
 import { slackThreadCatalog } from "./catalog.js";
 import { slackInbound } from "./inbound.js";
 import { createSlackOAuth } from "./oauth.js";
+import { createSlackTools } from "./tools.js";
 import { createSlackWebApi, stringMember, type SlackWebApi } from "./web-api.js";
 
 export interface SlackSettings {
@@ -35,6 +36,7 @@ export function createSlackThreadKind(settings: SlackSettings): IntegrationKind 
     },
     oauth: createSlackOAuth({ api, authorizeUrl: settings.authorizeUrl, verifyToken }),
     inbound: slackInbound,
+    tools: createSlackTools(api),
   };
 }
 

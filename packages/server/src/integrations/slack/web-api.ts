@@ -6,6 +6,8 @@ import type { OutboundPolicy } from "../../platform/net/outbound.js";
 /** Slack's answers are small; a bigger one is not Slack. */
 const MAX_RESPONSE_BYTES = 1024 * 1024;
 const CALL_TIMEOUT_MS = 15_000;
+/** Artifacts go up to svc's artifact size limit; give a large one longer than a method call. */
+const UPLOAD_TIMEOUT_MS = 120_000;
 
 /** A Web API answer: `ok` and the method's own members, or `ok: false` with Slack's `error` code. */
 export type SlackAnswer = { ok: true; [member: string]: unknown } | { ok: false; error: string; [member: string]: unknown };
@@ -13,6 +15,8 @@ export type SlackAnswer = { ok: true; [member: string]: unknown } | { ok: false;
 export interface SlackWebApi {
   /** Calls `method` with form-encoded arguments, as the bot `token` when given (Slack's Authorization header). */
   call(method: string, args: Record<string, string>, token?: string): Promise<SlackAnswer>;
+  /** Sends a file's bytes to an upload_url files.getUploadURLExternal answered (Slack: "Uploading files"). */
+  upload(uploadUrl: string, file: { filename: string; contentType: string; bytes: Buffer }): Promise<void>;
 }
 
 /**
@@ -61,6 +65,25 @@ export function createSlackWebApi(deps: { apiUrl: string; policy: OutboundPolicy
       const answer = body as SlackAnswer;
       if (!answer.ok && typeof answer.error !== "string") return { ...answer, ok: false, error: "unknown_error" };
       return answer;
+    },
+
+    async upload(uploadUrl, file) {
+      // The URL comes from Slack's answer: it goes through the same SSRF guard as every call.
+      let response: Response;
+      try {
+        response = await fetchCapped(uploadUrl, {
+          method: "POST",
+          headers: { "content-type": file.contentType },
+          body: new Uint8Array(file.bytes),
+          redirect: "manual",
+          signal: AbortSignal.timeout(UPLOAD_TIMEOUT_MS),
+        });
+        await response.arrayBuffer();
+      } catch (err) {
+        throw new AppError("upstream_unavailable", `Slack's file upload could not be reached: ${(err as Error).message}`, {}, err);
+      }
+      if (response.status === 429) throw new AppError("rate_limited", "Slack is rate limiting file uploads; retry after 30 seconds", { retryAfterSeconds: 30 });
+      if (response.status < 200 || response.status >= 300) throw new AppError("upstream_unavailable", `Slack answered the file upload with HTTP ${response.status}`);
     },
   };
 }

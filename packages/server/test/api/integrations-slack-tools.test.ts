@@ -1,0 +1,126 @@
+import { eq } from "drizzle-orm";
+import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { integrationEventReceipts } from "../../src/db/schema/index.js";
+import { decodeId } from "../../src/platform/ids.js";
+import { agentProject, yamlConfig } from "../support/agents.js";
+import { createConfig, eventually, finalOutputs, launch, untilEvents } from "../support/agent-loop.js";
+import { startFakeSlack } from "../support/fake-slack.js";
+import { useFakeProvider } from "../support/fake-provider.js";
+import { collectPages } from "../support/paging.js";
+import { eventCallback, postSlackEvent } from "../support/slack-events.js";
+import { useTestServer } from "../support/server.js";
+import { createIntegration, slackSecret } from "./integrations-fixtures.js";
+
+const slack = await startFakeSlack();
+const server = useTestServer({ SVC_ALLOW_PRIVATE_NETWORK: "true", SVC_SLACK_API_URL: slack.apiUrl }, { worker: true });
+const provider = useFakeProvider();
+afterAll(() => slack.close());
+beforeEach(() => slack.reset());
+
+const CHANNEL = "C0TOOLS01";
+const PNG = Buffer.from("89504e470d0a1a0a0000000d4948445200000001", "hex");
+
+/** A connected Slack integration `eng` launching a profile on the fake provider's model. */
+async function slackProject() {
+  const p = await agentProject(server.api, provider.baseUrl);
+  const auth = { token: p.token };
+  const integration = await createIntegration(server.api, { integrations: `${p.base}/integrations`, token: p.token }, "eng");
+  const path = `${p.base}/integrations/${integration.id}`;
+  const config = await createConfig(server.api, p, yamlConfig(p));
+  const profile = await server.api.post(`${p.base}/agent-profiles`, { name: "helper", config }, auth);
+  expect(profile.status, profile.text).toBe(201);
+  expect((await server.api.put(path, { settings: { launcher: { profiles: [profile.body.id] } } }, auth)).status).toBe(200);
+  const bot = slack.addBot();
+  const setup = await server.api.post(`${path}/setup`, { expected_setup_revision: 1, credential_secret_id: await slackSecret(server.api, p, bot.token) }, auth);
+  expect(setup.status, setup.text).toBe(200);
+  const integrationId = decodeId("integration", integration.id)!;
+  /** Mentions the bot at `ts` (a new thread) and answers the agent it launched. */
+  const mention = async (ts: string, text = "go") => {
+    const event = eventCallback(bot, { type: "app_mention", user: "U0ASKER01", text: `<@${bot.botUserId}> ${text}`, ts, channel: CHANNEL });
+    expect((await postSlackEvent(server.url, "signing-SENTINEL", event)).status).toBe(200);
+    await eventually(
+      () => server.db.read.select().from(integrationEventReceipts).where(eq(integrationEventReceipts.integrationId, integrationId)),
+      (rows) => rows.length > 0 && rows.every((row) => row.state === "processed"),
+      30_000,
+    );
+    const agents = (await collectPages(server.api, `${p.base}/agents`, auth)) as any[];
+    return agents[0].id as string;
+  };
+  return { p, auth, path, bot, mention };
+}
+
+const toolResults = (list: any[]) => list.filter((e) => e.event_kind === "tool_result");
+const slackCalls = (method: string) => slack.calls.filter((call) => call.method === method);
+
+describe("integrations: Slack thread tools", () => {
+  it("a mention-launched agent posts in its thread with int__eng__post_message, with an artifact uploaded as a file", async () => {
+    const { p, auth, mention } = await slackProject();
+    provider.script({ text: "reading" });
+    const agentId = await mention("1700001000.000100");
+    await untilEvents(server.api, p, agentId, (e) => finalOutputs(e).length === 1);
+    const sent = await server.api.post(`${p.base}/agents/${agentId}/inputs`, { content_blocks: [{ type: "media", media_type: "image/png", data: PNG.toString("base64"), filename: "chart.png" }], delivery_mode: "queued" }, auth);
+    expect(sent.status, sent.text).toBe(201);
+    const artifactId = sent.body.agent_input.content_blocks[0].artifact_id as string;
+    provider.script({ toolCalls: [{ name: "int__eng__post_message", input: { text: "Here is the chart", artifact_ids: [artifactId] } }] }, { text: "posted" });
+    await server.api.post(`${p.base}/agents/${agentId}/inputs`, { content_blocks: [{ type: "text", text: "post it" }], delivery_mode: "queued" }, auth);
+    const list = await untilEvents(server.api, p, agentId, (e) => finalOutputs(e).length === 2);
+    const [result] = toolResults(list);
+    expect(result.outcome, JSON.stringify(result)).toBe("succeeded");
+    const posted = slack.thread.posted.filter((m) => m.text === "Here is the chart");
+    expect(posted).toEqual([expect.objectContaining({ channel: CHANNEL, thread_ts: "1700001000.000100" })]);
+    expect(slack.thread.files).toEqual([expect.objectContaining({ filename: "chart.png", length: PNG.length, bytes: PNG, channel: CHANNEL, thread_ts: "1700001000.000100" })]);
+    expect(result.content_blocks[0].value).toEqual({ ts: posted[0]!.ts, channel_id: CHANNEL, thread_ts: "1700001000.000100", file_ids: [slack.thread.files[0]!.id] });
+  });
+
+  it("int__eng__read pages through the assigned thread, oldest first", async () => {
+    const { p, mention } = await slackProject();
+    const thread = "1700001100.000100";
+    slack.thread.addMessages(CHANNEL, thread, [
+      { ts: thread, user: "U0ASKER01", text: "the question" },
+      { ts: "1700001100.000200", user: "U0OTHER01", text: "first reply" },
+      { ts: "1700001100.000300", user: "U0ASKER01", text: "second reply" },
+    ]);
+    provider.script({ toolCalls: [{ name: "int__eng__read", input: { limit: 2 } }] }, { text: "more" });
+    const agentId = await mention(thread);
+    const first = toolResults(await untilEvents(server.api, p, agentId, (e) => toolResults(e).length === 1))[0];
+    expect(first.outcome).toBe("succeeded");
+    const page = first.content_blocks[0].value;
+    expect(page.messages.map((m: any) => m.text)).toEqual(["the question", "first reply"]);
+    expect(page.next_cursor).toEqual(expect.any(String));
+    provider.script({ toolCalls: [{ name: "int__eng__read", input: { limit: 2, cursor: page.next_cursor } }] }, { text: "done" });
+    await server.api.post(`${p.base}/agents/${agentId}/inputs`, { content_blocks: [{ type: "text", text: "read on" }], delivery_mode: "queued" }, { token: p.token });
+    const second = toolResults(await untilEvents(server.api, p, agentId, (e) => toolResults(e).length === 2))[1];
+    expect(second.content_blocks[0].value).toEqual({ messages: [{ ts: "1700001100.000300", user: "U0ASKER01", text: "second reply" }] });
+    expect(slackCalls("conversations.replies").map((call) => [call.args["channel"], call.args["ts"], call.args["limit"]])).toEqual([
+      [CHANNEL, thread, "2"],
+      [CHANNEL, thread, "2"],
+    ]);
+  });
+
+  it("an agent with no assigned conversation gets a tool error, and Slack is not called", async () => {
+    const { p } = await slackProject();
+    slack.reset();
+    const config = await createConfig(server.api, p, yamlConfig(p, "tools:\n  int__eng__post_message: {}\n"));
+    provider.script({ toolCalls: [{ name: "int__eng__post_message", input: { text: "hello" } }] }, { text: "gave up" });
+    const agentId = await launch(server.api, p, config, "post hello");
+    const list = await untilEvents(server.api, p, agentId, (e) => finalOutputs(e).length === 1);
+    const [result] = toolResults(list);
+    expect(result.outcome).toBe("failed");
+    expect(result.content_blocks[0].text).toContain("this agent has no assigned conversation for eng");
+    expect(slack.calls).toEqual([]);
+  });
+
+  it("a Slack 500 is a tool error that says when to retry, and sets the integration's runtime_failure", async () => {
+    const { p, auth, path, mention } = await slackProject();
+    slack.failNext("chat.postMessage", 500);
+    provider.script({ toolCalls: [{ name: "int__eng__post_message", input: { text: "hello" } }] }, { text: "will retry" });
+    const agentId = await mention("1700001200.000100");
+    const list = await untilEvents(server.api, p, agentId, (e) => finalOutputs(e).length === 1);
+    const [result] = toolResults(list);
+    expect(result.outcome).toBe("failed");
+    expect(result.content_blocks[0].text).toMatch(/HTTP 500.*Try again in 60 seconds/);
+    expect(slack.thread.posted.filter((m) => m.text === "hello")).toEqual([]);
+    const integration = await server.api.get(path, auth);
+    expect(integration.body.runtime_failure).toEqual({ message: expect.stringContaining("chat.postMessage"), retry_at: expect.any(String) });
+  });
+});
