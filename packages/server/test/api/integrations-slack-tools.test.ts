@@ -123,4 +123,35 @@ describe("integrations: Slack thread tools", () => {
     const integration = await server.api.get(path, auth);
     expect(integration.body.runtime_failure).toEqual({ message: expect.stringContaining("chat.postMessage"), retry_at: expect.any(String) });
   });
+
+  it("after the integration is deleted, a call of its tool is a tool error and the agent goes on", async () => {
+    const { p, auth, path, mention } = await slackProject();
+    provider.script({ text: "hello" });
+    const agentId = await mention("1700001300.000100");
+    await untilEvents(server.api, p, agentId, (e) => finalOutputs(e).length === 1);
+    const deleted = await server.api.delete(path, auth);
+    expect(deleted.status, deleted.text).toBe(204);
+    slack.reset();
+    provider.script({ toolCalls: [{ name: "int__eng__post_message", input: { text: "still there?" } }] }, { text: "it is gone" });
+    await server.api.post(`${p.base}/agents/${agentId}/inputs`, { content_blocks: [{ type: "text", text: "post" }], delivery_mode: "queued" }, auth);
+    const list = await untilEvents(server.api, p, agentId, (e) => finalOutputs(e).length === 2);
+    const [result] = toolResults(list);
+    expect(result.outcome).toBe("failed");
+    expect(result.content_blocks[0].text).toContain("the integration it names no longer exists");
+    expect(slack.calls).toEqual([]);
+  });
+
+  it("a Slack 429 is a tool error that passes on Slack's Retry-After, also as the runtime_failure's retry_at", async () => {
+    const { p, auth, path, mention } = await slackProject();
+    slack.rateLimitNext("conversations.replies", 120);
+    provider.script({ toolCalls: [{ name: "int__eng__read", input: {} }] }, { text: "later" });
+    const agentId = await mention("1700001400.000100");
+    const [result] = toolResults(await untilEvents(server.api, p, agentId, (e) => finalOutputs(e).length === 1));
+    expect(result.outcome).toBe("failed");
+    expect(result.content_blocks[0].text).toContain("Try again in 120 seconds");
+    const failure = (await server.api.get(path, auth)).body.runtime_failure;
+    const ahead = (Date.parse(failure.retry_at) - Date.now()) / 1000;
+    expect(ahead).toBeGreaterThan(60);
+    expect(ahead).toBeLessThanOrEqual(121);
+  });
 });
