@@ -58,12 +58,14 @@ describe("integrations: Slack thread tools", () => {
     provider.script({ text: "reading" });
     const agentId = await mention("1700001000.000100");
     await untilEvents(server.api, p, agentId, (e) => finalOutputs(e).length === 1);
+    provider.script({ text: "got the chart" });
     const sent = await server.api.post(`${p.base}/agents/${agentId}/inputs`, { content_blocks: [{ type: "media", media_type: "image/png", data: PNG.toString("base64"), filename: "chart.png" }], delivery_mode: "queued" }, auth);
     expect(sent.status, sent.text).toBe(201);
     const artifactId = sent.body.agent_input.content_blocks[0].artifact_id as string;
+    await untilEvents(server.api, p, agentId, (e) => finalOutputs(e).length === 2);
     provider.script({ toolCalls: [{ name: "int__eng__post_message", input: { text: "Here is the chart", artifact_ids: [artifactId] } }] }, { text: "posted" });
     await server.api.post(`${p.base}/agents/${agentId}/inputs`, { content_blocks: [{ type: "text", text: "post it" }], delivery_mode: "queued" }, auth);
-    const list = await untilEvents(server.api, p, agentId, (e) => finalOutputs(e).length === 2);
+    const list = await untilEvents(server.api, p, agentId, (e) => finalOutputs(e).length === 3);
     const [result] = toolResults(list);
     expect(result.outcome, JSON.stringify(result)).toBe("succeeded");
     const posted = slack.thread.posted.filter((m) => m.text === "Here is the chart");
@@ -153,5 +155,26 @@ describe("integrations: Slack thread tools", () => {
     const ahead = (Date.parse(failure.retry_at) - Date.now()) / 1000;
     expect(ahead).toBeGreaterThan(60);
     expect(ahead).toBeLessThanOrEqual(121);
+  });
+
+  it("a thread page over 50 KiB is saved whole as an artifact, and the model gets a preview and its path", async () => {
+    const { p, auth, mention } = await slackProject();
+    const thread = "1700001500.000100";
+    const long = "x".repeat(30_000);
+    slack.thread.addMessages(CHANNEL, thread, [
+      { ts: thread, user: "U0ASKER01", text: long },
+      { ts: "1700001500.000200", user: "U0ASKER01", text: long },
+    ]);
+    provider.script({ toolCalls: [{ name: "int__eng__read", input: {} }] }, { text: "long" });
+    const agentId = await mention(thread);
+    const [result] = toolResults(await untilEvents(server.api, p, agentId, (e) => finalOutputs(e).length === 1));
+    expect(result.outcome).toBe("succeeded");
+    const marker = result.content_blocks[0].value;
+    expect(marker).toMatchObject({ truncated: true, content_type: "text/plain", path: expect.stringMatching(/^\/artifacts\/art_/) });
+    expect(marker.preview.length).toBe(8 * 1024);
+    const artifactId = marker.path.slice("/artifacts/".length);
+    const saved = await server.api.get(`${p.base}/agents/${agentId}/artifacts/${artifactId}/content`, auth);
+    expect(JSON.parse(saved.text).messages.map((m: any) => m.text.length)).toEqual([30_000, 30_000]);
+    expect(Buffer.byteLength(saved.text)).toBe(marker.size_bytes);
   });
 });

@@ -3,6 +3,7 @@ import { storable } from "../../platform/storable.js";
 import type { AgentDefinition, IntegrationToolRef } from "../definition.js";
 import type { StepDeps } from "../model-step.js";
 import type { ToolCallRow, ToolOutcome } from "../store/tool-calls.js";
+import { OVERFLOW_BYTES, previewOf, saveAsArtifact } from "./overflow.js";
 
 /**
  * The integrations module as the worker sees it when it runs an `int__<name>__<operation>` call
@@ -31,9 +32,23 @@ export async function runIntegrationTool(
       result = { ok: false, message: `${call.name} could not run: ${(err as Error).message}` };
     }
   }
-  // Provider text enters svc here: storable() keeps one odd character from failing the record.
-  const blocks = result.ok ? [{ type: "structured_data" as const, value: storable(result.value) }] : [{ type: "text" as const, text: storable(result.message) }];
-  return { outcome: result.ok ? "succeeded" : "failed", prepared: await deps.artifacts.prepareContentBlocks(blocks, RESULT_BLOCKS) };
+  if (!result.ok) return { outcome: "failed", prepared: await deps.artifacts.prepareContentBlocks([{ type: "text", text: storable(result.message) }], RESULT_BLOCKS) };
+  return { outcome: "succeeded", prepared: await resultBlocks(deps, call.name, storable(result.value)) };
+}
+
+/**
+ * Provider text enters svc here (storable() keeps one odd character from failing the record). A result over
+ * 50 KiB (a long thread page) follows the overflow rule (overflow.ts): saved whole as a text artifact of its JSON (artifacts take no application/json), and a
+ * marker with its path and a preview in its place.
+ */
+async function resultBlocks(deps: Pick<StepDeps, "artifacts">, name: string, value: Record<string, unknown>): Promise<PreparedBlocks> {
+  const json = JSON.stringify(value);
+  const size = Buffer.byteLength(json, "utf8");
+  if (size <= OVERFLOW_BYTES) return deps.artifacts.prepareContentBlocks([{ type: "structured_data", value }], RESULT_BLOCKS);
+  const { stored, ref } = await saveAsArtifact(deps.artifacts, json, "text/plain", `${name}-result.json`);
+  const marker = { path: ref.path, preview: previewOf(json), size_bytes: size, content_type: ref.content_type, truncated: true };
+  const rest = await deps.artifacts.prepareContentBlocks([{ type: "structured_data", value: marker }], RESULT_BLOCKS);
+  return { artifacts: stored.artifacts, blocks: [...rest.blocks, ...stored.blocks] };
 }
 
 const RESULT_BLOCKS = new Set(["text", "structured_data"] as const);
