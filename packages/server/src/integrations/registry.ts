@@ -18,6 +18,13 @@ export const KIND_CATALOGS: Readonly<Record<string, IntegrationKindCatalog>> = {
 };
 export const IMPLEMENTED_KINDS = Object.keys(KIND_CATALOGS);
 
+/**
+ * The kinds whose tools svc runs (their kind has an executor): an integration launch adds only these
+ * kinds' tools, since a tool that can only fail would mislead the model. A test keeps it equal to the
+ * kinds `createIntegrationKinds` makes with `tools`.
+ */
+export const KINDS_RUNNING_TOOLS: ReadonlySet<string> = new Set(["slack_thread"]);
+
 export type IntegrationKinds = ReadonlyMap<string, IntegrationKind>;
 
 /** The implemented kinds with their provider clients, pointed at the providers the configuration names. */

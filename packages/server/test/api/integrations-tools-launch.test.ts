@@ -8,6 +8,7 @@ import { startFakeSlack } from "../support/fake-slack.js";
 import { collectPages } from "../support/paging.js";
 import { eventCallback, postSlackEvent } from "../support/slack-events.js";
 import { useTestServer } from "../support/server.js";
+import { createIntegrationKinds, KINDS_RUNNING_TOOLS } from "../../src/integrations/registry.js";
 import { createIntegration, integrationProject, slackSecret } from "./integrations-fixtures.js";
 
 const slack = await startFakeSlack();
@@ -56,6 +57,12 @@ async function toolsOf(configId: string) {
 }
 
 describe("integrations: a launch derives a config with the integration's tools", () => {
+  it("adds tools only of the kinds svc has an executor for", () => {
+    const kinds = createIntegrationKinds(server.config);
+    const running = [...kinds.values()].filter((kind) => kind.tools !== undefined).map((kind) => kind.name);
+    expect(new Set(running)).toEqual(KINDS_RUNNING_TOOLS);
+  });
+
   it("adds int__eng__read and int__eng__post_message to the profile's config, saved once and shared by every launch", async () => {
     const { profileConfigId, mentionAndRead } = await launcherWith("tools:\n  ask_question: {}\n");
     const [first] = await mentionAndRead("1700000900.000100");

@@ -1,5 +1,5 @@
 import type { Tx } from "../../platform/db/index.js";
-import { KIND_CATALOGS } from "../../integrations/registry.js";
+import { KIND_CATALOGS, KINDS_RUNNING_TOOLS } from "../../integrations/registry.js";
 import { integrationToolName } from "../../runtime/tools/catalog-integrations.js";
 import { findProfile } from "../agent-profiles/service.js";
 import type { StoredDefinition } from "../agent-configs/compile.js";
@@ -21,12 +21,12 @@ export interface LaunchAdditions {
 
 /**
  * EXTENSION POINT for what an integration launch adds to the config. Today: every tool operation of the
- * integration's kind (`int__<name>__read`, `int__<name>__post_message` for Slack). The interaction handler
+ * integration's kind, if svc runs that kind's tools (`int__<name>__read`, `int__<name>__post_message` for Slack). The interaction handler
  * work adds its `interaction_handlers: {<name>: {}}` section and the `list_interaction_handlers` /
  * `set_interaction_handler` tools here (another section then needs a member above and a merge below).
  */
 export function launchAdditions(integration: Pick<IntegrationRow, "name" | "kind">): LaunchAdditions {
-  const operations = Object.keys(KIND_CATALOGS[integration.kind]?.capabilities.tools ?? {});
+  const operations = KINDS_RUNNING_TOOLS.has(integration.kind) ? Object.keys(KIND_CATALOGS[integration.kind]?.capabilities.tools ?? {}) : [];
   return { tools: Object.fromEntries(operations.map((operation) => [integrationToolName(integration.name, operation), {}])) };
 }
 
