@@ -251,7 +251,7 @@ async function readArgs(req: IncomingMessage): Promise<Record<string, string>> {
   return Object.fromEntries(new URLSearchParams(text));
 }
 
-// ---- The thread runtime's Web API methods: chat.postMessage and reactions.add ----
+// ---- The thread runtime's Web API methods: chat.postMessage, chat.update and reactions.add ----
 
 export interface PostedMessage {
   channel: string;
@@ -266,13 +266,15 @@ export interface PostedMessage {
 export interface FakeSlackThreads {
   posted: PostedMessage[];
   reactions: Array<{ channel: string; timestamp: string; name: string; user: string }>;
+  /** chat.update calls that changed a message, in order. */
+  updated: Array<{ channel: string; ts: string }>;
 }
 
 let tsCounter = 0;
 
 /** The methods a bot token calls; an unknown token is `invalid_auth`, as Slack answers it. */
 function createThreads() {
-  const state: FakeSlackThreads = { posted: [], reactions: [] };
+  const state: FakeSlackThreads = { posted: [], reactions: [], updated: [] };
   const methods: Record<string, (bot: FakeBot, args: Record<string, string>) => object> = {
     "chat.postMessage"(bot, args) {
       if (!args["channel"]) return { ok: false, error: "channel_not_found" };
@@ -281,6 +283,16 @@ function createThreads() {
       const blocks = args["blocks"] ? (JSON.parse(args["blocks"]) as unknown) : undefined;
       state.posted.push({ channel: args["channel"], ts, thread_ts: args["thread_ts"], text: args["text"] ?? "", blocks, user: bot.botUserId });
       return { ok: true, channel: args["channel"], ts, message: { type: "message", user: bot.botUserId, bot_id: bot.botId, text: args["text"] ?? "", ts } };
+    },
+    /** Slack lets a bot edit only its own message: another's is cant_update_message. */
+    "chat.update"(bot, args) {
+      const message = state.posted.find((m) => m.channel === args["channel"] && m.ts === args["ts"]);
+      if (!message) return { ok: false, error: "message_not_found" };
+      if (message.user !== bot.botUserId) return { ok: false, error: "cant_update_message" };
+      message.text = args["text"] ?? "";
+      message.blocks = args["blocks"] ? (JSON.parse(args["blocks"]) as unknown) : undefined;
+      state.updated.push({ channel: message.channel, ts: message.ts });
+      return { ok: true, channel: message.channel, ts: message.ts, text: message.text };
     },
     "reactions.add"(bot, args) {
       const { channel, timestamp, name } = args;
@@ -302,6 +314,7 @@ function createThreads() {
     reset() {
       state.posted.length = 0;
       state.reactions.length = 0;
+      state.updated.length = 0;
     },
   };
 }

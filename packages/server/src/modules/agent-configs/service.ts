@@ -9,6 +9,7 @@ import { TtlCache } from "../../platform/ttl-cache.js";
 import { buildDefinition, COMPILER_VERSION } from "./compile.js";
 import { ConfigIssues } from "./issues.js";
 import type { McpServerChoice } from "./mcp-section.js";
+import { resolveInteractionHandlers } from "./interaction-handlers-section.js";
 import { bindModel } from "./model-rules.js";
 import { findProjectSecret } from "../secrets/store.js";
 import { readSource } from "./read-source.js";
@@ -84,9 +85,10 @@ export async function compileConfig(
   if (bound && machineSources.length > 0 && !bound.facts.supportsTools) {
     issues.add(["machine_sources"], `model "${bound.binding.name}" does not support tools in this project, and machines are used with tools`);
   }
+  const interactionHandlers = doc.interactionHandlers && (await resolveInteractionHandlers(tx, orgId, projectId, doc.interactionHandlers, issues));
   issues.throwIfAny(source, parsed);
   // With no issues, the instruction and the model were valid and the model was bound.
-  const definition = buildDefinition({ instruction: doc.instruction!, binding: bound!.binding, facts: bound!.facts, tools: doc.tools, mcp: doc.mcp, skills, machineSources, machineToolsPermission: doc.machineToolsPermission });
+  const definition = buildDefinition({ instruction: doc.instruction!, binding: bound!.binding, facts: bound!.facts, tools: doc.tools, mcp: doc.mcp, skills, machineSources, machineToolsPermission: doc.machineToolsPermission, interactionHandlers });
 
   const identity = { projectId, effectiveDefinitionHash: sha256Tagged(canonicalJson(definition)), sourceFormat, sourceHash };
   const existing = await findByIdentity(tx, identity);

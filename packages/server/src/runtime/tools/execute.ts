@@ -4,6 +4,7 @@ import { agentConfigs, modelCallContexts, modelOutputs } from "../../db/schema/i
 import type { AppDb, Tx } from "../../platform/db/index.js";
 import { mcpToolOf } from "../mcp/connections.js";
 import { insertInteraction } from "../store/interactions.js";
+import { routeInteraction } from "../../modules/integrations/interaction-delivery.js";
 import { completeToolCall, setToolCallState, textBlock, type ToolCallRow } from "../store/tool-calls.js";
 import type { AgentRow } from "../store/journal.js";
 import type { AgentDefinition } from "../definition.js";
@@ -70,7 +71,7 @@ export async function runToolWork(tx: Tx, agent: AgentRow, calls: ToolCallRow[],
   for (const call of calls) {
     if (call.state === "awaiting_authorization") await authorize(tx, agent, call, await definitionFor(call), ports);
     // Tools that run in a tool step (the `skill` tool) are left ready for it.
-    if (call.state === "ready" && call.type === "built_in" && !STEP_TOOLS.has(call.name)) await dispatch(tx, agent, call, ports);
+    if (call.state === "ready" && call.type === "built_in" && !STEP_TOOLS.has(call.name)) await dispatch(tx, agent, call, ports, definitionFor);
   }
 }
 
@@ -92,7 +93,8 @@ async function authorize(tx: Tx, agent: AgentRow, call: ToolCallRow, definition:
   }
   if (tool.permission === "always_ask") {
     const details = await approverDetails(tx, agent, call, ports);
-    await insertInteraction(tx, { agentId: agent.id, turnId: call.turnId, toolCallId: call.id, kind: "permission", request: permissionForm(call.name, call.input, details) });
+    const interaction = await insertInteraction(tx, { agentId: agent.id, turnId: call.turnId, toolCallId: call.id, kind: "permission", request: permissionForm(call.name, call.input, details) });
+    await routeInteraction(tx, definition, interaction);
     await setToolCallState(tx, call, "awaiting_permission");
     return;
   }
@@ -107,9 +109,10 @@ async function approverDetails(tx: Tx, agent: AgentRow, call: ToolCallRow, ports
   return [];
 }
 
-async function dispatch(tx: Tx, agent: AgentRow, call: ToolCallRow, ports: ToolPorts): Promise<void> {
+async function dispatch(tx: Tx, agent: AgentRow, call: ToolCallRow, ports: ToolPorts, definitionFor: (call: ToolCallRow) => Promise<AgentDefinition>): Promise<void> {
   if (call.name === "ask_question") {
-    await insertInteraction(tx, { agentId: agent.id, turnId: call.turnId, toolCallId: call.id, kind: "question", request: questionForm(call.input as unknown as AskQuestionInput) });
+    const interaction = await insertInteraction(tx, { agentId: agent.id, turnId: call.turnId, toolCallId: call.id, kind: "question", request: questionForm(call.input as unknown as AskQuestionInput) });
+    await routeInteraction(tx, await definitionFor(call), interaction);
     await setToolCallState(tx, call, "waiting");
     return;
   }
