@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { agentInputs, integrationEventReceipts } from "../../src/db/schema/index.js";
 import { decodeId } from "../../src/platform/ids.js";
 import { agentProject, yamlConfig, type AgentProject } from "../support/agents.js";
-import { createConfig, eventually, finalOutputs, untilEvents } from "../support/agent-loop.js";
+import { createConfig, eventually, finalOutputs, launch, untilEvents } from "../support/agent-loop.js";
 import { startFakeSlack } from "../support/fake-slack.js";
 import { useFakeProvider } from "../support/fake-provider.js";
 import { collectPages } from "../support/paging.js";
@@ -147,6 +147,34 @@ describe("integrations: questions and approvals in the Slack thread", () => {
     expect(byId.get(approval.id)).toMatchObject((await listed()).find((row) => row.id === approval.id));
     expect(slack.thread.updated).toEqual([{ channel: CHANNEL, ts: first.ts }]);
     expect(slack.thread.posted).toHaveLength(2);
+  });
+});
+
+describe("integrations: the interaction handler tools", () => {
+  it("lists the configured handlers with the selection, and sets and pins it; an unknown handler fails the call", async () => {
+    const p = await agentProject(server.api, provider.baseUrl);
+    const created = await server.api.post(`${p.base}/integrations`, { name: "eng", integration_kind: "slack_thread", settings: {} }, { token: p.token });
+    expect(created.status, created.text).toBe(201);
+    const tools = "tools:\n  list_interaction_handlers: {}\n  set_interaction_handler: {}\n";
+    const config = await createConfig(server.api, p, yamlConfig(p, `interaction_handlers:\n  eng: {}\n${tools}`));
+    provider.script(
+      { toolCalls: [{ name: "list_interaction_handlers", input: {} }] },
+      { toolCalls: [{ name: "set_interaction_handler", input: { handler: "eng", args: {}, auto_select: false } }] },
+      { toolCalls: [{ name: "list_interaction_handlers", input: { limit: 1 } }] },
+      { toolCalls: [{ name: "set_interaction_handler", input: { handler: "nope", args: {} } }] },
+      { text: "done" },
+    );
+    const agentId = await launch(server.api, p, config, "route your questions");
+    const list = await untilEvents(server.api, p, agentId, (e) => finalOutputs(e).length === 1);
+    const results = list.filter((e) => e.event_kind === "tool_result");
+    const handler = { name: "eng", integration_id: created.body.id, integration_kind: "slack_thread", args_schema: { type: "object", properties: {}, additionalProperties: false }, destination: null };
+    // An API message was the last input admitted: automatic selection chose the dashboard.
+    expect(results.map((result) => [result.outcome, result.content_blocks[0].value ?? result.content_blocks[0].text])).toEqual([
+      ["succeeded", { data: [handler], next_cursor: null, selected: null, auto_select: true }],
+      ["succeeded", { selected: "eng", auto_select: false }],
+      ["succeeded", { data: [handler], next_cursor: null, selected: "eng", auto_select: false }],
+      ["failed", 'No interaction handler named "nope"; list_interaction_handlers names them.'],
+    ]);
   });
 });
 

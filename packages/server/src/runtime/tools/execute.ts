@@ -14,6 +14,8 @@ import { dispatchRunCommand, runCommandContext, type RunCommandInput } from "./r
 import { dispatchMachineTool, MACHINE_TOOL_NAMES, type ToolPorts } from "./machine-tools.js";
 import { PROCESS_TOOL_NAMES } from "./catalog-processes.js";
 import { dispatchProcessTool } from "./process-tools.js";
+import { HANDLER_TOOL_NAMES } from "./catalog-handlers.js";
+import { dispatchHandlerTool } from "./handler-tools.js";
 import { TRANSFER_TOOL_NAMES } from "./catalog-transfer.js";
 import { dispatchTransferTool, transferContext, type TransferInput } from "./transfer-tools.js";
 
@@ -119,6 +121,7 @@ async function dispatch(tx: Tx, agent: AgentRow, call: ToolCallRow, ports: ToolP
   if (call.name === "run_command") return dispatchRunCommand(tx, agent, call, ports.machines);
   if (MACHINE_TOOL_NAMES.has(call.name)) return dispatchMachineTool(tx, agent, call, ports.machines);
   if (PROCESS_TOOL_NAMES.has(call.name)) return dispatchProcessTool(tx, agent, call);
+  if (HANDLER_TOOL_NAMES.has(call.name)) return dispatchHandlerTool(tx, agent, call, await definitionFor(call));
   if (TRANSFER_TOOL_NAMES.has(call.name)) return dispatchTransferTool(tx, agent, call, ports);
   await completeToolCall(tx, agent, call, "failed", [textBlock(`The built-in tool ${call.name} cannot run in this deployment.`)]);
 }
