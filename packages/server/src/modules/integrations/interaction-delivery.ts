@@ -17,7 +17,9 @@ export const INTERACTION_OPENED = "interaction_opened";
  * No selection or no assignment: the interaction is for the dashboard only.
  */
 export async function routeInteraction(tx: Tx, definition: AgentDefinition, interaction: InteractionRow): Promise<void> {
-  const { handler } = await currentSelection(tx, interaction.agentId, definition.interactionHandlers ?? []);
+  // Most agents name no handler: nothing to read.
+  if (!definition.interactionHandlers?.length) return;
+  const { handler } = await currentSelection(tx, interaction.agentId, definition.interactionHandlers);
   if (!handler) return;
   const assignment = await findAssignment(tx, interaction.agentId, handler.integrationId);
   if (!assignment) return;
