@@ -49,21 +49,24 @@ async function askingLauncher(p: AgentProject) {
 }
 
 describe("integrations: questions and approvals in the Slack thread", () => {
-  it("refuses interaction_handlers naming no integration of the project, or with arguments that are not an object", async () => {
+  it("refuses interaction_handlers naming no integration of the project, a kind without a handler, or arguments the handler does not take", async () => {
     const p = await agentProject(server.api, provider.baseUrl);
-    const reply = await server.api.post(
-      `${p.base}/agent-configs`,
-      { source: yamlConfig(p, "interaction_handlers:\n  nowhere: {}\n  eng: 3\n"), source_format: "yaml" },
-      { token: p.token },
-    );
+    const auth = { token: p.token };
+    expect((await server.api.post(`${p.base}/integrations`, { name: "eng", integration_kind: "slack_thread", settings: {} }, auth)).status).toBe(201);
+    expect((await server.api.post(`${p.base}/integrations`, { name: "reviews", integration_kind: "github_pr" }, auth)).status).toBe(201);
+    const source = yamlConfig(p, "interaction_handlers:\n  nowhere: {}\n  reviews: {}\n  eng: {channel: C1}\n");
+    const reply = await server.api.post(`${p.base}/agent-configs`, { source, source_format: "yaml" }, auth);
     expect(reply.status, reply.text).toBe(400);
     expect(reply.body.code).toBe("validation_failed");
     const issues = reply.body.issues as Array<{ path: string; message: string; line?: number }>;
     expect(issues.map((issue) => [issue.path, issue.message])).toEqual([
-      ["/interaction_handlers/eng", "must be an object of handler arguments ({} for the shipped handlers); got 3"],
       ["/interaction_handlers/nowhere", 'no integration named "nowhere" in this project'],
+      ["/interaction_handlers/reviews", 'integration "reviews" (github_pr) has no interaction handler'],
+      ["/interaction_handlers/eng", "handler arguments do not match the slack_thread interaction handler: arguments must NOT have additional properties"],
     ]);
     expect(issues.every((issue) => typeof issue.line === "number")).toBe(true);
+    const notObject = await server.api.post(`${p.base}/agent-configs`, { source: yamlConfig(p, "interaction_handlers:\n  eng: 3\n"), source_format: "yaml" }, auth);
+    expect(notObject.body.issues).toEqual([expect.objectContaining({ path: "/interaction_handlers/eng", message: "must be an object of handler arguments ({} for the shipped handlers); got 3" })]);
   });
 
   it("posts an approval and then a question in the thread of an agent launched from a mention; the first clicks answer them, later and forged clicks change nothing", async () => {
