@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { agentInputs, integrationEventReceipts } from "../../src/db/schema/index.js";
 import { decodeId } from "../../src/platform/ids.js";
 import { agentProject, yamlConfig, type AgentProject } from "../support/agents.js";
-import { createConfig, eventually, finalOutputs, launch, untilEvents } from "../support/agent-loop.js";
+import { createConfig, eventually, finalOutputs, launch, send, untilEvents } from "../support/agent-loop.js";
 import { startFakeSlack } from "../support/fake-slack.js";
 import { useFakeProvider } from "../support/fake-provider.js";
 import { collectPages } from "../support/paging.js";
@@ -39,13 +39,14 @@ async function askingLauncher(p: AgentProject) {
   const put = await server.api.put(path, { settings: { launcher: { profiles: [profile.body.id] } } }, auth);
   expect(put.status, put.text).toBe(200);
   const integrationId = decodeId("integration", created.body.id)!;
+  const receipts = () => server.db.read.select().from(integrationEventReceipts).where(eq(integrationEventReceipts.integrationId, integrationId));
   const settled = (count: number) =>
     eventually(
-      () => server.db.read.select().from(integrationEventReceipts).where(eq(integrationEventReceipts.integrationId, integrationId)),
+      receipts,
       (rows) => rows.length === count && rows.every((row) => row.state === "processed"),
       60_000,
     );
-  return { auth, bot, settled };
+  return { auth, bot, settled, receipts };
 }
 
 describe("integrations: questions and approvals in the Slack thread", () => {
@@ -150,6 +151,25 @@ describe("integrations: questions and approvals in the Slack thread", () => {
     expect(byId.get(approval.id)).toMatchObject((await listed()).find((row) => row.id === approval.id));
     expect(slack.thread.updated).toEqual([{ channel: CHANNEL, ts: first.ts }]);
     expect(slack.thread.posted).toHaveLength(2);
+  });
+});
+
+describe("integrations: automatic handler selection", () => {
+  it("keeps an interaction off Slack once a console or API message was the last admitted input", async () => {
+    const p = await agentProject(server.api, provider.baseUrl);
+    const { auth, bot, settled, receipts } = await askingLauncher(p);
+    provider.script({ text: "hello" }, { toolCalls: [{ name: "ask_question", input: { questions: [{ prompt: "Sure?", options: [{ label: "yes" }] }] } }] });
+    const mention = { type: "app_mention", user: "U0ASKER01", text: `<@${bot.botUserId}> hi`, ts: "1700000950.000100", channel: CHANNEL };
+    expect((await postSlackEvent(server.url, SIGNING_SECRET, eventCallback(bot, mention))).status).toBe(200);
+    const [agent] = await eventually(() => collectPages(server.api, `${p.base}/agents`, auth), (rows) => rows.length === 1);
+    await untilEvents(server.api, p, agent.id, (e) => finalOutputs(e).length === 1);
+    await send(server.api, p, agent.id, "ask me something");
+    const interactions = `${p.base}/agents/${agent.id}/interactions`;
+    await eventually(() => server.api.get(interactions, auth), (reply) => reply.body.data?.length === 1);
+    // Routing happens in the interaction's own transaction: no receipt beside the mention's means no post.
+    await settled(1);
+    expect((await receipts()).map((row) => row.eventKind)).toEqual(["app_mention"]);
+    expect(slack.thread.posted.filter((message) => message.thread_ts === "1700000950.000100")).toEqual([]);
   });
 });
 
