@@ -1,4 +1,5 @@
-import { integrationEventReceipts } from "../../db/schema/index.js";
+import { eq } from "drizzle-orm";
+import { integrationEventReceipts, integrations } from "../../db/schema/index.js";
 import type { Tx } from "../../platform/db/index.js";
 import { newUuid } from "../../platform/ids.js";
 import type { AgentDefinition } from "../../runtime/definition.js";
@@ -8,6 +9,9 @@ import { findAssignment } from "./launch-store.js";
 
 /** The receipt kind of an interaction an integration's handler shows; its kind's receipt handlers post it. */
 export const INTERACTION_OPENED = "interaction_opened";
+
+/** The kinds whose receipt handlers post interactions (inbound-slack.ts); Discord's are not built yet. */
+const POSTING_KINDS: ReadonlySet<string> = new Set(["slack_thread"]);
 
 /**
  * Routes a newly opened interaction to the agent's selected interaction handler (handler-selection.ts):
@@ -21,6 +25,8 @@ export async function routeInteraction(tx: Tx, definition: AgentDefinition, inte
   if (!definition.interactionHandlers?.length) return;
   const { handler } = await currentSelection(tx, interaction.agentId, definition.interactionHandlers);
   if (!handler) return;
+  const [integration] = await tx.select({ kind: integrations.kind }).from(integrations).where(eq(integrations.id, handler.integrationId));
+  if (!integration || !POSTING_KINDS.has(integration.kind)) return;
   const assignment = await findAssignment(tx, interaction.agentId, handler.integrationId);
   if (!assignment) return;
   await tx
