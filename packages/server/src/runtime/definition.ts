@@ -130,4 +130,13 @@ export interface AgentDefinition {
   machineSources: MachineSourceDefinition[];
   /** Attached skills, each pinned to the revision that was current when the config was compiled. */
   skills: SkillDefinition[];
+  /** The integrations that may show this agent's questions and approvals; absent when the config names none. */
+  interactionHandlers?: InteractionHandlerDefinition[];
+}
+
+/** An `interaction_handlers` entry: the integration (pinned by id when compiled) and its handler arguments. */
+export interface InteractionHandlerDefinition {
+  integrationName: string;
+  integrationId: string;
+  args: Record<string, unknown>;
 }

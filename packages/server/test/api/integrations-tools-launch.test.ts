@@ -51,9 +51,17 @@ async function launcherWith(tools: string) {
   return { p, integrationId, profileConfigId: config.body.id as string, mentionAndRead };
 }
 
-async function toolsOf(configId: string) {
+async function compiled(configId: string) {
   const [row] = await server.db.read.select().from(agentConfigs).where(eq(agentConfigs.id, decodeId("agentConfig", configId)!));
-  return row!.compiledDefinition.tools.map((tool) => [tool.name, tool.permission, tool.integration?.operation ?? null]);
+  return row!.compiledDefinition;
+}
+
+async function toolsOf(configId: string) {
+  return (await compiled(configId)).tools.map((tool) => [tool.name, tool.permission, tool.integration?.operation ?? null]);
+}
+
+async function handlersOf(configId: string) {
+  return ((await compiled(configId)).interactionHandlers ?? []).map((handler) => [handler.integrationName, handler.args]);
 }
 
 describe("integrations: a launch derives a config with the integration's tools", () => {
@@ -63,7 +71,7 @@ describe("integrations: a launch derives a config with the integration's tools",
     expect(new Set(running)).toEqual(KINDS_RUNNING_TOOLS);
   });
 
-  it("adds int__eng__read and int__eng__post_message to the profile's config, saved once and shared by every launch", async () => {
+  it("adds the Slack tools, the Slack interaction handler and the tools that choose it to the profile's config, saved once and shared by every launch", async () => {
     const { profileConfigId, mentionAndRead } = await launcherWith("tools:\n  ask_question: {}\n");
     const [first] = await mentionAndRead("1700000900.000100");
     expect(first).not.toBe(profileConfigId);
@@ -71,9 +79,12 @@ describe("integrations: a launch derives a config with the integration's tools",
       ["ask_question", "always_allow", null],
       ["int__eng__post_message", "always_allow", "post_message"],
       ["int__eng__read", "always_allow", "read"],
+      ["list_interaction_handlers", "always_allow", null],
       ["read_file", "always_allow", null],
       ["search_files", "always_allow", null],
+      ["set_interaction_handler", "always_allow", null],
     ]);
+    expect(await handlersOf(first!)).toEqual([["eng", {}]]);
     // The profile's config is untouched; a second launch derives the same config (content-addressed).
     expect((await toolsOf(profileConfigId)).map(([name]) => name)).toEqual(["ask_question", "read_file", "search_files"]);
     const both = await mentionAndRead("1700000900.000200");
@@ -81,12 +92,16 @@ describe("integrations: a launch derives a config with the integration's tools",
   });
 
   it("keeps the profile's own entries whole: a disabled one stays disabled, a chosen permission stays", async () => {
-    const { mentionAndRead } = await launcherWith("tools:\n  int__eng__read:\n    enabled: false\n  int__eng__post_message:\n    permission:\n      mode: always_ask\n");
+    const { mentionAndRead } = await launcherWith(
+      "tools:\n  int__eng__read:\n    enabled: false\n  int__eng__post_message:\n    permission:\n      mode: always_ask\n  set_interaction_handler:\n    enabled: false\n",
+    );
     const [configId] = await mentionAndRead("1700000901.000100");
     expect(await toolsOf(configId!)).toEqual([
       ["int__eng__post_message", "always_ask", "post_message"],
+      ["list_interaction_handlers", "always_allow", null],
       ["read_file", "always_allow", null],
       ["search_files", "always_allow", null],
     ]);
+    expect(await handlersOf(configId!)).toEqual([["eng", {}]]);
   });
 });

@@ -85,6 +85,12 @@ describe("the tool catalog", () => {
           permission_modes: MODES,
         },
         {
+          name: "list_interaction_handlers",
+          description: expect.stringContaining("List the interaction handlers"),
+          default_permission: { mode: "always_allow", parameters: {} },
+          permission_modes: MODES,
+        },
+        {
           name: "list_machines",
           description: expect.stringContaining("List the machines attached to you"),
           default_permission: { mode: "always_allow", parameters: {} },
@@ -117,6 +123,12 @@ describe("the tool catalog", () => {
         {
           name: "search_files",
           description: expect.stringContaining("Search the text of one file"),
+          default_permission: { mode: "always_allow", parameters: {} },
+          permission_modes: MODES,
+        },
+        {
+          name: "set_interaction_handler",
+          description: expect.stringContaining("Choose where your next questions and approvals are shown"),
           default_permission: { mode: "always_allow", parameters: {} },
           permission_modes: MODES,
         },

@@ -258,7 +258,7 @@ async function readArgs(req: IncomingMessage): Promise<Record<string, string>> {
   return Object.fromEntries(new URLSearchParams(text));
 }
 
-// ---- The thread runtime's Web API methods: chat.postMessage, reactions.add, conversations.replies and the external file upload ----
+// ---- The thread runtime's Web API methods: chat.postMessage, chat.update, reactions.add, conversations.replies and the external file upload ----
 
 export interface PostedMessage {
   channel: string;
@@ -286,6 +286,8 @@ export interface FakeSlackThreads {
   files: UploadedFile[];
   /** Messages people wrote in a thread (its parent has ts = thread_ts), for conversations.replies beside the bots' own. */
   addMessages(channel: string, threadTs: string, messages: Array<{ ts: string; user: string; text: string }>): void;
+  /** chat.update calls that changed a message, in order. */
+  updated: Array<{ channel: string; ts: string }>;
 }
 
 let tsCounter = 0;
@@ -297,6 +299,7 @@ function createThreads(origin: () => string) {
     posted: [],
     reactions: [],
     files: [],
+    updated: [],
     addMessages: (channel, threadTs, messages) => void written.push(...messages.map((m) => ({ channel, thread_ts: threadTs, ...m }))),
   };
   /** A thread's messages as conversations.replies lists them: the parent first, then replies by ts. */
@@ -347,6 +350,16 @@ function createThreads(origin: () => string) {
       for (const file of files) Object.assign(file!, { channel: args["channel_id"], thread_ts: args["thread_ts"] });
       return { ok: true, files: files.map((file) => ({ id: file!.id, title: file!.filename })) };
     },
+    /** Slack lets a bot edit only its own message: another's is cant_update_message. */
+    "chat.update"(bot, args) {
+      const message = state.posted.find((m) => m.channel === args["channel"] && m.ts === args["ts"]);
+      if (!message) return { ok: false, error: "message_not_found" };
+      if (message.user !== bot.botUserId) return { ok: false, error: "cant_update_message" };
+      message.text = args["text"] ?? "";
+      message.blocks = args["blocks"] ? (JSON.parse(args["blocks"]) as unknown) : undefined;
+      state.updated.push({ channel: message.channel, ts: message.ts });
+      return { ok: true, channel: message.channel, ts: message.ts, text: message.text };
+    },
     "reactions.add"(bot, args) {
       const { channel, timestamp, name } = args;
       if (!channel || !timestamp || !name) return { ok: false, error: "invalid_arguments" };
@@ -376,6 +389,7 @@ function createThreads(origin: () => string) {
       state.reactions.length = 0;
       state.files.length = 0;
       written.length = 0;
+      state.updated.length = 0;
     },
   };
 }

@@ -14,6 +14,8 @@ import { unreachableMachines } from "../../src/modules/machines/unreachable.js";
 import { byoBindingsFollowConfig } from "../../src/modules/machines/follow-config.js";
 import { startPoolMachines, type PoolMachinesLog } from "../../src/modules/machines/lifecycle.js";
 import { SVCD_ENTRY } from "./process.js";
+import { createIntegrationReceipts } from "../../src/modules/integrations/inbound-handlers.js";
+import type { Services } from "../../src/services.js";
 
 
 export const TEST_ORIGIN = "http://svc.test";
@@ -22,6 +24,8 @@ export const TEST_SECRET_KEY = "0".repeat(63) + "1";
 export interface TestServerOptions {
   /** Run the agent worker and lease maintenance in the server process, as `svc serve` does. */
   worker?: boolean;
+  /** With the worker, also run the integration receipts processor on each maintenance tick, as `svc serve` does. */
+  integrationReceipts?: boolean;
   /**
    * Also run the pool machine loop: the local provider enabled, its machines real svcd children run from
    * source with tsx, sandboxed by bubblewrap as by default.
@@ -69,7 +73,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
   const address = await app.http.listen({ host: "127.0.0.1", port: 0 });
   const quiet = { info: () => {}, warn: () => {}, error: () => {} };
   const worker = options.worker ? startAgentWorker({ db, services: app.services, config, log: quiet }) : undefined;
-  const maintenance = options.worker ? startMaintenance([leaseReaper(db, app.services), unreachableMachines(db, config), byoBindingsFollowConfig(db), skillInstallDeadlines(db, app.services)], quiet as never, config.runtime.maintenanceIntervalMs) : undefined;
+  const maintenance = options.worker ? startMaintenance([leaseReaper(db, app.services), unreachableMachines(db, config), byoBindingsFollowConfig(db), skillInstallDeadlines(db, app.services), ...receiptsTask(options, db, app.services, config)], quiet as never, config.runtime.maintenanceIntervalMs) : undefined;
   const poolMachines = options.poolMachines ? await startPoolMachines({ db, config, log: options.poolLog ?? { warn: () => {}, error: () => {}, debug: () => {} }, url: address }) : undefined;
   return {
     databaseUrl,
@@ -144,4 +148,8 @@ async function cloneDatabase(): Promise<{ db: Database; drop: () => Promise<void
   // The embedded database in its worker thread, as `svc serve` runs it, started from the migrated template.
   const client = await EmbeddedWorkerClient.start({ loadDataDir: readFileSync(inject("embeddedTemplate")), migrate: false });
   return { db: await openEmbedded({ client }), drop: async () => {}, pglite: client };
+}
+
+function receiptsTask(options: TestServerOptions, db: Database, services: Services, config: Config) {
+  return options.integrationReceipts ? [{ name: "integration-event-receipts", run: () => createIntegrationReceipts(db, services, config).runDue() }] : [];
 }

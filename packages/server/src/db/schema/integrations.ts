@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
-import { check, foreignKey, index, integer, jsonb, pgTable, text, unique, uuid } from "drizzle-orm/pg-core";
-import { createdAt, idColumn, optionalTime, requiredTime, updatedAt } from "./columns.js";
+import { boolean, check, foreignKey, index, integer, jsonb, pgTable, text, unique, uuid } from "drizzle-orm/pg-core";
+import { createdAt, dbNow, idColumn, optionalTime, requiredTime, updatedAt } from "./columns.js";
 import { agents } from "./agents.js";
 import { users } from "./identity.js";
 import { projects } from "./orgs.js";
@@ -156,4 +156,22 @@ export const integrationLaunchChoices = pgTable(
     unique("integration_launch_choices_event").on(t.integrationId, t.sourceEventId),
     foreignKey({ columns: [t.orgId, t.integrationId], foreignColumns: [integrations.orgId, integrations.id] }).onDelete("cascade"),
   ],
+);
+
+/**
+ * An agent's interaction handler selection as the `set_interaction_handler` tool last wrote it (reference
+ * docs: integrations/overview, "Route questions and approvals"). No row: automatic selection, nothing set.
+ * `integration_id` null selects the dashboard only. With `auto_select`, an input admitted to a turn after
+ * `set_at` selects again (modules/integrations/handler-selection.ts).
+ */
+export const agentHandlerSelections = pgTable(
+  "agent_handler_selections",
+  {
+    agentId: uuid("agent_id").primaryKey(),
+    orgId: uuid("org_id").notNull(),
+    integrationId: uuid("integration_id"),
+    autoSelect: boolean("auto_select").notNull(),
+    setAt: requiredTime("set_at").default(dbNow),
+  },
+  (t) => [foreignKey({ columns: [t.orgId, t.agentId], foreignColumns: [agents.orgId, agents.id] }).onDelete("cascade")],
 );

@@ -1,4 +1,4 @@
-import { MAX_TOOLS, type AgentDefinition, type MachineSourceDefinition, type McpServerDefinition, type ModelBinding, type PermissionMode, type SkillDefinition, type ToolDefinition } from "../../runtime/definition.js";
+import { MAX_TOOLS, type AgentDefinition, type InteractionHandlerDefinition, type MachineSourceDefinition, type McpServerDefinition, type ModelBinding, type PermissionMode, type SkillDefinition, type ToolDefinition } from "../../runtime/definition.js";
 import { builtInTool } from "../../runtime/tools/catalog.js";
 import { RETRIEVAL_TOOLS } from "../../runtime/tools/catalog-files.js";
 import { PROCESS_TOOL_NAMES } from "../../runtime/tools/catalog-processes.js";
@@ -30,6 +30,7 @@ export function buildDefinition(input: {
   machineToolsPermission?: PermissionMode;
   /** The enabled `int__…` entries, resolved against the project's integrations (integration-tools-section.ts). */
   integrationTools?: readonly ToolDefinition[];
+  interactionHandlers?: readonly InteractionHandlerDefinition[];
 }): StoredDefinition {
   const implied = impliedMachineTools(withImpliedTool(input.tools, "skill", input.skills.length > 0), input.machineSources);
   const tools = withRetrievalTools(implied, input.mcp.length > 0)
@@ -46,6 +47,8 @@ export function buildDefinition(input: {
     mcp: Object.fromEntries(input.mcp.map((server) => [server.key, mcpServer(server)])),
     machineSources: [...input.machineSources],
     skills: [...input.skills],
+    // Only when written, so configs without the section keep their definition hash.
+    ...(input.interactionHandlers ? { interactionHandlers: [...input.interactionHandlers] } : {}),
     modelFacts: input.facts,
   };
 }

@@ -11,6 +11,7 @@ import { readMachineSourcesSection, type MachineSourceChoice } from "./machines-
 import { checkMachineToolEntries, readMachineToolsSection } from "./machine-tools-section.js";
 import { readIntegrationTool, type IntegrationToolChoice } from "./integration-tools-section.js";
 import { INTEGRATION_TOOL_PREFIX } from "../../runtime/tools/catalog-integrations.js";
+import { readInteractionHandlersSection, type InteractionHandlerChoice } from "./interaction-handlers-section.js";
 import { count, describe, has, isObject, MAX_NAME, readPermission, required, text, unknownKeys, type Obj, type Path } from "./fields.js";
 
 /**
@@ -44,9 +45,11 @@ export interface ConfigDocument {
   machineSources: MachineSourceChoice[];
   /** `machine_tools.permission`: the floor of every tool that touches a machine. */
   machineToolsPermission?: PermissionMode;
+  /** Present when the config has an `interaction_handlers` section. */
+  interactionHandlers?: InteractionHandlerChoice[];
 }
 
-const ROOT_KEYS = ["version", "instruction", "model", "tools", "mcp", "machine_sources", "machine_tools", "skills"];
+const ROOT_KEYS = ["version", "instruction", "model", "tools", "mcp", "machine_sources", "machine_tools", "skills", "interaction_handlers"];
 const MODEL_KEYS = ["provider_config", "name", "context_window_tokens", "default_max_output_tokens", "cache_retention", "reasoning"];
 const BUILT_IN_KEYS = ["permission", "enabled"];
 const CUSTOM_KEYS = ["type", "description", "input_schema", "permission"];
@@ -80,6 +83,7 @@ export function readConfigDocument(value: unknown, issues: ConfigIssues): Config
     if (doc.machineToolsPermission !== undefined) checkMachineToolEntries(issues, doc.tools, doc.machineToolsPermission);
   }
   if (has(value, "skills")) doc.skills = readSkillsSection(issues, value["skills"]);
+  if (has(value, "interaction_handlers")) doc.interactionHandlers = readInteractionHandlersSection(issues, value["interaction_handlers"]);
   return doc;
 }
 

@@ -9,6 +9,7 @@ import { TtlCache } from "../../platform/ttl-cache.js";
 import { buildDefinition, COMPILER_VERSION } from "./compile.js";
 import { ConfigIssues } from "./issues.js";
 import type { McpServerChoice } from "./mcp-section.js";
+import { resolveInteractionHandlers } from "./interaction-handlers-section.js";
 import { bindModel } from "./model-rules.js";
 import { findProjectSecret } from "../secrets/store.js";
 import { readSource } from "./read-source.js";
@@ -87,9 +88,21 @@ export async function compileConfig(
   }
   const integrationChoices = doc.tools.filter((tool) => tool.type === "integration");
   const integrationTools = await resolveIntegrationTools(tx, projectId, integrationChoices, issues);
+  const interactionHandlers = doc.interactionHandlers && (await resolveInteractionHandlers(tx, orgId, projectId, doc.interactionHandlers, issues));
   issues.throwIfAny(source, parsed);
   // With no issues, the instruction and the model were valid and the model was bound.
-  const definition = buildDefinition({ instruction: doc.instruction!, binding: bound!.binding, facts: bound!.facts, tools: doc.tools, mcp: doc.mcp, skills, machineSources, machineToolsPermission: doc.machineToolsPermission, integrationTools });
+  const definition = buildDefinition({
+    instruction: doc.instruction!,
+    binding: bound!.binding,
+    facts: bound!.facts,
+    tools: doc.tools,
+    mcp: doc.mcp,
+    skills,
+    machineSources,
+    machineToolsPermission: doc.machineToolsPermission,
+    integrationTools,
+    interactionHandlers,
+  });
 
   const identity = { projectId, effectiveDefinitionHash: sha256Tagged(canonicalJson(definition)), sourceFormat, sourceHash };
   const existing = await findByIdentity(tx, identity);

@@ -9,6 +9,8 @@ import { launchForConversation } from "./launch-service.js";
 import { conversationLaunched } from "./launch-store.js";
 import { canonicalJson } from "./subscriptions-service.js";
 import type { SlackBot } from "./slack-bot.js";
+import { ANSWER_ACTION, answerByClick, postInteraction } from "./slack-interactions.js";
+import { INTERACTION_OPENED } from "./interaction-delivery.js";
 import type { IntegrationRow } from "./store.js";
 
 /** What the Slack receiver kept of an event (integrations/slack/inbound.ts): checked again here, member by member. */
@@ -104,10 +106,20 @@ export function slackReceiptHandlers(deps: { db: Database; artifacts: ArtifactsS
       await deps.bot.call(integration, "reactions.add", { channel: message.channel, timestamp: message.ts, name: ACK_REACTION }, ["already_reacted"]);
     },
 
-    /** A pick in a profile chooser: the first pick of an open menu launches that profile; later clicks change nothing. */
+    /** An interaction the agent's handler routed here: posted to the agent's thread with answer buttons. */
+    async [INTERACTION_OPENED](receipt, integration) {
+      await postInteraction(deps, receipt, integration);
+    },
+
+    /**
+     * A click: an answer button answers its interaction; a pick in a profile chooser, the first pick of an
+     * open menu, launches that profile. Later clicks change nothing.
+     */
     async block_actions(receipt, integration) {
       const action = receipt.payload["action"] as { action_id?: unknown; value?: unknown } | undefined;
-      if (typeof action?.action_id !== "string" || !action.action_id.startsWith(CHOOSER_ACTION) || typeof action.value !== "string") return;
+      if (typeof action?.action_id !== "string" || typeof action.value !== "string") return;
+      if (action.action_id.startsWith(ANSWER_ACTION)) return answerByClick(deps, receipt, integration, action.value);
+      if (!action.action_id.startsWith(CHOOSER_ACTION)) return;
       const [choiceId, profileId] = action.value.split(":");
       if (!choiceId || !profileId || !isUuid(choiceId) || !isUuid(profileId)) return;
       const taken = await deps.db.tx((tx) => takeChoice(tx, integration.id, choiceId, profileId, receipt.providerEventId));

@@ -1,5 +1,5 @@
 import type { Tx } from "../../platform/db/index.js";
-import { KIND_CATALOGS, KINDS_RUNNING_TOOLS } from "../../integrations/registry.js";
+import { KIND_CATALOGS, KINDS_POSTING_INTERACTIONS, KINDS_RUNNING_TOOLS } from "../../integrations/registry.js";
 import { integrationToolName } from "../../runtime/tools/catalog-integrations.js";
 import { findProfile } from "../agent-profiles/service.js";
 import type { StoredDefinition } from "../agent-configs/compile.js";
@@ -17,23 +17,32 @@ import type { IntegrationRow } from "./store.js";
 /** Config entries a launch through `integration` adds, by section; a section's entry the profile's config already has is kept as written. */
 export interface LaunchAdditions {
   tools: Record<string, Record<string, unknown>>;
+  interaction_handlers: Record<string, Record<string, unknown>>;
 }
 
+/** The built-in tools that let the model see and choose where its questions and approvals go. */
+const HANDLER_TOOLS = ["list_interaction_handlers", "set_interaction_handler"];
+
 /**
- * EXTENSION POINT for what an integration launch adds to the config. Today: every tool operation of the
- * integration's kind, if svc runs that kind's tools (`int__<name>__read`, `int__<name>__post_message` for Slack). The interaction handler
- * work adds its `interaction_handlers: {<name>: {}}` section and the `list_interaction_handlers` /
- * `set_interaction_handler` tools here (another section then needs a member above and a merge below).
+ * What an integration launch adds to the config (reference docs: integrations/overview, "Launch from
+ * provider events" and "Route questions and approvals"): every tool operation of the integration's kind,
+ * if svc runs that kind's tools (`int__<name>__read`, `int__<name>__post_message` for Slack); and, if svc
+ * delivers the kind's interaction handler, `interaction_handlers: {<name>: {}}` with the
+ * `list_interaction_handlers` and `set_interaction_handler` tools.
  */
 export function launchAdditions(integration: Pick<IntegrationRow, "name" | "kind">): LaunchAdditions {
   const operations = KINDS_RUNNING_TOOLS.has(integration.kind) ? Object.keys(KIND_CATALOGS[integration.kind]?.capabilities.tools ?? {}) : [];
-  return { tools: Object.fromEntries(operations.map((operation) => [integrationToolName(integration.name, operation), {}])) };
+  const tools: Record<string, Record<string, unknown>> = Object.fromEntries(operations.map((operation) => [integrationToolName(integration.name, operation), {}]));
+  if (!KINDS_POSTING_INTERACTIONS.has(integration.kind)) return { tools, interaction_handlers: {} };
+  for (const name of HANDLER_TOOLS) tools[name] = {};
+  return { tools, interaction_handlers: { [integration.name]: {} } };
 }
 
 /**
  * The derived config's id, or undefined to launch the profile as it is: an unknown profile (the launch then
  * answers its 404), or a model without tools (the additions are tools it could not call). Explicit entries
- * win as whole entries: `int__eng__read: {enabled: false}` in the profile's config stays disabled.
+ * win as whole entries: `int__eng__read: {enabled: false}` in the profile's config stays disabled, and a
+ * handler the profile names keeps its arguments.
  */
 export async function deriveLaunchConfig(tx: Tx, integration: IntegrationRow, profileId: string): Promise<string | undefined> {
   const profile = await findProfile(tx, integration.orgId, integration.projectId, profileId);
@@ -45,11 +54,17 @@ export async function deriveLaunchConfig(tx: Tx, integration: IntegrationRow, pr
   // A stored config's source parsed when it was saved; a parser change that refuses it now launches it unchanged.
   if (!parsed.ok || !isObject(parsed.source.value)) return config.id;
   const document = parsed.source.value;
-  const tools = isObject(document["tools"]) ? document["tools"] : {};
   const additions = launchAdditions(integration);
-  const missing = Object.entries(additions.tools).filter(([name]) => !Object.hasOwn(tools, name));
-  if (missing.length === 0) return config.id;
-  const derived = { ...document, tools: { ...tools, ...Object.fromEntries(missing) } };
+  const derived = { ...document };
+  let added = false;
+  for (const section of ["tools", "interaction_handlers"] as const) {
+    const present = isObject(document[section]) ? document[section] : {};
+    const missing = Object.entries(additions[section]).filter(([name]) => !Object.hasOwn(present, name));
+    if (missing.length === 0) continue;
+    derived[section] = { ...present, ...Object.fromEntries(missing) };
+    added = true;
+  }
+  if (!added) return config.id;
   const { row } = await compileConfig(tx, integration.orgId, integration.projectId, { source: `${JSON.stringify(derived, null, 2)}\n`, sourceFormat: "json" });
   return row.id;
 }

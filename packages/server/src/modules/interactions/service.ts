@@ -28,76 +28,86 @@ export function createInteractionsService(deps: { db: Database }) {
     return { agent, rows };
   }
 
-  /**
-   * First writer wins (reference design-brief.md §3.5): the answer is recorded as an `interaction_response` input in
-   * the interaction's turn and moves its tool call on. The same answers again replay 200; other answers,
-   * or an interaction that was canceled, are 409.
-   */
+  /** The API's answer: the caller needs agent.operate, and the answer is attributed to the caller (or its `actor`). */
   async function resolve(principal: Principal, orgId: string, projectId: string, agentId: string, interactionId: string, body: ResolveBody) {
     await requireAgent(db.read, principal, orgId, projectId, agentId, "agent.operate");
-    return db.tx(async (tx) => {
-      const agent = await lockAgent(tx, agentId);
-      if (!agent) throw notFound("agent");
-      const interaction = await store.findInteraction(tx, agentId, interactionId);
-      if (!interaction) throw notFound("interaction");
-      const resolution = { answers: body.answers.map(normalizeAnswer) };
-      if (interaction.state === "resolved") {
-        if (jsonDigest(interaction.resolution) === jsonDigest(resolution)) return { agent, interaction };
-        throw new AppError("idempotency_key_conflict", "the interaction was already resolved with different answers");
-      }
-      if (interaction.state === "canceled") throw new AppError("idempotency_key_conflict", "the interaction was canceled");
-      checkAnswers(interaction.request as unknown as store.InteractionForm, body.answers);
-      const actor = await resolveInputActor(tx, principal, orgId, projectId, body.actor);
-      const input = await insertInput(tx, {
-        orgId,
-        agentId,
-        inputKind: "interaction_response",
-        deliveryMode: "immediate",
-        state: "resolved",
-        actorId: actor?.id ?? null,
-        interactionId: interaction.id,
-        idempotencyScope: "interaction_response",
-        inputIdempotencyKey: interaction.id,
-        requestDigest: jsonDigest(resolution),
-        contentBlocks: [],
-      });
-      await appendEvent(tx, agent, { turnId: interaction.turnId, kind: "agent_input", agentInputId: input.id, semantic: true });
-      const resolved = await store.settle(tx, interaction.id, { state: "resolved", resolution, resolvedByInputId: input.id });
-      await applyResolution(tx, agent, resolved, resolution.answers);
-      await markWakeup(tx, agentId, "interaction_resolved");
-      return { agent, interaction: resolved };
-    });
-  }
-
-  async function applyResolution(tx: Tx, agent: AgentRow, interaction: store.InteractionRow, answers: Answer[]): Promise<void> {
-    const call = await findToolCall(tx, agent.id, interaction.toolCallId);
-    if (!call || call.state === "completed") return;
-    if (interaction.interactionKind === "permission") {
-      const [answer] = answers;
-      if (answer!.option_indices[0] === ALLOW) {
-        await setToolCallState(tx, call, "ready");
-      } else {
-        const reason = answer!.text?.trim();
-        await completeToolCall(tx, agent, call, "denied", [textBlock(reason ? `Permission denied: ${reason}` : "Permission denied.")]);
-      }
-      return;
-    }
-    const form = interaction.request as unknown as store.InteractionForm;
-    const value = form.questions.map((question, index) => {
-      const answer = answers[index]!;
-      return {
-        question: question.prompt,
-        selected: answer.option_indices.map((i) => question.options[i]!.label),
-        ...(answer.text ? { text: answer.text } : {}),
-      };
-    });
-    await completeToolCall(tx, agent, call, "succeeded", [{ type: "structured_data", value: { answers: value } }]);
+    return answerInteraction(db, { orgId, agentId, interactionId, answers: body.answers, actorOf: (tx) => resolveInputActor(tx, principal, orgId, projectId, body.actor) });
   }
 
   return { list, resolve };
 }
 
 export type InteractionsService = ReturnType<typeof createInteractionsService>;
+
+/**
+ * Answers an interaction, for the API and for an integration's buttons alike. First writer wins (reference
+ * design-brief.md §3.5): the answer is recorded as an `interaction_response` input in the interaction's
+ * turn and moves its tool call on. The same answers again replay; other answers, or an interaction that
+ * was canceled, are `idempotency_key_conflict` (409).
+ */
+export async function answerInteraction(
+  db: Database,
+  request: { orgId: string; agentId: string; interactionId: string; answers: Answer[]; actorOf: (tx: Tx) => Promise<{ id: string } | null> },
+) {
+  const { orgId, agentId, interactionId } = request;
+  return db.tx(async (tx) => {
+    const agent = await lockAgent(tx, agentId);
+    if (!agent) throw notFound("agent");
+    const interaction = await store.findInteraction(tx, agentId, interactionId);
+    if (!interaction) throw notFound("interaction");
+    const resolution = { answers: request.answers.map(normalizeAnswer) };
+    if (interaction.state === "resolved") {
+      if (jsonDigest(interaction.resolution) === jsonDigest(resolution)) return { agent, interaction };
+      throw new AppError("idempotency_key_conflict", "the interaction was already resolved with different answers");
+    }
+    if (interaction.state === "canceled") throw new AppError("idempotency_key_conflict", "the interaction was canceled");
+    checkAnswers(interaction.request as unknown as store.InteractionForm, request.answers);
+    const actor = await request.actorOf(tx);
+    const input = await insertInput(tx, {
+      orgId,
+      agentId,
+      inputKind: "interaction_response",
+      deliveryMode: "immediate",
+      state: "resolved",
+      actorId: actor?.id ?? null,
+      interactionId: interaction.id,
+      idempotencyScope: "interaction_response",
+      inputIdempotencyKey: interaction.id,
+      requestDigest: jsonDigest(resolution),
+      contentBlocks: [],
+    });
+    await appendEvent(tx, agent, { turnId: interaction.turnId, kind: "agent_input", agentInputId: input.id, semantic: true });
+    const resolved = await store.settle(tx, interaction.id, { state: "resolved", resolution, resolvedByInputId: input.id });
+    await applyResolution(tx, agent, resolved, resolution.answers);
+    await markWakeup(tx, agentId, "interaction_resolved");
+    return { agent, interaction: resolved };
+  });
+}
+
+async function applyResolution(tx: Tx, agent: AgentRow, interaction: store.InteractionRow, answers: Answer[]): Promise<void> {
+  const call = await findToolCall(tx, agent.id, interaction.toolCallId);
+  if (!call || call.state === "completed") return;
+  if (interaction.interactionKind === "permission") {
+    const [answer] = answers;
+    if (answer!.option_indices[0] === ALLOW) {
+      await setToolCallState(tx, call, "ready");
+    } else {
+      const reason = answer!.text?.trim();
+      await completeToolCall(tx, agent, call, "denied", [textBlock(reason ? `Permission denied: ${reason}` : "Permission denied.")]);
+    }
+    return;
+  }
+  const form = interaction.request as unknown as store.InteractionForm;
+  const value = form.questions.map((question, index) => {
+    const answer = answers[index]!;
+    return {
+      question: question.prompt,
+      selected: answer.option_indices.map((i) => question.options[i]!.label),
+      ...(answer.text ? { text: answer.text } : {}),
+    };
+  });
+  await completeToolCall(tx, agent, call, "succeeded", [{ type: "structured_data", value: { answers: value } }]);
+}
 
 function normalizeAnswer(answer: Answer): Answer {
   return { option_indices: [...answer.option_indices], ...(answer.text !== undefined && answer.text !== "" ? { text: answer.text } : {}) };

@@ -31,6 +31,12 @@ export async function findInteraction(tx: Db, agentId: string, interactionId: st
   return row;
 }
 
+/** By id alone, for a provider's button that names the interaction; the caller checks whose it is. */
+export async function findInteractionById(tx: Db, interactionId: string): Promise<InteractionRow | undefined> {
+  const [row] = await tx.select().from(agentInteractions).where(eq(agentInteractions.id, interactionId));
+  return row;
+}
+
 export async function openInteractionsOfTurn(tx: Db, turnId: string): Promise<InteractionRow[]> {
   return tx
     .select({ interaction: agentInteractions })

@@ -4,6 +4,7 @@ import { agentConfigs, modelCallContexts, modelOutputs } from "../../db/schema/i
 import type { AppDb, Tx } from "../../platform/db/index.js";
 import { mcpToolOf } from "../mcp/connections.js";
 import { insertInteraction } from "../store/interactions.js";
+import { routeInteraction } from "../../modules/integrations/interaction-delivery.js";
 import { completeToolCall, setToolCallState, textBlock, type ToolCallRow } from "../store/tool-calls.js";
 import type { AgentRow } from "../store/journal.js";
 import type { AgentDefinition } from "../definition.js";
@@ -13,6 +14,8 @@ import { dispatchRunCommand, runCommandContext, type RunCommandInput } from "./r
 import { dispatchMachineTool, MACHINE_TOOL_NAMES, type ToolPorts } from "./machine-tools.js";
 import { PROCESS_TOOL_NAMES } from "./catalog-processes.js";
 import { dispatchProcessTool } from "./process-tools.js";
+import { HANDLER_TOOL_NAMES } from "./catalog-handlers.js";
+import { dispatchHandlerTool } from "./handler-tools.js";
 import { TRANSFER_TOOL_NAMES } from "./catalog-transfer.js";
 import { dispatchTransferTool, transferContext, type TransferInput } from "./transfer-tools.js";
 
@@ -70,7 +73,7 @@ export async function runToolWork(tx: Tx, agent: AgentRow, calls: ToolCallRow[],
   for (const call of calls) {
     if (call.state === "awaiting_authorization") await authorize(tx, agent, call, await definitionFor(call), ports);
     // Tools that run in a tool step (the `skill` tool) are left ready for it.
-    if (call.state === "ready" && call.type === "built_in" && !runsInToolStep(call.name)) await dispatch(tx, agent, call, ports);
+    if (call.state === "ready" && call.type === "built_in" && !runsInToolStep(call.name)) await dispatch(tx, agent, call, ports, definitionFor);
   }
 }
 
@@ -92,7 +95,8 @@ async function authorize(tx: Tx, agent: AgentRow, call: ToolCallRow, definition:
   }
   if (tool.permission === "always_ask") {
     const details = await approverDetails(tx, agent, call, ports);
-    await insertInteraction(tx, { agentId: agent.id, turnId: call.turnId, toolCallId: call.id, kind: "permission", request: permissionForm(call.name, call.input, details) });
+    const interaction = await insertInteraction(tx, { agentId: agent.id, turnId: call.turnId, toolCallId: call.id, kind: "permission", request: permissionForm(call.name, call.input, details) });
+    await routeInteraction(tx, definition, interaction);
     await setToolCallState(tx, call, "awaiting_permission");
     return;
   }
@@ -107,15 +111,17 @@ async function approverDetails(tx: Tx, agent: AgentRow, call: ToolCallRow, ports
   return [];
 }
 
-async function dispatch(tx: Tx, agent: AgentRow, call: ToolCallRow, ports: ToolPorts): Promise<void> {
+async function dispatch(tx: Tx, agent: AgentRow, call: ToolCallRow, ports: ToolPorts, definitionFor: (call: ToolCallRow) => Promise<AgentDefinition>): Promise<void> {
   if (call.name === "ask_question") {
-    await insertInteraction(tx, { agentId: agent.id, turnId: call.turnId, toolCallId: call.id, kind: "question", request: questionForm(call.input as unknown as AskQuestionInput) });
+    const interaction = await insertInteraction(tx, { agentId: agent.id, turnId: call.turnId, toolCallId: call.id, kind: "question", request: questionForm(call.input as unknown as AskQuestionInput) });
+    await routeInteraction(tx, await definitionFor(call), interaction);
     await setToolCallState(tx, call, "waiting");
     return;
   }
   if (call.name === "run_command") return dispatchRunCommand(tx, agent, call, ports.machines);
   if (MACHINE_TOOL_NAMES.has(call.name)) return dispatchMachineTool(tx, agent, call, ports.machines);
   if (PROCESS_TOOL_NAMES.has(call.name)) return dispatchProcessTool(tx, agent, call);
+  if (HANDLER_TOOL_NAMES.has(call.name)) return dispatchHandlerTool(tx, agent, call, await definitionFor(call));
   if (TRANSFER_TOOL_NAMES.has(call.name)) return dispatchTransferTool(tx, agent, call, ports);
   await completeToolCall(tx, agent, call, "failed", [textBlock(`The built-in tool ${call.name} cannot run in this deployment.`)]);
 }
