@@ -24,7 +24,6 @@ import type { AdmittedInput } from "./store/claim.js";
 import { recordReply, type ModelReply, type NewToolCall } from "./store/record.js";
 import { markWakeup } from "./wakeups.js";
 import type { AgentMachines } from "./tools/machine-tools.js";
-
 import type { IntegrationToolRunner } from "./tools/integration-tools.js";
 
 export interface StepDeps {
