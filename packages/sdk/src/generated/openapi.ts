@@ -1624,7 +1624,7 @@ export type paths = {
         put?: never;
         /**
          * Create a cron trigger
-         * @description Creates a cron trigger (project.manage). Firings missed while svc could not fire are coalesced: the trigger fires once, for the oldest missed time, then resumes its schedule from the current time. With an Idempotency-Key, repeating the request answers 200 with the same trigger; reusing the key for another request is a 409.
+         * @description Creates a cron trigger (project.manage). Firings missed while svc could not fire are coalesced: the trigger fires once, for the oldest missed time, then resumes its schedule from the current time. With an Idempotency-Key, repeating the request answers 200 with the same trigger; reusing the key for another request is a 409. message_template is required, except for an integration target, whose settings carry it (reference docs: integrations/overview, "Start a new thread on a schedule").
          */
         post: operations["createCronTrigger"];
         delete?: never;
@@ -2977,7 +2977,7 @@ export type components = {
              * @default UTC
              */
             timezone: string;
-            message_template: components["schemas"]["CronMessageTemplate"];
+            message_template?: components["schemas"]["CronMessageTemplate"];
             /** @default true */
             enabled: boolean;
         };
@@ -3227,8 +3227,8 @@ export type components = {
             failed_at: components["schemas"]["Timestamp"];
         };
         CronTriggerID: string;
-        /** @description An agent (each firing sends the rendered message to it as a queued input) or a profile (each firing launches a new agent from the profile's current config with the message). Immutable. */
-        CronTriggerTarget: components["schemas"]["AgentCronTriggerTarget"] | components["schemas"]["AgentProfileCronTriggerTarget"];
+        /** @description An agent (each firing sends the rendered message to it as a queued input), a profile (each firing launches a new agent from the profile's current config with the message) or an integration (each firing posts the rendered opening message in the settings' channel and launches the settings' profile in its new thread with the rendered message). Immutable. */
+        CronTriggerTarget: components["schemas"]["AgentCronTriggerTarget"] | components["schemas"]["AgentProfileCronTriggerTarget"] | components["schemas"]["IntegrationCronTriggerTarget"];
         CurrentAgentResponse: {
             agent: components["schemas"]["Agent"];
         };
@@ -3423,6 +3423,15 @@ export type components = {
         IntegrationCapabilityDefinition: {
             description?: string;
             input_schema: {
+                [key: string]: unknown;
+            };
+        };
+        IntegrationCronTriggerTarget: {
+            /** @enum {string} */
+            type: "integration";
+            integration_id: components["schemas"]["IntegrationID"];
+            /** @description The input the integration's kind publishes as its schedule capability's input_schema (for Slack: agent_profile_id, channel_id, opening_message_template, message_template). Both templates take the cron variables. */
+            settings: {
                 [key: string]: unknown;
             };
         };

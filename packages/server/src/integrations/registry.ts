@@ -28,6 +28,9 @@ export const KINDS_RUNNING_TOOLS: ReadonlySet<string> = new Set(["slack_thread"]
 /** The kinds whose interaction handler svc delivers (posts questions and approvals to the conversation). */
 export const KINDS_POSTING_INTERACTIONS: ReadonlySet<string> = new Set(["slack_thread"]);
 
+/** The kinds whose schedule capability svc fires (a receipt handler posts the opening message and launches). */
+export const KINDS_RUNNING_SCHEDULES: ReadonlySet<string> = new Set(["slack_thread"]);
+
 export type IntegrationKinds = ReadonlyMap<string, IntegrationKind>;
 
 /** The implemented kinds with their provider clients, pointed at the providers the configuration names. */

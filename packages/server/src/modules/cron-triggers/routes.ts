@@ -1,4 +1,5 @@
-import { Type } from "typebox";
+import { Type, type Static } from "typebox";
+import { AppError } from "../../platform/errors.js";
 import type { HttpApp } from "../../platform/http/app.js";
 import { pageOf, sortValue, toPage } from "../../platform/http/lists.js";
 import { pathId, projectPath } from "../../platform/http/params.js";
@@ -51,7 +52,9 @@ export function cronTriggerRoutes(app: HttpApp, deps: { cronTriggers: CronTrigge
         description:
           "Creates a cron trigger (project.manage). Firings missed while svc could not fire are coalesced: the trigger fires " +
           "once, for the oldest missed time, then resumes its schedule from the current time. With an Idempotency-Key, " +
-          "repeating the request answers 200 with the same trigger; reusing the key for another request is a 409.",
+          "repeating the request answers 200 with the same trigger; reusing the key for another request is a 409. message_template " +
+          "is required, except for an integration target, whose settings carry it (reference docs: integrations/overview, " +
+          "\"Start a new thread on a schedule\").",
         params: ProjectParams,
         headers: IdempotencyKeyHeader,
         body: s.CreateCronTriggerRequest,
@@ -60,16 +63,11 @@ export function cronTriggerRoutes(app: HttpApp, deps: { cronTriggers: CronTrigge
     },
     async (request, reply) => {
       const body = request.body;
-      const target: Target =
-        body.target.type === "agent"
-          ? { kind: "agent", agentId: pathId("agent", body.target.agent_id) }
-          : { kind: "profile", profileId: pathId("agentProfile", body.target.agent_profile_id) };
       const result = await cronTriggers.create(request.principal!, ...projectPath(request.params), {
         name: body.name,
-        target,
+        ...targetOf(body),
         cron: body.cron,
         timezone: body.timezone ?? "UTC",
-        messageTemplate: body.message_template,
         enabled: body.enabled ?? true,
         idempotencyKey: request.headers["idempotency-key"],
       });
@@ -141,3 +139,25 @@ export function cronTriggerRoutes(app: HttpApp, deps: { cronTriggers: CronTrigge
 function triggerPath(params: { orgID: string; projectID: string; cronTriggerID: string }): [string, string, string] {
   return [...projectPath(params), pathId("cronTrigger", params.cronTriggerID)];
 }
+
+/**
+ * The target and the message template of a creation. An integration target's template is its settings'
+ * message_template (reference docs: integrations/overview); a top-level one given beside it must equal it.
+ */
+function targetOf(body: Static<typeof s.CreateCronTriggerRequest>): { target: Target; messageTemplate: string } {
+  const given = body.message_template;
+  if (body.target.type === "integration") {
+    const { settings } = body.target;
+    const inSettings = typeof settings["message_template"] === "string" ? settings["message_template"] : "";
+    if (given !== undefined && given !== inSettings) throw missing("must equal target.settings.message_template, or be left out");
+    return { target: { kind: "integration", integrationId: pathId("integration", body.target.integration_id), settings }, messageTemplate: inSettings };
+  }
+  if (given === undefined) throw missing("is required for an agent or profile target");
+  const target: Target =
+    body.target.type === "agent"
+      ? { kind: "agent", agentId: pathId("agent", body.target.agent_id) }
+      : { kind: "profile", profileId: pathId("agentProfile", body.target.agent_profile_id) };
+  return { target, messageTemplate: given };
+}
+
+const missing = (message: string) => new AppError("validation_failed", "request body failed validation", { issues: [{ path: "/message_template", message }] });

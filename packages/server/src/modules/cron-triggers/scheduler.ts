@@ -105,10 +105,10 @@ export function createScheduler(options: SchedulerOptions) {
 
 export type Scheduler = ReturnType<typeof createScheduler>;
 
-/** The template's variables for this slot (docs/schedules.md lists them). */
-function render(trigger: store.TriggerRow, slot: Date): string {
+/** `template` (the trigger's message template by default) with the variables for this slot (docs/schedules.md lists them). */
+export function render(trigger: store.TriggerRow, slot: Date, template = trigger.messageTemplate): string {
   try {
-    const message = renderTemplate(trigger.messageTemplate, {
+    const message = renderTemplate(template, {
       name: trigger.name,
       fired_at: slot.toISOString(),
       last_fired_at: trigger.lastFiredAt?.toISOString() ?? "",

@@ -14,10 +14,27 @@ const ProfileTarget = component(
   Type.Object({ type: Type.Literal("profile"), agent_profile_id: Id("agentProfile") }, strict),
 );
 
-export const CronTriggerTarget = component("CronTriggerTarget", Type.Union([AgentTarget, ProfileTarget], {
+const IntegrationTarget = component(
+  "IntegrationCronTriggerTarget",
+  Type.Object(
+    {
+      type: Type.Literal("integration"),
+      integration_id: Id("integration"),
+      settings: Type.Record(Type.String(), Type.Unknown(), {
+        description:
+          "The input the integration's kind publishes as its schedule capability's input_schema (for Slack: agent_profile_id, " +
+          "channel_id, opening_message_template, message_template). Both templates take the cron variables.",
+      }),
+    },
+    strict,
+  ),
+);
+
+export const CronTriggerTarget = component("CronTriggerTarget", Type.Union([AgentTarget, ProfileTarget, IntegrationTarget], {
   description:
-    "An agent (each firing sends the rendered message to it as a queued input) or a profile (each firing launches a new " +
-    "agent from the profile's current config with the message). Immutable.",
+    "An agent (each firing sends the rendered message to it as a queued input), a profile (each firing launches a new " +
+    "agent from the profile's current config with the message) or an integration (each firing posts the rendered opening " +
+    "message in the settings' channel and launches the settings' profile in its new thread with the rendered message). Immutable.",
 }));
 
 export const CronExpression = component("CronExpression", Type.String({
@@ -79,7 +96,8 @@ export const CreateCronTriggerRequest = Type.Object(
     target: CronTriggerTarget,
     cron: CronExpression,
     timezone: Type.Optional(CreateTimezone),
-    message_template: CronMessageTemplate,
+    /** Required except for an integration target, whose settings carry it (routes.ts checks; the create operation's description says so). */
+    message_template: Type.Optional(CronMessageTemplate),
     enabled: Type.Optional(Type.Boolean({ default: true })),
   },
   strict,

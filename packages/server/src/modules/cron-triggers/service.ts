@@ -9,13 +9,17 @@ import { requireAgent } from "../agents/access.js";
 import { findProfile } from "../agent-profiles/service.js";
 import { requireProject } from "../orgs/access.js";
 import { CronSyntaxError, isTimeZone, nextOccurrence, normalizeExpression, schedule } from "./cron.js";
+import { requireIntegrationTarget } from "./integration-target.js";
 import { parseTemplate, TemplateError } from "./template.js";
 import * as store from "./store.js";
 
 /** Reference design brief §2.7: at most 1,000 cron triggers a project. */
 export const MAX_TRIGGERS_PER_PROJECT = 1000;
 
-export type Target = { kind: "agent"; agentId: string } | { kind: "profile"; profileId: string };
+export type Target =
+  | { kind: "agent"; agentId: string }
+  | { kind: "profile"; profileId: string }
+  | { kind: "integration"; integrationId: string; settings: Record<string, unknown> };
 
 export interface CreateInput {
   name: string;
@@ -44,7 +48,8 @@ export function createCronTriggerService(deps: { db: Database }) {
   const { db } = deps;
 
   async function create(principal: Principal, orgId: string, projectId: string, input: CreateInput): Promise<{ trigger: store.TriggerRow; created: boolean }> {
-    checkDefinition(input);
+    // An integration target's message template is its settings' (routes.ts copies it), so its issue is there.
+    checkDefinition(input, undefined, input.target.kind === "integration" ? "/target/settings/message_template" : "/message_template");
     const digest = jsonDigest({ ...input, idempotencyKey: null });
     return db.tx(async (tx) => {
       await requireProject(tx, principal, orgId, projectId, "project.manage");
@@ -66,6 +71,8 @@ export function createCronTriggerService(deps: { db: Database }) {
         targetKind: input.target.kind,
         agentId: input.target.kind === "agent" ? input.target.agentId : null,
         agentProfileId: input.target.kind === "profile" ? input.target.profileId : null,
+        integrationId: input.target.kind === "integration" ? input.target.integrationId : null,
+        settings: input.target.kind === "integration" ? input.target.settings : null,
         cron: input.cron,
         timezone: input.timezone,
         messageTemplate: input.messageTemplate,
@@ -105,6 +112,8 @@ export function createCronTriggerService(deps: { db: Database }) {
       return store.updateTrigger(tx, id, {
         name: input.name ?? current.name,
         ...next,
+        // An integration target's settings carry the message template too: they stay equal.
+        ...(current.settings && input.messageTemplate !== undefined ? { settings: { ...current.settings, message_template: input.messageTemplate } } : {}),
         ...(rescheduled
           ? {
               nextFireAt: next.enabled ? await firstFiring(tx, next.cron, next.timezone) : null,
@@ -155,6 +164,7 @@ async function requireTarget(tx: Tx, principal: Principal, orgId: string, projec
     if (agent.state !== "active") throw stateConflict("the agent is archived; a trigger can only target an active agent");
     return;
   }
+  if (target.kind === "integration") return requireIntegrationTarget(tx, orgId, projectId, target.integrationId, target.settings);
   if (!(await findProfile(tx, orgId, projectId, target.profileId))) throw notFound("agent profile");
 }
 
@@ -171,7 +181,7 @@ async function firstFiring(tx: Tx, cron: string, timezone: string): Promise<Date
  * The issues of a trigger's schedule, zone and template, each at its field (400 validation_failed).
  * `changed` limits them to the fields a PATCH sends; a create checks all.
  */
-function checkDefinition(d: { cron: string; timezone: string; messageTemplate: string }, changed?: UpdateInput): void {
+function checkDefinition(d: { cron: string; timezone: string; messageTemplate: string }, changed?: UpdateInput, messagePath = "/message_template"): void {
   const issues: Issue[] = [];
   const check = (field: keyof UpdateInput, path: string, test: () => void) => {
     if (changed && changed[field] === undefined) return;
@@ -192,7 +202,7 @@ function checkDefinition(d: { cron: string; timezone: string; messageTemplate: s
       throw new CronSyntaxError("this schedule never fires (no date matches its day and month fields)");
     }
   });
-  check("messageTemplate", "/message_template", () => parseTemplate(d.messageTemplate));
+  check("messageTemplate", messagePath, () => parseTemplate(d.messageTemplate));
   if (issues.length > 0) throw new AppError("validation_failed", "request body failed validation", { issues });
 }
 

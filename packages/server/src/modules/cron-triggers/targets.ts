@@ -8,11 +8,13 @@ import type { ArtifactsService } from "../artifacts/service.js";
 import { enqueueContentInput } from "../inputs/service.js";
 import { isModelGranted } from "../models/grants-service.js";
 import type { AgentDefinition } from "../../runtime/definition.js";
+import { integrationFiring } from "./integration-target.js";
 import { FiringFailure, type Firing, type FiringHandler } from "./scheduler.js";
 
 /**
  * What a cron trigger's firing does, by target type: sends the message to an agent as a queued input,
- * or launches an agent from a profile's current config with it. Both go through the inputs and agents
+ * launches an agent from a profile's current config with it, or leaves an integration the receipt that
+ * posts and launches (integration-target.ts). Both go through the inputs and agents
  * modules' own functions, inside the firing's transaction, so the effect commits with the advance.
  */
 export function cronTargets(deps: { db: Database; artifacts: ArtifactsService }): Record<string, FiringHandler> {
@@ -20,6 +22,7 @@ export function cronTargets(deps: { db: Database; artifacts: ArtifactsService })
   const prepare = (text: string) => deps.artifacts.prepareContentBlocks([{ type: "text", text }], new Set(["text"]));
 
   return {
+    integration: integrationFiring,
     agent: {
       async fire(tx: Tx, { trigger, message }: Firing) {
         const agent = await lockAgent(tx, trigger.agentId!);

@@ -8,10 +8,7 @@ export function cronTriggerView(row: TriggerRow) {
     org_id: encodeId("org", row.orgId),
     project_id: encodeId("project", row.projectId),
     name: row.name,
-    target:
-      row.targetKind === "agent"
-        ? { type: "agent" as const, agent_id: encodeId("agent", row.agentId!) }
-        : { type: "profile" as const, agent_profile_id: encodeId("agentProfile", row.agentProfileId!) },
+    target: targetView(row),
     cron: row.cron,
     timezone: row.timezone,
     message_template: row.messageTemplate,
@@ -22,4 +19,10 @@ export function cronTriggerView(row: TriggerRow) {
     created_at: iso(row.createdAt),
     updated_at: iso(row.updatedAt),
   };
+}
+
+function targetView(row: TriggerRow) {
+  if (row.targetKind === "agent") return { type: "agent" as const, agent_id: encodeId("agent", row.agentId!) };
+  if (row.targetKind === "profile") return { type: "profile" as const, agent_profile_id: encodeId("agentProfile", row.agentProfileId!) };
+  return { type: "integration" as const, integration_id: encodeId("integration", row.integrationId!), settings: row.settings! };
 }

@@ -12,6 +12,9 @@ import type { SlackBot } from "./slack-bot.js";
 import { ANSWER_ACTION, answerByClick, postInteraction } from "./slack-interactions.js";
 import { INTERACTION_OPENED } from "./interaction-delivery.js";
 import type { IntegrationRow } from "./store.js";
+import { savePayload } from "./inbound-store.js";
+import { AppError } from "../../platform/errors.js";
+import { SCHEDULED_OCCURRENCE, type ScheduledOccurrence } from "../cron-triggers/integration-target.js";
 
 /** What the Slack receiver kept of an event (integrations/slack/inbound.ts): checked again here, member by member. */
 interface SlackEventPayload {
@@ -104,6 +107,31 @@ export function slackReceiptHandlers(deps: { db: Database; artifacts: ArtifactsS
       if (!heard) return;
       // After the launch: a failed reaction retries the receipt, and the launch finds its agent by key.
       await deps.bot.call(integration, "reactions.add", { channel: message.channel, timestamp: message.ts, name: ACK_REACTION }, ["already_reacted"]);
+    },
+
+    /**
+     * A schedule's slot (cron-triggers/integration-target.ts): posts the opening message in the channel,
+     * keeps its ts on the receipt at once (a retry reuses that thread, never posts again), then launches
+     * the profile in the new thread with the rendered message, attributed to no person.
+     */
+    async [SCHEDULED_OCCURRENCE](receipt, integration) {
+      const occurrence = receipt.payload as unknown as ScheduledOccurrence;
+      let threadTs = occurrence.posted_ts;
+      if (threadTs === undefined) {
+        const posted = await deps.bot.call(integration, "chat.postMessage", { channel: occurrence.channel_id, text: occurrence.opening_message });
+        if (typeof posted?.["ts"] !== "string") throw new AppError("upstream_unavailable", "Slack answered chat.postMessage without a ts");
+        threadTs = posted["ts"];
+        await deps.db.tx((tx) => savePayload(tx, receipt.id, { ...occurrence, posted_ts: threadTs }));
+      }
+      const profileId = decodeId("agentProfile", occurrence.agent_profile_id);
+      if (!profileId) return;
+      await launchForConversation(deps, {
+        integration,
+        profileId,
+        conversation: { channel_id: occurrence.channel_id, thread_ts: threadTs },
+        text: occurrence.message,
+        key: `slack:${encodeId("integration", integration.id)}:${receipt.providerEventId}`,
+      });
     },
 
     /** An interaction the agent's handler routed here: posted to the agent's thread with answer buttons. */

@@ -73,6 +73,11 @@ export async function claimDue(tx: Tx, limit: number, leaseSeconds: number): Pro
   });
 }
 
+/** Replaces a receipt's payload: what a handler learned on one try (a posted message's ts) that the next must reuse. */
+export async function savePayload(tx: Tx, receiptId: string, payload: object): Promise<void> {
+  await tx.update(r).set({ payload: payload as Record<string, unknown> }).where(eq(r.id, receiptId));
+}
+
 export async function markProcessed(tx: Tx, receiptId: string): Promise<void> {
   await tx.update(r).set({ state: "processed", retryAt: null, failure: null, processedAt: dbNow }).where(eq(r.id, receiptId));
 }

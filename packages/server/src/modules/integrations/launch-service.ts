@@ -14,8 +14,8 @@ export interface ConversationLaunch {
   /** The profile (uuid) whose current config to launch. */
   profileId: string;
   conversation: Record<string, unknown>;
-  /** Who asked, in the provider: the opening input's `integration` actor. */
-  person: { tenantId: string; userId: string };
+  /** Who asked, in the provider: the opening input's `integration` actor; none for a schedule (no actor, as a cron trigger's input). */
+  person?: { tenantId: string; userId: string };
   text: string;
   /** Unique per provider event: a redelivered event finds the agent it launched. */
   key: string;
@@ -42,14 +42,14 @@ export async function launchForConversation(deps: { db: Database; artifacts: Art
     const existing = await agents.findByIdempotencyKey(tx, locked.projectId, launch.key);
     if (existing) return { launched: true, agentId: existing.id, created: false };
     if (await launches.conversationLaunched(tx, locked.id, conversationKey)) return { launched: false, reason: "conversation_taken" };
-    const actor = await upsertIntegrationActor(tx, locked.orgId, locked.projectId, launch.person);
+    const actorId = launch.person ? (await upsertIntegrationActor(tx, locked.orgId, locked.projectId, launch.person)).id : null;
     const configId = await deriveLaunchConfig(tx, locked, launch.profileId);
     const { agent } = await launchInTx(tx, deps, {
       orgId: locked.orgId,
       projectId: locked.projectId,
       profileId: launch.profileId,
       configId,
-      message: { text: launch.text, prepared, actorId: actor.id },
+      message: { text: launch.text, prepared, actorId },
       key: launch.key,
       attach: async (row) => {
         await attachForIntegration(tx, locked, row.id, launch.conversation);

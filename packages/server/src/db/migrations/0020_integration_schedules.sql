@@ -1,0 +1,6 @@
+ALTER TABLE "cron_triggers" DROP CONSTRAINT "cron_triggers_target";--> statement-breakpoint
+ALTER TABLE "cron_triggers" ADD COLUMN "integration_id" uuid;--> statement-breakpoint
+ALTER TABLE "cron_triggers" ADD COLUMN "settings" jsonb;--> statement-breakpoint
+ALTER TABLE "cron_triggers" ADD CONSTRAINT "cron_triggers_org_id_integration_id_integrations_org_id_id_fk" FOREIGN KEY ("org_id","integration_id") REFERENCES "public"."integrations"("org_id","id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+CREATE INDEX "cron_triggers_integration_idx" ON "cron_triggers" USING btree ("integration_id");--> statement-breakpoint
+ALTER TABLE "cron_triggers" ADD CONSTRAINT "cron_triggers_target" CHECK (("cron_triggers"."target_kind" = 'agent' AND "cron_triggers"."agent_id" IS NOT NULL AND "cron_triggers"."agent_profile_id" IS NULL) OR ("cron_triggers"."target_kind" = 'profile' AND "cron_triggers"."agent_profile_id" IS NOT NULL AND "cron_triggers"."agent_id" IS NULL) OR ("cron_triggers"."target_kind" = 'integration' AND "cron_triggers"."integration_id" IS NOT NULL AND "cron_triggers"."settings" IS NOT NULL AND "cron_triggers"."agent_id" IS NULL AND "cron_triggers"."agent_profile_id" IS NULL));
