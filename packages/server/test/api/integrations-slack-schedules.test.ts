@@ -90,6 +90,9 @@ describe("integration schedules: cron triggers that start a Slack thread", () =>
     expect(same.status, same.text).toBe(201);
     const got = await server.api.get(`${c.p.base}/cron-triggers/${trigger.id}`, c.auth);
     expect(got.body.target).toEqual({ type: "integration", integration_id: c.integrationId, settings: c.settings });
+    const patched = await server.api.patch(`${c.p.base}/cron-triggers/${trigger.id}`, { message_template: "Today: {{.trigger.local_date}}" }, c.auth);
+    expect(patched.status, patched.text).toBe(200);
+    expect(patched.body).toMatchObject({ message_template: "Today: {{.trigger.local_date}}", target: { settings: { ...c.settings, message_template: "Today: {{.trigger.local_date}}" } } });
   });
 
   it("refuses settings the schedule capability does not take, unknown template variables, a foreign profile and a mismatched template", async () => {
