@@ -123,8 +123,9 @@ export function slackReceiptHandlers(deps: { db: Database; artifacts: ArtifactsS
         threadTs = posted["ts"];
         await deps.db.tx((tx) => savePayload(tx, receipt.id, { ...occurrence, posted_ts: threadTs }));
       }
+      // Checked when the schedule was saved; a receipt naming no profile can never launch (failed, not retried).
       const profileId = decodeId("agentProfile", occurrence.agent_profile_id);
-      if (!profileId) return;
+      if (!profileId) throw new AppError("invalid_request", "the scheduled occurrence names no agent profile");
       await launchForConversation(deps, {
         integration,
         profileId,
