@@ -1,4 +1,4 @@
-import { eq, sql } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { cronTriggers, integrationEventReceipts } from "../../src/db/schema/index.js";
 import { createScheduler, type Scheduler } from "../../src/modules/cron-triggers/scheduler.js";
@@ -183,17 +183,27 @@ describe("integration schedules: cron triggers that start a Slack thread", () =>
     expect(await c.agents()).toHaveLength(1);
   });
 
-  it("a disconnected integration's slot is retried; deleting the integration deletes its schedules", async () => {
+  it("a disconnected integration's occurrence is skipped with a visible failure, the next one runs after a reconnect; deleting the integration deletes its schedules", async () => {
     const c = await connected();
     const { trigger, slot } = await schedule(c);
-    await server.db.write.execute(
-      // The state a lost credential leaves (integrations' own tests cover how it gets there).
-      sql`UPDATE integrations SET state = 'disconnected' WHERE id = ${c.integrationUuid}`,
-    );
+    const disconnected = await server.api.post(`${c.path}/disconnect`, {}, c.auth);
+    expect(disconnected.status, disconnected.text).toBe(200);
     expect(await scheduler().runDue(slot)).toBe(0);
-    const failed = await server.api.get(`${c.p.base}/cron-triggers/${trigger.id}`, c.auth);
-    expect(failed.body).toMatchObject({ enabled: true, failure_report: { will_retry: true, message: expect.stringContaining("not connected") } });
+    const skipped = await server.api.get(`${c.p.base}/cron-triggers/${trigger.id}`, c.auth);
+    const nextSlot = new Date(slot.getTime() + 24 * 3_600_000);
+    expect(skipped.body).toMatchObject({
+      enabled: true,
+      last_fired_at: null,
+      next_fire_at: nextSlot.toISOString(),
+      failure_report: { will_retry: false, message: expect.stringContaining("not connected") },
+    });
     expect(await c.receipts()).toHaveLength(0);
+
+    const reconnected = await server.api.post(`${c.path}/reconnect`, { expected_setup_revision: disconnected.body.setup_revision }, c.auth);
+    expect(reconnected.status, reconnected.text).toBe(200);
+    expect(await scheduler().runDue(nextSlot)).toBe(1);
+    expect(await c.receipts()).toHaveLength(1);
+    expect((await server.api.get(`${c.p.base}/cron-triggers/${trigger.id}`, c.auth)).body).toMatchObject({ failure_report: null, last_fired_at: nextSlot.toISOString() });
     const deleted = await server.api.delete(c.path, c.auth);
     expect(deleted.status, deleted.text).toBe(204);
     expect((await server.api.get(`${c.p.base}/cron-triggers/${trigger.id}`, c.auth)).status).toBe(404);

@@ -83,8 +83,8 @@ export const integrationFiring: FiringHandler = {
   async fire(tx: Tx, { trigger, slot, message }: Firing) {
     const integration = await findIntegrationById(tx, trigger.orgId, trigger.integrationId!);
     // The foreign key deletes the trigger with its integration; this is a firing that raced the deletion.
-    if (!integration) throw new FiringFailure("the target integration was deleted; the trigger was disabled", false);
-    if (integration.state !== "active") throw new FiringFailure("the target integration is not connected; the firing will be retried", true);
+    if (!integration) throw new FiringFailure("the target integration was deleted; the trigger was disabled", "disable");
+    if (integration.state !== "active") throw new FiringFailure("the target integration is not connected; this occurrence was skipped, and later ones run once it is reconnected", "skip");
     const settings = trigger.settings as unknown as ScheduleSettings;
     const payload: ScheduledOccurrence = {
       cron_trigger_id: encodeId("cronTrigger", trigger.id),

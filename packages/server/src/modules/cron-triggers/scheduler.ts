@@ -35,11 +35,18 @@ export interface FiringHandler {
   fire(tx: Tx, firing: Firing): Promise<void>;
 }
 
-/** A firing that did not happen. `retry`: trying again later may succeed; else the trigger is disabled. */
+/**
+ * What follows a firing that did not happen: `retry` tries the same slot again after a backoff (it may
+ * pass); `skip` gives the slot up and waits for the next one (reference docs: integrations/overview, "a
+ * disconnected integration skips an occurrence with a visible failure"); `disable` stops the trigger
+ * (retrying cannot help).
+ */
+export type AfterFailure = "retry" | "skip" | "disable";
+
 export class FiringFailure extends Error {
   constructor(
     message: string,
-    readonly retry: boolean,
+    readonly then: AfterFailure,
   ) {
     super(message);
   }
@@ -86,16 +93,21 @@ export function createScheduler(options: SchedulerOptions) {
         if (!trigger || !trigger.enabled || !trigger.nextFireAt) return false;
         const slot = trigger.nextFireAt;
         const handler = handlers[trigger.targetKind];
-        if (!handler) throw new FiringFailure(`this svc cannot fire targets of type ${trigger.targetKind}`, false);
+        if (!handler) throw new FiringFailure(`this svc cannot fire targets of type ${trigger.targetKind}`, "disable");
         await handler.fire(tx, { trigger, slot, message: render(trigger, slot) });
         const after = at > slot ? at : slot;
         await store.advance(tx, trigger.id, slot, nextOccurrence(schedule(trigger.cron, trigger.timezone), after));
         return true;
       });
     } catch (err) {
-      const failure = err instanceof FiringFailure ? err : new FiringFailure("the firing failed on an internal error; it will be retried", true);
+      const failure = err instanceof FiringFailure ? err : new FiringFailure("the firing failed on an internal error; it will be retried", "retry");
       if (!(err instanceof FiringFailure)) options.log?.warn({ err, cronTriggerId: claimed.id }, "cron trigger firing failed");
-      await store.recordFailure(db, claimed.id, token, failure.message, failure.retry ? retryDelaySeconds(claimed.failedAttempts + 1) : null);
+      if (failure.then === "skip") {
+        const slot = claimed.nextFireAt ?? at;
+        await store.recordSkip(db, claimed.id, token, failure.message, nextOccurrence(schedule(claimed.cron, claimed.timezone), at > slot ? at : slot));
+      } else {
+        await store.recordFailure(db, claimed.id, token, failure.message, failure.then === "retry" ? retryDelaySeconds(claimed.failedAttempts + 1) : null);
+      }
       return false;
     }
   }
@@ -117,7 +129,7 @@ export function render(trigger: store.TriggerRow, slot: Date, template = trigger
     if (message.trim() === "") throw new TemplateError("the rendered message is empty");
     return message;
   } catch (err) {
-    if (err instanceof TemplateError) throw new FiringFailure(`the message template could not be rendered: ${err.message}`, false);
+    if (err instanceof TemplateError) throw new FiringFailure(`the message template could not be rendered: ${err.message}`, "disable");
     throw err;
   }
 }

@@ -138,8 +138,23 @@ export async function advance(tx: Tx, id: string, firedSlot: Date, next: Date | 
  * Records a failed firing if `token` still holds the claim. A retry keeps `next_fire_at` and waits out
  * `retryAfterSeconds` as its claim's expiry; otherwise the trigger is disabled.
  */
+/** A slot given up: the report says why, and the trigger waits for `next` (none left: it stops, as `advance` does). */
+export async function recordSkip(db: Database, id: string, token: string, message: string, next: Date | null): Promise<void> {
+  await db.write
+    .update(t)
+    .set({
+      nextFireAt: next,
+      enabled: next !== null,
+      claimToken: null,
+      claimedUntil: null,
+      failedAttempts: 0,
+      failureReport: sql`${failureReport(message, false)}` as unknown as FailureReport,
+    })
+    .where(and(eq(t.id, id), eq(t.claimToken, token)));
+}
+
 export async function recordFailure(db: Database, id: string, token: string, message: string, retryAfterSeconds: number | null): Promise<void> {
-  const report = sql`jsonb_build_object('message', ${message}::text, 'will_retry', ${retryAfterSeconds !== null}::boolean, 'failed_at', to_char(${dbNow} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))`;
+  const report = failureReport(message, retryAfterSeconds !== null);
   const changes =
     retryAfterSeconds === null
       ? { enabled: false, nextFireAt: null, claimToken: null, claimedUntil: null, failedAttempts: sql`${t.failedAttempts} + 1` }
@@ -148,4 +163,9 @@ export async function recordFailure(db: Database, id: string, token: string, mes
     .update(t)
     .set({ ...changes, failureReport: sql`${report}` as unknown as FailureReport })
     .where(and(eq(t.id, id), eq(t.claimToken, token)));
+}
+
+/** `failure_report` as the API shows it, stamped by the database clock. */
+function failureReport(message: string, willRetry: boolean) {
+  return sql`jsonb_build_object('message', ${message}::text, 'will_retry', ${willRetry}::boolean, 'failed_at', to_char(${dbNow} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))`;
 }

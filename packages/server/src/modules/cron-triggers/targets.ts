@@ -27,7 +27,7 @@ export function cronTargets(deps: { db: Database; artifacts: ArtifactsService })
       async fire(tx: Tx, { trigger, message }: Firing) {
         const agent = await lockAgent(tx, trigger.agentId!);
         // The agent row outlives archiving; only its project's deletion removes it, and the trigger with it.
-        if (!agent || agent.state !== "active") throw new FiringFailure("the target agent is archived; the trigger was disabled", false);
+        if (!agent || agent.state !== "active") throw new FiringFailure("the target agent is archived; the trigger was disabled", "disable");
         const config = await findConfig(tx, trigger.orgId, trigger.projectId, agent.currentConfigId);
         if (config) await requireModelGrant(tx, trigger.projectId, config.compiledDefinition.model);
         const digest = jsonDigest({ mode: "queued", actor: null, blocks: [{ type: "text", text: message }], cancel: false });
@@ -48,10 +48,10 @@ export function cronTargets(deps: { db: Database; artifacts: ArtifactsService })
           await requireModelGrant(tx, trigger.projectId, config.compiledDefinition.model);
         } catch (err) {
           if (err instanceof AppError && err.code === "not_found") {
-            throw new FiringFailure(`the target ${err.message.replace(/ not found$/, "")} was deleted; the trigger was disabled`, false);
+            throw new FiringFailure(`the target ${err.message.replace(/ not found$/, "")} was deleted; the trigger was disabled`, "disable");
           }
           // Anything else the launch refuses (a machine the config names is offline…) may pass: retry later.
-          if (err instanceof AppError) throw new FiringFailure(`the agent could not be launched: ${err.message}`, true);
+          if (err instanceof AppError) throw new FiringFailure(`the agent could not be launched: ${err.message}`, "retry");
           throw err;
         }
       },
@@ -62,6 +62,6 @@ export function cronTargets(deps: { db: Database; artifacts: ArtifactsService })
 /** A model the project lost may be granted again: the firing is retried with backoff, not disabled. */
 async function requireModelGrant(tx: Tx, projectId: string, model: AgentDefinition["model"]): Promise<void> {
   if (!(await isModelGranted(tx, projectId, model))) {
-    throw new FiringFailure(`the model "${model.name}" is not granted to this project; the firing will be retried`, true);
+    throw new FiringFailure(`the model "${model.name}" is not granted to this project; the firing will be retried`, "retry");
   }
 }
