@@ -64,6 +64,12 @@ function failed(err: unknown): number {
     for (const issue of err.issues) console.error(`  ${issue.path || "/"}: ${issue.message}`);
     return EXIT.error;
   }
+  if (err instanceof TypeError && err.message === "fetch failed") {
+    // Node's fetch says only "fetch failed"; the reason (ECONNREFUSED, ENOTFOUND…) is in its cause.
+    const cause = err.cause instanceof Error ? ((err.cause as NodeJS.ErrnoException).code ?? err.cause.message) : "no answer";
+    console.error(`svc: cannot reach svc (${cause}): is it running, and is --url (or SVC_URL) its address?`);
+    return EXIT.error;
+  }
   console.error(`svc: ${err instanceof Error ? err.message : String(err)}`);
   return EXIT.error;
 }
