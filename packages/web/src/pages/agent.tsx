@@ -118,10 +118,11 @@ function BlockView({ block, ids, timeline }: { block: Block; ids: Ids; timeline:
       return <p className="text error">{String(block.text)}</p>;
     case "tool_call": {
       const id = String(block.tool_call_id);
-      const state = timeline.toolStates.get(id) ?? "pending";
+      // Unknown until the page has loaded the agent's tool calls: no badge rather than a wrong one.
+      const state = timeline.toolStates.get(id);
       return (
         <div className="tool-call">
-          Tool call <code>{String(block.name)}</code> <span className={`badge tool-${state}`}>{state}</span>
+          Tool call <code>{String(block.name)}</code> {state && <span className={`badge tool-${state}`}>{state}</span>}
           <pre>{JSON.stringify(block.input, null, 2)}</pre>
         </div>
       );
