@@ -63,7 +63,7 @@ describe("integrations: questions and approvals in the Slack thread", () => {
     expect(issues.map((issue) => [issue.path, issue.message])).toEqual([
       ["/interaction_handlers/nowhere", 'no integration named "nowhere" in this project'],
       ["/interaction_handlers/reviews", 'integration "reviews" (github_pr) has no interaction handler'],
-      ["/interaction_handlers/eng", "handler arguments do not match the slack_thread interaction handler: arguments must NOT have additional properties"],
+      ["/interaction_handlers/eng", "handler arguments do not match the slack_thread interaction handler: /channel: unknown field"],
     ]);
     expect(issues.every((issue) => typeof issue.line === "number")).toBe(true);
     const notObject = await server.api.post(`${p.base}/agent-configs`, { source: yamlConfig(p, "interaction_handlers:\n  eng: 3\n"), source_format: "yaml" }, auth);

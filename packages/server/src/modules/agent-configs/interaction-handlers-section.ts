@@ -1,7 +1,6 @@
 import { and, eq } from "drizzle-orm";
-import { Ajv2020 } from "ajv/dist/2020.js";
 import { integrations } from "../../db/schema/index.js";
-import { KIND_CATALOGS } from "../../integrations/registry.js";
+import { capabilityIssues, describeIssues, hasCapability } from "../../integrations/capability-schemas.js";
 import type { Tx } from "../../platform/db/index.js";
 import type { InteractionHandlerDefinition } from "../../runtime/definition.js";
 import { describe, isObject } from "./fields.js";
@@ -21,7 +20,6 @@ export interface InteractionHandlerChoice {
 
 /** More handlers than integrations a project reasonably connects is a mistake. */
 const MAX_HANDLERS = 16;
-const argsChecker = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
 
 export function readInteractionHandlersSection(issues: ConfigIssues, value: unknown): InteractionHandlerChoice[] {
   if (!isObject(value)) {
@@ -57,15 +55,13 @@ export async function resolveInteractionHandlers(
       issues.addAtKey(path, `no integration named "${choice.integrationName}" in this project`);
       continue;
     }
-    const schema = KIND_CATALOGS[row.kind]?.capabilities.interaction_handler?.input_schema;
-    if (!schema) {
+    if (!hasCapability(row.kind, "interaction_handler")) {
       issues.addAtKey(path, `integration "${choice.integrationName}" (${row.kind}) has no interaction handler`);
       continue;
     }
-    const validate = argsChecker.compile(schema);
-    if (!validate(choice.args)) {
-      const problems = (validate.errors ?? []).map((e) => `${e.instancePath || "arguments"} ${e.message ?? "are invalid"}`).join("; ");
-      issues.add(path, `handler arguments do not match the ${row.kind} interaction handler: ${problems}`);
+    const problems = capabilityIssues(row.kind, "interaction_handler", choice.args, "");
+    if (problems.length > 0) {
+      issues.add(path, `handler arguments do not match the ${row.kind} interaction handler: ${describeIssues(problems, "arguments")}`);
       continue;
     }
     handlers.push({ integrationName: choice.integrationName, integrationId: row.id, args: choice.args });

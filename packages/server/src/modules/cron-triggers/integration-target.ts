@@ -1,9 +1,8 @@
-import { Ajv, type ValidateFunction } from "ajv";
 import type { Tx } from "../../platform/db/index.js";
 import { AppError, notFound, type Issue } from "../../platform/errors.js";
-import { toIssues } from "../../platform/http/validation.js";
 import { decodeId, encodeId } from "../../platform/ids.js";
-import { KIND_CATALOGS, KINDS_RUNNING_SCHEDULES } from "../../integrations/registry.js";
+import { capabilityIssues, hasCapability } from "../../integrations/capability-schemas.js";
+import { KINDS_RUNNING_SCHEDULES } from "../../integrations/registry.js";
 import { findProfile } from "../agent-profiles/service.js";
 import { insertReceipts } from "../integrations/inbound-store.js";
 import { findIntegration, findIntegrationById } from "../integrations/store.js";
@@ -31,20 +30,6 @@ export interface ScheduledOccurrence {
   posted_ts?: string;
 }
 
-const ajv = new Ajv({ allErrors: true, strict: false });
-const validators = new Map<string, ValidateFunction>();
-
-function scheduleValidator(kind: string): ValidateFunction | undefined {
-  const schema = KIND_CATALOGS[kind]?.capabilities.schedule?.input_schema;
-  if (!schema || !KINDS_RUNNING_SCHEDULES.has(kind)) return undefined;
-  let validate = validators.get(kind);
-  if (!validate) {
-    validate = ajv.compile(schema);
-    validators.set(kind, validate);
-  }
-  return validate;
-}
-
 const invalid = (issues: Issue[]) => new AppError("validation_failed", "request body failed validation", { issues });
 
 /**
@@ -56,9 +41,11 @@ const invalid = (issues: Issue[]) => new AppError("validation_failed", "request 
 export async function requireIntegrationTarget(tx: Tx, orgId: string, projectId: string, integrationId: string, settings: Record<string, unknown>): Promise<void> {
   const integration = await findIntegration(tx, orgId, projectId, integrationId);
   if (!integration) throw notFound("integration");
-  const validate = scheduleValidator(integration.kind);
-  if (!validate) throw invalid([{ path: "/target/integration_id", message: `integrations of kind ${integration.kind} run no schedules` }]);
-  if (!validate(settings)) throw invalid(toIssues(validate.errors ?? []).map((issue) => ({ ...issue, path: `/target/settings${issue.path}` })));
+  if (!KINDS_RUNNING_SCHEDULES.has(integration.kind) || !hasCapability(integration.kind, "schedule")) {
+    throw invalid([{ path: "/target/integration_id", message: `integrations of kind ${integration.kind} run no schedules` }]);
+  }
+  const schemaIssues = capabilityIssues(integration.kind, "schedule", settings, "/target/settings");
+  if (schemaIssues.length > 0) throw invalid(schemaIssues);
   const checked = settings as unknown as ScheduleSettings;
   const issues: Issue[] = [];
   const profileId = decodeId("agentProfile", checked.agent_profile_id);

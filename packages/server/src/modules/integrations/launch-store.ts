@@ -1,4 +1,4 @@
-import { and, eq } from "drizzle-orm";
+import { and, eq, inArray } from "drizzle-orm";
 import { integrationAssignments } from "../../db/schema/index.js";
 import type { Tx } from "../../platform/db/index.js";
 import { newUuid } from "../../platform/ids.js";
@@ -17,6 +17,16 @@ export async function findAssignment(tx: Tx, agentId: string, integrationId: str
     .from(a)
     .where(and(eq(a.agentId, agentId), eq(a.integrationId, integrationId)));
   return row;
+}
+
+/** The agent's assigned conversations through these integrations, by integration id: one read for a page of handlers. */
+export async function findAssignments(tx: Tx, agentId: string, integrationIds: string[]): Promise<Map<string, AssignmentRow>> {
+  if (integrationIds.length === 0) return new Map();
+  const rows = await tx
+    .select()
+    .from(a)
+    .where(and(eq(a.agentId, agentId), inArray(a.integrationId, integrationIds)));
+  return new Map(rows.map((row) => [row.integrationId, row]));
 }
 
 /** Whether a launch through this integration already owns the conversation (its agent may since be archived). */

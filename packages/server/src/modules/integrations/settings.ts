@@ -1,23 +1,9 @@
-import { Ajv, type ValidateFunction } from "ajv";
 import { AppError, type Issue } from "../../platform/errors.js";
 import type { Tx } from "../../platform/db/index.js";
 import { decodeId } from "../../platform/ids.js";
-import { toIssues } from "../../platform/http/validation.js";
+import { capabilityIssues } from "../../integrations/capability-schemas.js";
 import type { IntegrationKind } from "../../integrations/kind.js";
 import { findProfile } from "../agent-profiles/service.js";
-
-const ajv = new Ajv({ allErrors: true, strict: false });
-const validators = new Map<string, ValidateFunction>();
-
-/** The kind's settings schema, compiled once; a kind without a settings capability accepts only {}. */
-function settingsValidator(kind: IntegrationKind): ValidateFunction {
-  let validate = validators.get(kind.name);
-  if (!validate) {
-    validate = ajv.compile(kind.capabilities.settings?.input_schema ?? { type: "object", additionalProperties: false });
-    validators.set(kind.name, validate);
-  }
-  return validate;
-}
 
 /**
  * Checks a settings document as the catalog publishes it (capabilities.settings.input_schema) and that
@@ -25,8 +11,8 @@ function settingsValidator(kind: IntegrationKind): ValidateFunction {
  * under `/settings`, the member of the request body that carries the document.
  */
 export async function checkSettings(tx: Tx, orgId: string, projectId: string, kind: IntegrationKind, settings: Record<string, unknown>): Promise<void> {
-  const validate = settingsValidator(kind);
-  if (!validate(settings)) throw invalid(toIssues(validate.errors ?? []).map((issue) => ({ ...issue, path: `/settings${issue.path}` })));
+  const schemaIssues = capabilityIssues(kind.name, "settings", settings, "/settings");
+  if (schemaIssues.length > 0) throw invalid(schemaIssues);
   const issues: Issue[] = [];
   for (const { pointer, profileId } of kind.profileReferences(settings)) {
     const id = decodeId("agentProfile", profileId);

@@ -1,10 +1,9 @@
-import { Ajv, type ValidateFunction } from "ajv";
 import type { Database, Tx } from "../../platform/db/index.js";
 import { conflict, invalidRequest, notFound, stateConflict } from "../../platform/errors.js";
 import type { Principal } from "../../platform/http/auth.js";
 import type { PageRequest } from "../../platform/http/lists.js";
-import { toIssues } from "../../platform/http/validation.js";
 import { newUuid } from "../../platform/ids.js";
+import { capabilityIssues, hasCapability } from "../../integrations/capability-schemas.js";
 import type { IntegrationKindCatalog } from "../../integrations/kind.js";
 import { KIND_CATALOGS, type IntegrationKinds } from "../../integrations/registry.js";
 import { requireProject } from "../orgs/access.js";
@@ -17,8 +16,6 @@ import * as subs from "./subscriptions-store.js";
 /** At most this many agents subscribe to one conversation through one integration (reference docs: "Subscribe a conversation"). */
 export const MAX_AGENTS_PER_CONVERSATION = 16;
 
-const ajv = new Ajv({ allErrors: true, strict: false });
-const validators = new Map<string, ValidateFunction>();
 
 /**
  * Subscriptions: one integration, one agent, one concrete conversation (reference docs:
@@ -71,10 +68,9 @@ async function attach(
   input: { agentId: string; conversation: Record<string, unknown> },
   pointer: string,
 ): Promise<{ created: boolean; subscription: subs.SubscriptionWithAgent }> {
-  const schema = kind.capabilities.subscription?.conversation_schema;
-  if (!schema) throw invalidRequest(`${kind.name} integrations do not accept subscriptions`);
-  const validate = conversationValidator(kind.name, schema);
-  if (!validate(input.conversation)) throw invalid(toIssues(validate.errors ?? []).map((issue) => ({ ...issue, path: `${pointer}/conversation${issue.path}` })));
+  if (!hasCapability(kind.name, "conversation")) throw invalidRequest(`${kind.name} integrations do not accept subscriptions`);
+  const issues = capabilityIssues(kind.name, "conversation", input.conversation, `${pointer}/conversation`);
+  if (issues.length > 0) throw invalid(issues);
   const agent = await subs.shareAgent(tx, integration.orgId, integration.projectId, input.agentId);
   if (!agent) throw notFound("agent");
   if (agent.state !== "active") throw stateConflict("the agent is archived; archived agents cannot subscribe");
@@ -94,15 +90,6 @@ async function attach(
     conversationKey: key,
   });
   return { created: true, subscription: { ...subscription, agentName: agent.name } };
-}
-
-function conversationValidator(kindName: string, schema: Record<string, unknown>): ValidateFunction {
-  let validate = validators.get(kindName);
-  if (!validate) {
-    validate = ajv.compile(schema);
-    validators.set(kindName, validate);
-  }
-  return validate;
 }
 
 /** JSON with object members in sorted order: one text per conversation, however its members were written. */
