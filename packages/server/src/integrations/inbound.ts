@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { AppError } from "../platform/errors.js";
+import { parseJsonWithin } from "../platform/http/json-depth.js";
 import type { IntegrationRow } from "../modules/integrations/store.js";
 
 /**
@@ -61,7 +62,7 @@ export function rawJsonBodies(scope: FastifyInstance, bodyLimit = MAX_CALLBACK_B
 /** The signed body as JSON, parsed only after its signature verified. */
 export function parseSignedJson(raw: Buffer): Record<string, unknown> {
   try {
-    const parsed: unknown = JSON.parse(raw.toString("utf8"));
+    const parsed = parseJsonWithin(raw.toString("utf8"));
     if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
   } catch {
     // Reported below: a signed body that is not a JSON object is the provider's mistake, not svc's.

@@ -133,6 +133,10 @@ describe("integrations: signed Slack events", () => {
       actions: [{ action_id: "x", action_ts: "1700000002.000001" }],
     });
     expect(forgedAction.status).toBe(401);
+    // A body nested deeper than any request body may be is refused before it is parsed, signed or not.
+    const deep = { ...event, event: { ...(event.event as object), blocks: JSON.parse(`${"[".repeat(300)}${"]".repeat(300)}`) } };
+    const nested = await postSlackEvent(server.url, SIGNING_SECRET, deep);
+    expect([nested.status, nested.body?.["code"]]).toEqual([400, "invalid_request"]);
     expect(await receipts(integrationId)).toEqual([]);
     expect(await backlog()).toEqual([]);
     expect(slack.calls).toEqual([]);

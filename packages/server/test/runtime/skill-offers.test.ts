@@ -42,6 +42,7 @@ async function fakeDaemon(token: string) {
   return {
     frames,
     send: (type: string, payload: object) => socket.send(JSON.stringify({ type, payload })),
+    sendText: (text: string) => socket.send(text),
     offer: () => eventually(async () => frames.find((f) => f.type === "skill_offer"), (f) => f !== undefined).then((f) => f!.payload),
   };
 }
@@ -124,6 +125,9 @@ describe("skill offers and the archive route", () => {
     // A frame svc does not know is answered with an error frame, and the socket goes on.
     daemon.send("skill_report", { request_id: offer.request_id, state: "installed" });
     await eventually(async () => daemon.frames.filter((f) => f.type === "error").length, (n) => n === 1);
+    // So is a frame nested deeper than any request body may be (docs/api.md): refused before it is parsed.
+    daemon.sendText(`{"type":"skill_report","payload":{"deep":${"[".repeat(100_000)}${"]".repeat(100_000)}}}`);
+    await eventually(async () => daemon.frames.filter((f) => f.type === "error").length, (n) => n === 2);
     const again = await result(project, agentId);
     expect(again.installs).toEqual(installs);
   }, 60_000);

@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { invalidRequest } from "../../platform/errors.js";
+import { parseJsonWithin } from "../../platform/http/json-depth.js";
 import type { SecretMaterial } from "../../modules/secrets/schemas.js";
 import type { InboundClaims, InboundEvent, InboundReceiver, InboundRequest } from "../kind.js";
 
@@ -80,7 +81,7 @@ function actionClaims(rawBody: Buffer): Omit<InboundClaims, "signedAt"> {
 
 function parseJson(text: string): Record<string, unknown> {
   try {
-    const value: unknown = JSON.parse(text);
+    const value = parseJsonWithin(text);
     const body = obj(value);
     if (body) return body;
   } catch {

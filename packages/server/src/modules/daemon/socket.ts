@@ -3,6 +3,7 @@ import type { FastifyBaseLogger } from "fastify";
 import type { WebSocket } from "ws";
 import type { Bus } from "../../platform/bus.js";
 import type { DaemonPrincipal } from "../../platform/http/auth.js";
+import { parseJsonWithin } from "../../platform/http/json-depth.js";
 import { validatorCompiler } from "../../platform/http/validation.js";
 import { DAEMON_WORK_CHANNEL } from "../../runtime/store/processes.js";
 import { DAEMON_CHANNEL } from "../machines/store.js";
@@ -145,7 +146,7 @@ export class DaemonSession {
   private async handle(text: string): Promise<void> {
     let frame: unknown;
     try {
-      frame = JSON.parse(text);
+      frame = parseJsonWithin(text);
     } catch {
       frame = undefined;
     }

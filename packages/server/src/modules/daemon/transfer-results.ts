@@ -2,6 +2,7 @@ import { eq } from "drizzle-orm";
 import type { ProcessFinishedEvent, TransferOffer } from "@svc/protocol";
 import { processes } from "../../db/schema/index.js";
 import type { AppDb, Tx } from "../../platform/db/index.js";
+import { parseJsonWithin } from "../../platform/http/json-depth.js";
 import { encodeId } from "../../platform/ids.js";
 import { storableText } from "../../platform/storable.js";
 import { findArtifact } from "../artifacts/store.js";
@@ -102,7 +103,7 @@ function failureOf(process: ProcessRow, event: ProcessFinishedEvent): string {
 function parseLine(stdout: string): Record<string, unknown> | undefined {
   const line = stdout.trim().split("\n").pop() ?? "";
   try {
-    const value: unknown = JSON.parse(line);
+    const value = parseJsonWithin(line);
     return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
   } catch {
     return undefined;

@@ -43,3 +43,13 @@ function stringEnd(text: string, from: number): number {
   }
   return -1;
 }
+
+/**
+ * `JSON.parse` for text from outside svc that is not a request body (a daemon's frame, a provider's
+ * callback): text nesting deeper than `max` is a SyntaxError like any other text that is not JSON, so
+ * nothing svc walks afterwards can be made to recurse without bound.
+ */
+export function parseJsonWithin(text: string, max = MAX_JSON_DEPTH): unknown {
+  if (nestsDeeperThan(text, max)) throw new SyntaxError(`JSON nests objects and arrays more than ${max} levels deep`);
+  return JSON.parse(text) as unknown;
+}
