@@ -10,6 +10,7 @@ import { tailCommand } from "./commands/tail.js";
 import { interactionCommands } from "./commands/interactions.js";
 import { resourceCommands } from "./commands/resources.js";
 import { runServer, SERVER_COMMANDS } from "./server.js";
+import { version } from "./version.js";
 
 function program(): Command {
   const root = new Command("svc")
@@ -19,6 +20,7 @@ function program(): Command {
     .option("--org <id>", "the organization (else SVC_ORG, `svc orgs use`, or your only one)")
     .option("--project <id>", "the project (else SVC_PROJECT, `svc projects use`, or the org's only one)")
     .option("--json", "print the API's JSON instead of text")
+    .version(version(), "-V, --version", "print svc's version")
     .showHelpAfterError("(svc --help lists the commands)")
     .exitOverride();
   authCommands(root);
