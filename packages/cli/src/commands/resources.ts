@@ -1,70 +1,23 @@
 import { spawn } from "node:child_process";
-import { readdirSync } from "node:fs";
-import { basename, resolve } from "node:path";
-import { InvalidArgumentError, type Command } from "commander";
-import { collect, paginate, SvcError, unwrap } from "@svc/sdk";
+import { existsSync, readdirSync } from "node:fs";
+import { createRequire } from "node:module";
+import { basename, dirname, join, resolve } from "node:path";
+import type { Command } from "commander";
+import { SvcError, unwrap } from "@svc/sdk";
 import { context, table, type Context } from "../context.js";
+import { grantFor, listAll, pageQuery } from "../grants.js";
 import { projectPath } from "./agents.js";
-import { parseCount } from "./orgs.js";
+import { integrationCommands } from "./integrations.js";
+import { modelCommands } from "./models.js";
+import { limitOption, ownerKind, ownerOf, type OwnerKind } from "./options.js";
+import { secretCommands } from "./secrets.js";
 
 export function resourceCommands(program: Command): void {
   secretCommands(program);
   modelCommands(program);
   machineCommands(program);
   skillCommands(program);
-}
-
-const limitOption = ["--limit <n>", "at most this many", parseCount, 100] as const;
-const ownerKind = (value: string) => {
-  if (value !== "org" && value !== "project" && value !== "user") throw new InvalidArgumentError("org, project or user");
-  return value;
-};
-
-function secretCommands(program: Command): void {
-  const secrets = program.command("secrets").description("secrets (their values are never shown)");
-  secrets
-    .command("list")
-    .description("the secrets you may list in the organization")
-    .option(...limitOption)
-    .action(async (options: { limit: number }, command: Command) => {
-      const ctx = await context(command);
-      const orgID = await ctx.org();
-      const items = await collect(paginate((cursor) => unwrap(ctx.client().GET("/api/v1/orgs/{orgID}/secrets", { params: { path: { orgID }, query: { limit: 100, ...(cursor ? { cursor } : {}) } } }))), options.limit);
-      ctx.print(items, () => table(items.map((s) => [s.id, s.name, s.kind, s.owner.kind])));
-    });
-  secrets
-    .command("create <name>")
-    .description("a generic secret whose value is read from standard input (so it stays out of shell history)")
-    .option("--owner <kind>", "org, project (the current one) or user", ownerKind, "org")
-    .action(async (name: string, options: { owner: "org" | "project" | "user" }, command: Command) => {
-      const ctx = await context(command);
-      const value = (await readStdin()).replace(/\r?\n$/, "");
-      const owner = options.owner === "project" ? { kind: "project" as const, project_id: await ctx.project() } : { kind: options.owner };
-      const body = { owner, name, material: { kind: "generic" as const, value } };
-      const secret = await unwrap(ctx.client().POST("/api/v1/orgs/{orgID}/secrets", { params: { path: { orgID: await ctx.org() } }, body }));
-      ctx.print(secret, () => secret.id);
-    });
-  secrets
-    .command("delete <secret>")
-    .description("delete a secret")
-    .action(async (secretID: string, _o: unknown, command: Command) => {
-      const ctx = await context(command);
-      await unwrap(ctx.client().DELETE("/api/v1/orgs/{orgID}/secrets/{secretID}", { params: { path: { orgID: await ctx.org(), secretID } } }));
-      ctx.print({ deleted: secretID }, () => "Deleted.");
-    });
-}
-
-function modelCommands(program: Command): void {
-  program
-    .command("models")
-    .description("the models granted to the project (the names agent configs use)")
-    .option(...limitOption)
-    .action(async (options: { limit: number }, command: Command) => {
-      const ctx = await context(command);
-      const path = await projectPath(ctx);
-      const items = await collect(paginate((cursor) => unwrap(ctx.client().GET("/api/v1/orgs/{orgID}/projects/{projectID}/model-grants", { params: { path, query: { limit: 100, ...(cursor ? { cursor } : {}) } } }))), options.limit);
-      ctx.print(items, () => table(items.map((i) => [i.model.provider_config, i.model.name, i.model.id])));
-    });
+  integrationCommands(program);
 }
 
 function machineCommands(program: Command): void {
@@ -76,7 +29,7 @@ function machineCommands(program: Command): void {
     .action(async (options: { limit: number }, command: Command) => {
       const ctx = await context(command);
       const orgID = await ctx.org();
-      const items = await collect(paginate((cursor) => unwrap(ctx.client().GET("/api/v1/orgs/{orgID}/machines", { params: { path: { orgID }, query: { limit: 100, ...(cursor ? { cursor } : {}) } } }))), options.limit);
+      const items = await listAll((cursor) => unwrap(ctx.client().GET("/api/v1/orgs/{orgID}/machines", { params: { path: { orgID }, query: pageQuery(cursor) } })), options.limit);
       ctx.print(items, () => table(items.map((m) => [m.id, m.display_name, m.connection_state])));
     });
   machines
@@ -91,11 +44,57 @@ function machineCommands(program: Command): void {
       const run = svcdCommand(ctx, connected.token);
       ctx.print({ ...connected, command: run }, () => `Machine ${connected.machine.id} is ready. Run on it (the token is shown only now):\n\n  ${run}\n`);
     });
+  machineGrantCommands(machines);
 }
 
-/** The token goes in the environment rather than the arguments, which other users can see in `ps`. */
+function machineGrantCommands(machines: Command): void {
+  machines
+    .command("grant <machine>")
+    .description("let the project (the current one, or --project) run commands on a machine (mch_…)")
+    .action(async (machineID: string, _o: unknown, command: Command) => {
+      const ctx = await context(command);
+      const granted = await unwrap(ctx.client().POST("/api/v1/orgs/{orgID}/projects/{projectID}/machine-grants", { params: { path: await projectPath(ctx) }, body: { machine_id: machineID } }));
+      ctx.print(granted, () => `Granted ${granted.machine.display_name} to ${granted.grant.project_id} (${granted.grant.id}).`);
+    });
+  machines
+    .command("revoke <machine>")
+    .description("take a machine back from the project (the machine's id, or the grant's)")
+    .action(async (machine: string, _o: unknown, command: Command) => {
+      const ctx = await context(command);
+      const path = await projectPath(ctx);
+      const item = await grantFor((cursor) => unwrap(ctx.client().GET("/api/v1/orgs/{orgID}/projects/{projectID}/machine-grants", { params: { path, query: pageQuery(cursor) } })), (i) => i.machine.id === machine || i.grant.id === machine, machine);
+      await unwrap(ctx.client().DELETE("/api/v1/orgs/{orgID}/projects/{projectID}/machine-grants/{grantID}", { params: { path: { ...path, grantID: item.grant.id } } }));
+      ctx.print({ revoked: item.grant.id }, () => `Revoked ${item.machine.display_name} from ${path.projectID}.`);
+    });
+  machines
+    .command("delete <machine>")
+    .description("delete a machine: its daemon is refused from then on")
+    .action(async (machineID: string, _o: unknown, command: Command) => {
+      const ctx = await context(command);
+      await unwrap(ctx.client().DELETE("/api/v1/orgs/{orgID}/machines/{machineID}", { params: { path: { orgID: await ctx.org(), machineID } } }));
+      ctx.print({ deleted: machineID }, () => "Deleted.");
+    });
+}
+
+/**
+ * The token goes in the environment rather than the arguments, which other users can see in `ps`. svcd
+ * is named by its path beside this CLI, so the command works from any directory of this computer; a bare
+ * `npx svcd` outside the repository would ask npm's registry for a package of that name, which is not svc's.
+ */
 function svcdCommand(ctx: Context, token: string): string {
-  return `SVC_DAEMON_TOKEN=${quote(token)} npx svcd run --url ${quote(ctx.url)} --home ~/.svcd`;
+  const svcd = localSvcd();
+  const program = svcd ? `node ${quote(svcd)}` : "npx --no svcd";
+  return `SVC_DAEMON_TOKEN=${quote(token)} ${program} run --url ${quote(ctx.url)} --home ~/.svcd`;
+}
+
+/** The svcd of the repository (or installation) this CLI runs from, when there is one. */
+function localSvcd(): string | undefined {
+  try {
+    const bin = join(dirname(createRequire(import.meta.url).resolve("@svc/daemon")), "../bin/svcd.js");
+    return existsSync(bin) ? bin : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 const quote = (value: string) => (/^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replaceAll("'", "'\\''")}'`);
@@ -109,16 +108,16 @@ function skillCommands(program: Command): void {
     .action(async (options: { limit: number }, command: Command) => {
       const ctx = await context(command);
       const orgID = await ctx.org();
-      const items = await collect(paginate((cursor) => unwrap(ctx.client().GET("/api/v1/orgs/{orgID}/skills", { params: { path: { orgID }, query: { limit: 100, ...(cursor ? { cursor } : {}) } } }))), options.limit);
+      const items = await listAll((cursor) => unwrap(ctx.client().GET("/api/v1/orgs/{orgID}/skills", { params: { path: { orgID }, query: pageQuery(cursor) } })), options.limit);
       ctx.print(items, () => table(items.map((s) => [s.id, s.name, s.owner.kind])));
     });
   skills
     .command("push <dir>")
     .description("upload a directory holding SKILL.md as a skill (a new revision when the owner has one of that name)")
     .option("--owner <kind>", "org, project (the current one) or user", ownerKind, "org")
-    .action(async (dir: string, options: { owner: "org" | "project" | "user" }, command: Command) => {
+    .action(async (dir: string, options: { owner: OwnerKind }, command: Command) => {
       const ctx = await context(command);
-      const owner = options.owner === "project" ? { kind: "project", project_id: await ctx.project() } : { kind: options.owner };
+      const owner = await ownerOf(ctx, options.owner);
       const form = new FormData();
       form.set("owner", JSON.stringify(owner));
       form.set("archive", new Blob([await tarGz(dir)], { type: "application/gzip" }), `${basename(resolve(dir))}.tar.gz`);
@@ -129,6 +128,38 @@ function skillCommands(program: Command): void {
       if (!response.ok) throw SvcError.from(response.status, body);
       const skill = body as { id: string; name: string };
       ctx.print(skill, () => `${skill.id}  ${skill.name}`);
+    });
+  skillGrantCommands(skills);
+}
+
+function skillGrantCommands(skills: Command): void {
+  skills
+    .command("grant <skill>")
+    .description("let the project (the current one, or --project) use an org or user skill")
+    .action(async (skillID: string, _o: unknown, command: Command) => {
+      const ctx = await context(command);
+      const grant = await unwrap(ctx.client().POST("/api/v1/orgs/{orgID}/skills/{skillID}/grants", { params: { path: { orgID: await ctx.org(), skillID } }, body: { target_project_id: await ctx.project() } }));
+      ctx.print(grant, () => `Granted ${skillID} to ${grant.target_project_id}.`);
+    });
+  skills
+    .command("revoke <skill>")
+    .description("take the skill back from the project (the current one, or --project)")
+    .action(async (skillID: string, _o: unknown, command: Command) => {
+      const ctx = await context(command);
+      const [orgID, projectID] = [await ctx.org(), await ctx.project()];
+      const item = await grantFor((cursor) => unwrap(ctx.client().GET("/api/v1/orgs/{orgID}/skills/{skillID}/grants", { params: { path: { orgID, skillID }, query: pageQuery(cursor) } })), (i) => i.target_project.id === projectID, skillID);
+      await unwrap(ctx.client().DELETE("/api/v1/orgs/{orgID}/skills/{skillID}/grants/{grantID}", { params: { path: { orgID, skillID, grantID: item.grant.id } } }));
+      ctx.print({ revoked: item.grant.id }, () => `Revoked ${skillID} from ${projectID}.`);
+    });
+  skills
+    .command("grants <skill>")
+    .description("the projects the skill is granted to")
+    .option(...limitOption)
+    .action(async (skillID: string, options: { limit: number }, command: Command) => {
+      const ctx = await context(command);
+      const path = { orgID: await ctx.org(), skillID };
+      const items = await listAll((cursor) => unwrap(ctx.client().GET("/api/v1/orgs/{orgID}/skills/{skillID}/grants", { params: { path, query: pageQuery(cursor) } })), options.limit);
+      ctx.print(items, () => table(items.map((i) => [i.grant.id, i.target_project.id, i.target_project.name])));
     });
 }
 
@@ -144,10 +175,4 @@ function tarGz(dir: string): Promise<Buffer> {
     child.on("error", fail);
     child.on("close", (code) => (code === 0 ? done(Buffer.concat(chunks)) : fail(new Error(`tar could not pack ${dir}: ${errors.trim()}`))));
   });
-}
-
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString("utf8");
 }
