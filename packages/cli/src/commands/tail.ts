@@ -25,16 +25,31 @@ export function tailCommand(program: Command): void {
         signal: controller.signal,
         onReconnect: (r) => console.error(`svc: reconnecting after sequence ${r.lastSequence} (${r.reason})`),
       });
-      // Tool call updates are not replayed (spec, Events rule 4): what already waits is asked for once.
-      if (!ctx.json) await showInteractions(ctx.client(), orgID, projectID, agentID);
+      // Tool call updates are not replayed (spec, Events rule 4): what already waits is asked for once,
+      // after the replay has reached the newest saved event, so it follows the call that asked.
+      let waiting = ctx.json ? undefined : await newestSequence(ctx.client(), { orgID, projectID, agentID });
+      if (waiting !== undefined && waiting <= options.after) {
+        waiting = undefined;
+        await showInteractions(ctx.client(), orgID, projectID, agentID);
+      }
       for await (const frame of stream) {
         render(frame);
+        if (waiting !== undefined && frame.sequence !== undefined && frame.sequence >= waiting) {
+          waiting = undefined;
+          await showInteractions(ctx.client(), orgID, projectID, agentID);
+        }
         if (!ctx.json && frame.event === "tool_call_update" && isRecord(frame.data) && WAITS_FOR_PEOPLE.has(String(frame.data["state"]))) {
           await showInteractions(ctx.client(), orgID, projectID, agentID);
         }
         if (options.untilIdle && frame.event === "model_output" && isRecord(frame.data) && frame.data["stop_reason"] !== "tool_use") controller.abort();
       }
     });
+}
+
+/** The sequence of the agent's newest saved event (0 before any). */
+async function newestSequence(client: SvcClient, path: { orgID: string; projectID: string; agentID: string }): Promise<number> {
+  const page = await unwrap(client.GET("/api/v1/orgs/{orgID}/projects/{projectID}/agents/{agentID}/events", { params: { path, query: { before_sequence: 0, limit: 1 } } }));
+  return page.data.at(-1)?.sequence ?? 0;
 }
 
 /** Tool call states in which an interaction may wait: a permission request, or a question being asked. */
@@ -80,6 +95,7 @@ function renderer(): (frame: StreamFrame) => void {
       }
       case "tool_result":
         console.log(`← ${String(data["outcome"])} [${String(data["tool_call_id"])}]${texts(data["content_blocks"]).map((t) => ` ${t}`).join("")}`);
+        for (const line of structured(data["content_blocks"])) console.log(`  ${line}`);
         break;
       case "tool_call_update":
         console.log(`… ${String(data["state"])} [${String(data["tool_call_id"])}]`);
@@ -94,6 +110,32 @@ function renderer(): (frame: StreamFrame) => void {
 function texts(blocks: unknown): string[] {
   if (!Array.isArray(blocks)) return [];
   return blocks.filter((b): b is Record<string, unknown> => isRecord(b) && b["type"] === "text" && typeof b["text"] === "string").map((b) => String(b["text"]));
+}
+
+const MAX_JSON_CHARS = 500;
+
+/**
+ * Structured results, readably: a command's output and errors as lines (run_command and the process
+ * tools answer `{output, stderr, exit_code, …}`), anything else as JSON cut to a few hundred characters.
+ */
+function structured(blocks: unknown): string[] {
+  if (!Array.isArray(blocks)) return [];
+  const lines: string[] = [];
+  for (const block of blocks) {
+    if (!isRecord(block) || block["type"] !== "structured_data") continue;
+    const value = block["value"];
+    if (isRecord(value) && (typeof value["output"] === "string" || typeof value["stderr"] === "string")) {
+      for (const stream of ["output", "stderr"] as const) {
+        const text = value[stream];
+        if (typeof text === "string" && text) lines.push(...text.replace(/\n$/, "").split("\n").map((l) => (stream === "stderr" ? `! ${l}` : l)));
+      }
+      if (typeof value["exit_code"] === "number") lines.push(`(exit ${value["exit_code"]})`);
+    } else {
+      const json = JSON.stringify(value);
+      lines.push(json.length > MAX_JSON_CHARS ? `${json.slice(0, MAX_JSON_CHARS)}…` : json);
+    }
+  }
+  return lines;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
