@@ -1,85 +1,15 @@
-import { spawn, execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
 import { useTestServer } from "../../server/test/support/server.js";
 import { useFakeProvider } from "../../server/test/support/fake-provider.js";
 import { agentProject, yamlConfig, type AgentProject } from "../../server/test/support/agents.js";
 import { eventually, untilEvents } from "../../server/test/support/agent-loop.js";
-import { staleWorkspaces } from "../../../scripts/build-state.mjs";
+import { json, ROOT, useCli } from "./support.js";
 
-/*
- * The built `svc` binary run as a child process, as people run it, against a real svc in this process.
- * CI builds before it tests; a build older than its sources is rebuilt here first, so the test never
- * runs a stale binary.
- */
-const root = join(dirname(fileURLToPath(import.meta.url)), "../../..");
-const BIN = join(root, "packages/cli/bin/svc.js");
 const server = useTestServer({ SVC_DEVICE_POLL_INTERVAL_SECONDS: "1" }, { worker: true });
 const provider = useFakeProvider();
-
-beforeAll(() => {
-  // In the root's order: the server's build reads @svc/protocol's, the CLI's the SDK's. Not the console's,
-  // which its own tests build (two builds of one workspace at once would write over each other).
-  const needed = ["packages/protocol", "packages/sdk", "packages/cli", "packages/server"];
-  const stale = staleWorkspaces(root).filter((w) => needed.includes(w));
-  for (const workspace of stale) execFileSync("npm", ["run", "build", "-w", workspace], { cwd: root, stdio: "ignore" });
-});
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-const made: string[] = [];
-afterAll(() => {
-  for (const dir of made) rmSync(dir, { recursive: true, force: true });
-});
-
-/** A new temporary directory, removed after the file's tests. */
-function tempDir(prefix: string): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  made.push(dir);
-  return dir;
-}
-
-/** A fresh config directory per user of the CLI, so no test sees another's login. */
-const configDir = () => tempDir("svc-cli-");
-
-interface SvcOptions {
-  env?: Record<string, string>;
-  input?: string;
-  onStderr?: (text: string) => void;
-  onStdout?: (text: string) => void;
-}
-
-function svc(args: string[], options: SvcOptions = {}): Promise<Run> {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    cwd: root,
-    env: { PATH: process.env["PATH"] ?? "", HOME: tmpdir(), SVC_URL: server.url, SVC_CONFIG_DIR: configDir(), ...options.env },
-    stdio: ["pipe", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk: Buffer) => {
-    stdout += chunk.toString();
-    options.onStdout?.(stdout);
-  });
-  child.stderr.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString();
-    options.onStderr?.(stderr);
-  });
-  child.stdin.end(options.input ?? "");
-  return new Promise((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr })));
-}
-
-const json = (run: Run) => {
-  expect(run.code, run.stderr).toBe(0);
-  return JSON.parse(run.stdout);
-};
+const { svc, tempDir, configDir } = useCli(server);
 
 describe("svc login", () => {
   it("prints the code, finishes when the user approves, stores the token with mode 0600, and whoami works", async () => {
@@ -145,6 +75,8 @@ describe("exit codes", () => {
     expect(unauthorized.code).toBe(1);
     expect(unauthorized.stderr).toContain("(unauthorized, HTTP 401)");
     expect((await svc(["--help"])).code).toBe(0);
+    const version = JSON.parse(readFileSync(join(ROOT, "packages/cli/package.json"), "utf8")).version as string;
+    for (const flag of ["--version", "-V"]) expect(await svc([flag])).toMatchObject({ code: 0, stdout: `${version}\n` });
   });
 });
 
@@ -269,8 +201,8 @@ describe("configs, agents and tail", () => {
 
     const connect = await svc(["machines", "connect", "laptop"], { env });
     expect(connect.code, connect.stderr).toBe(0);
-    const command = connect.stdout.split("\n").find((l) => l.includes("svcd run"))!.trim();
-    expect(command).toMatch(new RegExp(`^SVC_DAEMON_TOKEN=\\S+ npx svcd run --url ${server.url.replaceAll(".", "\\.")} --home ~/\\.svcd$`));
+    const command = connect.stdout.split("\n").find((l) => l.includes("svcd.js run"))!.trim();
+    expect(command).toMatch(new RegExp(`^SVC_DAEMON_TOKEN=\\S+ node \\S+/packages/daemon/bin/svcd\\.js run --url ${server.url.replaceAll(".", "\\.")} --home ~/\\.svcd$`));
     const machines = json(await svc(["machines", "list", "--json"], { env }));
     expect(machines.map((m: { display_name: string }) => m.display_name)).toEqual(["laptop"]);
   });
