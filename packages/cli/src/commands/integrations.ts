@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { unwrap } from "@svc/sdk";
 import { context, table } from "../context.js";
-import { listAll, pageQuery } from "../grants.js";
+import { listAll, pageQuery } from "../lists.js";
 import { projectPath } from "./agents.js";
 import { limitOption } from "./options.js";
 

@@ -1,7 +1,7 @@
 import { InvalidArgumentError, type Command } from "commander";
 import { unwrap, type components } from "@svc/sdk";
 import { context, table, UsageError, type Context } from "../context.js";
-import { grantFor, listAll, pageQuery } from "../grants.js";
+import { grantFor, listAll, pageQuery } from "../lists.js";
 import { projectPath } from "./agents.js";
 import { limitOption } from "./options.js";
 import { parseCount } from "./orgs.js";

@@ -5,7 +5,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
 import { SvcError, unwrap } from "@svc/sdk";
 import { context, table, type Context } from "../context.js";
-import { grantFor, listAll, pageQuery } from "../grants.js";
+import { grantFor, listAll, pageQuery } from "../lists.js";
 import { projectPath } from "./agents.js";
 import { integrationCommands } from "./integrations.js";
 import { modelCommands } from "./models.js";

@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { InvalidArgumentError, type Command } from "commander";
 import { unwrap, type components } from "@svc/sdk";
 import { context, table, UsageError } from "../context.js";
-import { grantFor, listAll, pageQuery } from "../grants.js";
+import { grantFor, listAll, pageQuery } from "../lists.js";
 import { readSource, readStdin, withoutFinalNewline } from "../input.js";
 import { limitOption, ownerKind, ownerOf, type OwnerKind } from "./options.js";
 
