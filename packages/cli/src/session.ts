@@ -6,10 +6,13 @@ export interface PasswordSession {
   csrf: string;
 }
 
-/** What signing up or in answered: a session, or none when the address must be verified first. */
-export type SessionOutcome = { session: PasswordSession; user: { email: string } } | { session: undefined; user: { email: string } };
+/** What signing up answered: the user, and a session unless the address must be verified first. */
+export interface SignUpOutcome {
+  user: { email: string };
+  session: PasswordSession | undefined;
+}
 
-export async function signUp(client: SvcClient, body: { email: string; password: string; display_name: string }): Promise<SessionOutcome> {
+export async function signUp(client: SvcClient, body: { email: string; password: string; display_name: string }): Promise<SignUpOutcome> {
   const outcome = await client.POST("/api/auth/signup", { body });
   const answer = await unwrap(Promise.resolve(outcome));
   return { user: answer.user, session: answer.csrf_token ? { cookie: cookiesOf(outcome.response), csrf: answer.csrf_token } : undefined };
