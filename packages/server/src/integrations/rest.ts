@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { AppError } from "../platform/errors.js";
 import { capResponseBytes } from "../platform/net/capped-fetch.js";
 import { createGuardedFetch } from "../platform/net/guarded-fetch.js";
@@ -6,6 +7,8 @@ import type { OutboundPolicy } from "../platform/net/outbound.js";
 /** Provider answers svc reads are small; a bigger one is not the provider. */
 const MAX_RESPONSE_BYTES = 1024 * 1024;
 const CALL_TIMEOUT_MS = 15_000;
+/** An upload carries artifacts up to svc's artifact size limit: give it longer than a call. */
+const UPLOAD_TIMEOUT_MS = 120_000;
 
 /** A provider's HTTP answer: its status and its JSON body (undefined when the body is not JSON). */
 export interface RestAnswer {
@@ -16,6 +19,22 @@ export interface RestAnswer {
 export interface RestClient {
   /** `method` `<base><path>` with these headers and an optional JSON body. */
   call(method: "GET" | "POST" | "PUT", path: string, headers: Record<string, string>, json?: unknown): Promise<RestAnswer>;
+  /** `POST <base><path>` with a multipart/form-data body (Discord docs: "Uploading Files"); answered as `call` answers. */
+  upload(path: string, headers: Record<string, string>, parts: MultipartPart[]): Promise<RestAnswer>;
+}
+
+/** One part of a multipart/form-data body: a field, or a file when it has a filename. */
+export interface MultipartPart {
+  name: string;
+  contentType: string;
+  data: Buffer;
+  filename?: string;
+}
+
+/** A request body as sent: its bytes and their content type. */
+interface EncodedBody {
+  contentType: string;
+  bytes: Buffer;
 }
 
 /**
@@ -25,30 +44,52 @@ export interface RestClient {
  */
 export function createRestClient(deps: { provider: string; baseUrl: string; policy: OutboundPolicy }): RestClient {
   const fetchCapped = capResponseBytes(createGuardedFetch(deps.policy), MAX_RESPONSE_BYTES);
+
+  async function send(method: string, path: string, headers: Record<string, string>, body: EncodedBody | undefined, timeoutMs: number): Promise<RestAnswer> {
+    let response: Response;
+    let text: string;
+    try {
+      response = await fetchCapped(`${deps.baseUrl}${path}`, {
+        method,
+        headers: { accept: "application/json", ...(body === undefined ? {} : { "content-type": body.contentType }), ...headers },
+        ...(body === undefined ? {} : { body: new Uint8Array(body.bytes) }),
+        redirect: "manual",
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      text = await response.text();
+    } catch (err) {
+      throw new AppError("upstream_unavailable", `${deps.provider} could not be reached (${method} ${path}): ${(err as Error).message}`, {}, err);
+    }
+    if (response.status === 429) {
+      const retryAfterSeconds = retryAfterOf(response.headers, parseJson(text));
+      throw new AppError("rate_limited", `${deps.provider} is rate limiting ${path}; retry after ${retryAfterSeconds} seconds`, { retryAfterSeconds });
+    }
+    if (response.status >= 500) throw new AppError("upstream_unavailable", `${deps.provider} answered ${method} ${path} with HTTP ${response.status}`);
+    return { status: response.status, body: parseJson(text) };
+  }
+
   return {
-    async call(method, path, headers, json) {
-      let response: Response;
-      let text: string;
-      try {
-        response = await fetchCapped(`${deps.baseUrl}${path}`, {
-          method,
-          headers: { accept: "application/json", ...(json === undefined ? {} : { "content-type": "application/json" }), ...headers },
-          ...(json === undefined ? {} : { body: JSON.stringify(json) }),
-          redirect: "manual",
-          signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
-        });
-        text = await response.text();
-      } catch (err) {
-        throw new AppError("upstream_unavailable", `${deps.provider} could not be reached (${method} ${path}): ${(err as Error).message}`, {}, err);
-      }
-      if (response.status === 429) {
-        const retryAfterSeconds = retryAfterOf(response.headers, parseJson(text));
-        throw new AppError("rate_limited", `${deps.provider} is rate limiting ${path}; retry after ${retryAfterSeconds} seconds`, { retryAfterSeconds });
-      }
-      if (response.status >= 500) throw new AppError("upstream_unavailable", `${deps.provider} answered ${method} ${path} with HTTP ${response.status}`);
-      return { status: response.status, body: parseJson(text) };
+    call(method, path, headers, json) {
+      const body = json === undefined ? undefined : { contentType: "application/json", bytes: Buffer.from(JSON.stringify(json), "utf8") };
+      return send(method, path, headers, body, CALL_TIMEOUT_MS);
+    },
+    upload(path, headers, parts) {
+      return send("POST", path, headers, multipartBody(parts), UPLOAD_TIMEOUT_MS);
     },
   };
+}
+
+/** RFC 7578 multipart/form-data, with a random boundary; a quote or line break in a name is percent-encoded, as browsers do. */
+function multipartBody(parts: MultipartPart[]): EncodedBody {
+  const boundary = `svc-${randomBytes(16).toString("hex")}`;
+  const quoted = (value: string) => `"${value.replace(/"/g, "%22").replace(/\r/g, "%0D").replace(/\n/g, "%0A")}"`;
+  const chunks: Buffer[] = [];
+  for (const part of parts) {
+    const disposition = `form-data; name=${quoted(part.name)}${part.filename === undefined ? "" : `; filename=${quoted(part.filename)}`}`;
+    chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: ${disposition}\r\nContent-Type: ${part.contentType}\r\n\r\n`, "utf8"), part.data, Buffer.from("\r\n", "utf8"));
+  }
+  chunks.push(Buffer.from(`--${boundary}--\r\n`, "utf8"));
+  return { contentType: `multipart/form-data; boundary=${boundary}`, bytes: Buffer.concat(chunks) };
 }
 
 /**
