@@ -4,6 +4,7 @@ import type { SecretMaterial } from "../../modules/secrets/schemas.js";
 import { CredentialRejected, type IdentityClaim, type IntegrationKind, type VerifiedIdentity } from "../kind.js";
 import { createRestClient, scalarMember, type RestClient } from "../rest.js";
 import { discordThreadCatalog } from "./catalog.js";
+import { createDiscordTools } from "./tools.js";
 
 /** An Ed25519 public key as the Developer Portal shows it: 32 bytes, hex. */
 const PUBLIC_KEY = /^[0-9a-fA-F]{64}$/;
@@ -29,6 +30,7 @@ export function createDiscordThreadKind(settings: { apiUrl: string; policy: Outb
       if (material.kind !== "generic") throw new CredentialRejected([{ path: CREDENTIAL, message: "must be a generic secret holding the bot token" }]);
       return whoIs(rest, material.value, claim);
     },
+    tools: createDiscordTools(rest),
   };
 }
 
