@@ -76,6 +76,7 @@ import { createInboundService } from "./modules/integrations/inbound-service.js"
 import { inboundRoutes } from "./modules/integrations/inbound-routes.js";
 import { createIntegrationReceipts } from "./modules/integrations/inbound-handlers.js";
 import { discordLaunchChoiceHandler } from "./modules/integrations/inbound-discord.js";
+import { discordAnswerHandler } from "./modules/integrations/discord-interactions.js";
 import { createCronTriggerService } from "./modules/cron-triggers/service.js";
 import { cronTriggerRoutes } from "./modules/cron-triggers/routes.js";
 
@@ -144,8 +145,9 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
   deviceLoginRoutes(http, { deviceLogin, config });
   mcpOAuthCallbackRoutes(http, { mcpOAuth });
   integrationCallbackRoutes(http, { oauth: integrationOAuth });
-  // Component clicks: the launch core's profile menus; the interactions runtime registers its handler here too.
-  await discordInteractionRoutes(http, { db, components: componentHandlers([discordLaunchChoiceHandler({ db, artifacts: services.artifacts })]) });
+  // Component clicks: the launch core's profile menus, and the answer buttons of questions and approvals.
+  const discordComponents = componentHandlers([discordLaunchChoiceHandler({ db, artifacts: services.artifacts }), discordAnswerHandler({ db })]);
+  await discordInteractionRoutes(http, { db, components: discordComponents });
   // Receipts stored by this process are handled here at once; maintenance takes whatever is left.
   const receipts = createIntegrationReceipts(db, services, config, (err) => http.log.error({ err }, "integration event handling failed"));
   http.addHook("preClose", async () => receipts.stop());

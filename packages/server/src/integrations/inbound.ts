@@ -19,6 +19,8 @@ export interface ComponentClick {
   values: string[];
   /** The provider's id of the person who clicked. */
   userId: string;
+  /** The provider tenant the person clicked in (Discord's guild id): with userId, the clicker's `integration` actor. */
+  tenantId: string;
   /** Where the clicked message is (a channel or thread id). */
   channelId: string;
   messageId: string;

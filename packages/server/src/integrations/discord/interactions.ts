@@ -83,6 +83,8 @@ function componentClick(integration: IntegrationRow, interaction: Record<string,
     customId: stringOf(data["custom_id"]),
     values,
     userId: stringOf(user["id"]),
+    // Outside a server (no guild), the application stands for the tenant, as for a mention (inbound-discord.ts).
+    tenantId: stringOf(interaction["guild_id"]) || (integration.providerTenantId ?? ""),
     channelId: stringOf(interaction["channel_id"]),
     messageId: stringOf(objectOf(interaction["message"])["id"]),
   };
