@@ -20,7 +20,11 @@ interface ScheduleSettings {
   message_template: string;
 }
 
-/** What a scheduled_occurrence receipt carries; `posted_ts` is added once the opening message is posted. */
+/**
+ * What a scheduled_occurrence receipt carries, whatever the kind (the schedule capabilities of slack_thread
+ * and discord_thread take the same settings). Once the opening message is posted, the kind's handler adds
+ * its provider id, so a retry never posts twice: Slack's `posted_ts`, Discord's `posted_message_id`.
+ */
 export interface ScheduledOccurrence {
   cron_trigger_id: string;
   agent_profile_id: string;
@@ -28,6 +32,7 @@ export interface ScheduledOccurrence {
   opening_message: string;
   message: string;
   posted_ts?: string;
+  posted_message_id?: string;
 }
 
 const invalid = (issues: Issue[]) => new AppError("validation_failed", "request body failed validation", { issues });

@@ -1,10 +1,15 @@
 import type { DiscordBot } from "../../integrations/discord/bot.js";
 import type { ComponentHandler } from "../../integrations/inbound.js";
 import type { Database } from "../../platform/db/index.js";
+import { AppError } from "../../platform/errors.js";
 import { decodeId, encodeId, isUuid } from "../../platform/ids.js";
 import type { ArtifactsService } from "../artifacts/service.js";
 import * as agents from "../agents/store.js";
+import { SCHEDULED_OCCURRENCE, type ScheduledOccurrence } from "../cron-triggers/integration-target.js";
 import { steerSubscribers } from "./conversation-inputs.js";
+import { postDiscordInteraction } from "./discord-interactions.js";
+import { savePayload } from "./inbound-store.js";
+import { INTERACTION_OPENED } from "./interaction-delivery.js";
 import type { ReceiptHandler } from "./inbound-processor.js";
 import { markChoicePosted, openChoice, takeChoice } from "./launch-choices.js";
 import { launchForConversation } from "./launch-service.js";
@@ -86,8 +91,37 @@ export function discordReceiptHandlers(deps: Deps): Record<string, ReceiptHandle
       }
       await steerSubscribers(deps, integration, { conversation: here, person, text: textOf(message), messageKey: message.id, exceptAgentId: launched });
     },
+
+    /** An interaction the agent's handler routed here: posted to the agent's thread with answer buttons. */
+    async [INTERACTION_OPENED](receipt, integration) {
+      await postDiscordInteraction(deps, receipt, integration);
+    },
+
+    /**
+     * A schedule's occurrence (reference docs: integrations/discord, "Scheduled threads"): posts the opening
+     * message in the channel and saves its id on the receipt at once (a retry never posts again), starts a
+     * thread on it (a retry finds it started), then launches the profile in the thread with the rendered
+     * message, attributed to no person.
+     */
+    async [SCHEDULED_OCCURRENCE](receipt, integration) {
+      const occurrence = receipt.payload as unknown as ScheduledOccurrence;
+      let messageId = occurrence.posted_message_id;
+      if (messageId === undefined) {
+        messageId = await deps.bot.postMessage(integration, occurrence.channel_id, { content: occurrence.opening_message });
+        const posted = { ...occurrence, posted_message_id: messageId };
+        await deps.db.tx((tx) => savePayload(tx, receipt.id, posted));
+      }
+      // Checked when the schedule was saved; a receipt naming no profile can never launch (failed, not retried).
+      const profileId = decodeId("agentProfile", occurrence.agent_profile_id);
+      if (!profileId) throw new AppError("invalid_request", "the scheduled occurrence names no agent profile");
+      const threadId = await deps.bot.startThread(integration, occurrence.channel_id, messageId, threadName(occurrence.opening_message));
+      await launchForConversation(deps, { integration, profileId, conversation: { thread_id: threadId }, text: occurrence.message, key: launchKey(integration, receipt.providerEventId) });
+    },
   };
 }
+
+/** A thread's name from its opening message: the first line, which Discord shows in the channel's thread list. */
+const threadName = (opening: string) => opening.split("\n", 1)[0]!.trim();
 
 /** Mentions the bot user, or its Discord-managed role (verified with Discord, not by name). */
 async function mentionsBot(bot: DiscordBot, integration: IntegrationRow, message: DiscordMessage): Promise<boolean> {
