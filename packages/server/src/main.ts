@@ -133,6 +133,9 @@ async function startServices(command: Command, config: Config, db: Database, log
     const schedulerLoop = startScheduler(scheduler, log, config.runtime.schedulerIntervalMs);
     stops.push(() => schedulerLoop.stop());
     started.push("scheduler");
+    // The Gateway's messages are handled as they are stored, like the HTTP role's inbound events.
+    const receipts = createIntegrationReceipts(db, services, config, (err) => log.error({ err }, "integration event handling failed"));
+    stops.push(() => receipts.stop());
     // Every worker offers to hold Discord Gateway connections; a lease gives each integration exactly one.
     const gateways = createGatewayManager({
       db,
@@ -141,6 +144,7 @@ async function startServices(command: Command, config: Config, db: Database, log
       policy: { allowPrivateNetwork: config.allowPrivateNetwork },
       leaseSeconds: GATEWAY_LEASE_SECONDS,
       log,
+      processor: receipts,
     });
     gateways.start();
     stops.push(() => gateways.stop());
