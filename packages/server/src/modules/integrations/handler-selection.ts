@@ -1,5 +1,5 @@
 import { and, desc, eq, inArray } from "drizzle-orm";
-import { actors, agentEvents, agentHandlerSelections, agentInputs, integrations } from "../../db/schema/index.js";
+import { actors, agentEvents, agentHandlerSelections, agentInputs, integrationAssignments, integrations } from "../../db/schema/index.js";
 import { dbNow } from "../../db/schema/columns.js";
 import type { Tx } from "../../platform/db/index.js";
 import type { InteractionHandlerDefinition } from "../../runtime/definition.js";
@@ -31,12 +31,29 @@ export async function currentSelection(tx: Tx, agentId: string, handlers: readon
     .limit(1);
   if (row && (!last || row.setAt >= last.admittedAt)) return { handler: byId(row.integrationId), autoSelect: true };
   if (!last || last.provider !== "integration" || handlers.length === 0) return { handler: null, autoSelect: true };
-  const [origin] = await tx
-    .select({ id: integrations.id })
+  const candidates = await tx
+    .select({ id: integrations.id, kind: integrations.kind, tenant: integrations.providerTenantId })
     .from(integrations)
-    .where(and(inArray(integrations.id, handlers.map((handler) => handler.integrationId)), eq(integrations.providerTenantId, last.tenant!)))
-    .limit(1);
+    .where(inArray(integrations.id, handlers.map((handler) => handler.integrationId)))
+    .orderBy(integrations.id);
+  const origin = candidates.find((candidate) => candidate.tenant === last.tenant) ?? (await discordOrigin(tx, agentId, candidates));
   return { handler: origin ? byId(origin.id) : null, autoSelect: true };
+}
+
+/**
+ * A Discord person is an actor of their server (the guild id is the tenant), not of the application the
+ * integration is: their input selects the discord_thread handler that assigned this agent its thread.
+ */
+async function discordOrigin(tx: Tx, agentId: string, candidates: Array<{ id: string; kind: string }>): Promise<{ id: string } | undefined> {
+  const discord = candidates.filter((candidate) => candidate.kind === "discord_thread").map((candidate) => candidate.id);
+  if (discord.length === 0) return undefined;
+  const [assigned] = await tx
+    .select({ id: integrationAssignments.integrationId })
+    .from(integrationAssignments)
+    .where(and(eq(integrationAssignments.agentId, agentId), inArray(integrationAssignments.integrationId, discord)))
+    .orderBy(integrationAssignments.integrationId)
+    .limit(1);
+  return assigned;
 }
 
 /** What `set_interaction_handler` wrote; `autoSelect` undefined keeps the current mode. */
