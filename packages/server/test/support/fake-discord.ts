@@ -26,9 +26,21 @@ export interface FakeDiscordBot {
 export interface DiscordCall {
   method: string;
   path: string;
+  /** The query string, without its `?` ("" for none). */
+  query: string;
   authorization: string | undefined;
-  /** The JSON body a POST sent. */
+  /** The JSON body a POST sent, or a multipart upload's `payload_json`. */
   body?: Record<string, unknown>;
+  /** A multipart upload's file parts. */
+  files?: DiscordFile[];
+}
+
+/** A file part of a multipart upload (Discord docs: "Uploading Files"): its field name (`files[n]`), filename, type and bytes. */
+export interface DiscordFile {
+  field: string;
+  filename: string;
+  contentType: string;
+  bytes: Buffer;
 }
 
 /** A message the fake's REST API created (a thread's starter, a bot's post). */
@@ -36,6 +48,7 @@ export interface DiscordPosted {
   channelId: string;
   id: string;
   body: Record<string, unknown>;
+  files: DiscordFile[];
 }
 
 export interface FakeGateway {
@@ -62,8 +75,10 @@ export interface FakeDiscord {
   /** Each guild's roles, as GET /guilds/{id}/roles answers them. */
   roles: Map<string, Array<{ id: string; name: string; tags?: { bot_id: string } }>>;
   posted: DiscordPosted[];
-  /** The next `count` REST calls (with `method`, when given) are refused with Discord's 429 (`retry_after` seconds). */
-  rateLimit(count: number, retryAfter: number, method?: string): void;
+  /** Each channel's history, newest first, as GET /channels/{id}/messages pages it (`before`, `limit`). */
+  history: Map<string, Array<Record<string, unknown>>>;
+  /** The next `count` REST calls (with `method`, and a path `path` matches, when given) are refused with Discord's 429 (`retry_after` seconds). */
+  rateLimit(count: number, retryAfter: number, method?: string, path?: RegExp): void;
   addBot(overrides?: Partial<Pick<FakeDiscordBot, "username">>): FakeDiscordBot;
   revoke(token: string): void;
   reset(): void;
@@ -81,26 +96,28 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
   const threads = new Set<string>();
   const roles: FakeDiscord["roles"] = new Map();
   const posted: DiscordPosted[] = [];
-  let limited: { count: number; retryAfter: number; method?: string } = { count: 0, retryAfter: 0 };
+  const history: FakeDiscord["history"] = new Map();
+  let limited: { count: number; retryAfter: number; method?: string; path?: RegExp } = { count: 0, retryAfter: 0 };
   let port = 0;
   const http: Server = createServer(async (req, res) => {
     const answer = (status: number, body?: object, headers: Record<string, string> = {}) =>
       res.writeHead(status, { ...(body ? { "content-type": "application/json" } : {}), ...headers }).end(body ? JSON.stringify(body) : undefined);
-    const path = decodeURIComponent(new URL(req.url ?? "/", "http://discord.test").pathname.replace(/^\/api\/v10/, ""));
+    const url = new URL(req.url ?? "/", "http://discord.test");
+    const path = decodeURIComponent(url.pathname.replace(/^\/api\/v10/, ""));
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
-    const body = chunks.length > 0 ? (JSON.parse(Buffer.concat(chunks).toString("utf8")) as Record<string, unknown>) : undefined;
-    calls.push({ method: req.method ?? "", path, authorization: req.headers.authorization, ...(body ? { body } : {}) });
+    const { body, files } = requestBody(req.headers["content-type"], Buffer.concat(chunks));
+    calls.push({ method: req.method ?? "", path, query: url.search.slice(1), authorization: req.headers.authorization, ...(body ? { body } : {}), ...(files.length > 0 ? { files } : {}) });
     const token = /^Bot (.+)$/.exec(req.headers.authorization ?? "")?.[1];
     const bot = token && !revoked.has(token) ? bots.get(token) : undefined;
     if (!bot) return answer(401, { message: "401: Unauthorized", code: 0 });
-    if (limited.count > 0 && (limited.method === undefined || limited.method === req.method)) {
+    if (limited.count > 0 && (limited.method === undefined || limited.method === req.method) && (limited.path === undefined || limited.path.test(path))) {
       limited.count -= 1;
       // Discord's 429 (Discord docs: "Rate Limits"): Retry-After and X-RateLimit-* headers, retry_after in the body.
       const after = String(limited.retryAfter);
       return answer(429, { message: "You are being rate limited.", retry_after: limited.retryAfter, global: false }, { "retry-after": after, "x-ratelimit-remaining": "0", "x-ratelimit-reset-after": after, "x-ratelimit-scope": "user" });
     }
-    const rest = discordRest(req.method ?? "", path, body, { threads, roles, posted });
+    const rest = discordRest(req.method ?? "", path, url.searchParams, { body, files }, { threads, roles, posted, history });
     if (rest) return answer(rest.status, rest.body);
     if (req.method === "GET" && path === "/users/@me") {
       return answer(200, { id: bot.botUserId, username: bot.username, global_name: null, discriminator: "0", avatar: null, bot: true, verified: true, flags: 0 });
@@ -122,7 +139,8 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
     threads,
     roles,
     posted,
-    rateLimit: (count, retryAfter, method) => void (limited = { count, retryAfter, ...(method ? { method } : {}) }),
+    history,
+    rateLimit: (count, retryAfter, method, path) => void (limited = { count, retryAfter, ...(method ? { method } : {}), ...(path ? { path } : {}) }),
     gateway: gateway.api,
     addBot(overrides = {}) {
       const { publicKey, privateKey } = generateKeyPairSync("ed25519");
@@ -144,6 +162,7 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
     reset() {
       calls.length = 0;
       posted.length = 0;
+      history.clear();
       limited = { count: 0, retryAfter: 0 };
     },
     close: async () => {
@@ -153,8 +172,53 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
   };
 }
 
+/** A request's JSON body, or a multipart upload's `payload_json` and file parts (Discord docs: "Uploading Files"). */
+function requestBody(contentType: string | undefined, raw: Buffer): { body?: Record<string, unknown>; files: DiscordFile[] } {
+  if (raw.length === 0) return { files: [] };
+  const boundary = /^multipart\/form-data; *boundary=(.+)$/i.exec(contentType ?? "")?.[1];
+  if (!boundary) return { body: JSON.parse(raw.toString("utf8")) as Record<string, unknown>, files: [] };
+  let body: Record<string, unknown> | undefined;
+  const files: DiscordFile[] = [];
+  for (const part of multipartParts(raw, boundary)) {
+    if (part.name === "payload_json") body = JSON.parse(part.data.toString("utf8")) as Record<string, unknown>;
+    else if (part.filename !== undefined) files.push({ field: part.name, filename: part.filename, contentType: part.contentType, bytes: part.data });
+  }
+  return { ...(body ? { body } : {}), files };
+}
+
+/** RFC 7578's parts: each between `--boundary` lines, headers then a blank line then the bytes. */
+function multipartParts(raw: Buffer, boundary: string) {
+  const parts: Array<{ name: string; filename?: string; contentType: string; data: Buffer }> = [];
+  const delimiter = Buffer.from(`--${boundary}`);
+  let start = raw.indexOf(delimiter);
+  while (start !== -1) {
+    const afterDelimiter = start + delimiter.length;
+    if (raw.subarray(afterDelimiter, afterDelimiter + 2).toString() === "--") break;
+    const next = raw.indexOf(delimiter, afterDelimiter);
+    if (next === -1) throw new Error("the multipart body has no closing boundary");
+    const section = raw.subarray(afterDelimiter + 2, next - 2);
+    const split = section.indexOf("\r\n\r\n");
+    const headers = section.subarray(0, split).toString("utf8");
+    parts.push({
+      name: /name="([^"]*)"/.exec(headers)?.[1] ?? "",
+      ...(/filename="([^"]*)"/.test(headers) ? { filename: /filename="([^"]*)"/.exec(headers)![1]! } : {}),
+      contentType: /content-type: *([^\r\n]+)/i.exec(headers)?.[1] ?? "text/plain",
+      data: Buffer.from(section.subarray(split + 4)),
+    });
+    start = next;
+  }
+  return parts;
+}
+
 /** The channel, thread, message, reaction and role routes svc's handlers call, with Discord's answers. */
-function discordRest(method: string, path: string, body: Record<string, unknown> | undefined, state: Pick<FakeDiscord, "threads" | "roles" | "posted">) {
+function discordRest(
+  method: string,
+  path: string,
+  query: URLSearchParams,
+  request: { body?: Record<string, unknown>; files: DiscordFile[] },
+  state: Pick<FakeDiscord, "threads" | "roles" | "posted" | "history">,
+) {
+  const { body } = request;
   const channel = /^\/channels\/([0-9]+)$/.exec(path);
   if (method === "GET" && channel) return { status: 200, body: { id: channel[1], type: state.threads.has(channel[1]!) ? 11 : 0, guild_id: GUILD_ID } };
   const thread = /^\/channels\/([0-9]+)\/messages\/([0-9]+)\/threads$/.exec(path);
@@ -166,9 +230,16 @@ function discordRest(method: string, path: string, body: Record<string, unknown>
   }
   const messages = /^\/channels\/([0-9]+)\/messages$/.exec(path);
   if (method === "POST" && messages) {
-    const message = { channelId: messages[1]!, id: snowflake(), body: body ?? {} };
+    const message = { channelId: messages[1]!, id: snowflake(), body: body ?? {}, files: request.files };
     state.posted.push(message);
-    return { status: 200, body: { id: message.id, channel_id: message.channelId, ...message.body } };
+    const attachments = request.files.map((file) => ({ id: snowflake(), filename: file.filename, size: file.bytes.length, content_type: file.contentType }));
+    return { status: 200, body: { id: message.id, channel_id: message.channelId, ...message.body, attachments } };
+  }
+  if (method === "GET" && messages) {
+    // Newest first, older than `before`, at most `limit` (Discord docs: "Get Channel Messages").
+    const before = query.get("before");
+    const older = (state.history.get(messages[1]!) ?? []).filter((message) => before === null || BigInt(message["id"] as string) < BigInt(before));
+    return { status: 200, body: older.slice(0, Number(query.get("limit") ?? 50)) };
   }
   if (method === "PUT" && /^\/channels\/[0-9]+\/messages\/[0-9]+\/reactions\/[^/]+\/@me$/.test(path)) return { status: 204, body: undefined };
   const guildRoles = /^\/guilds\/([0-9]+)\/roles$/.exec(path);
