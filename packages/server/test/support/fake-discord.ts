@@ -26,8 +26,8 @@ export interface FakeDiscordBot {
 export interface DiscordCall {
   method: string;
   path: string;
-  /** The query string, without its `?` ("" for none). */
-  query: string;
+  /** The query string, without its `?`, when there is one. */
+  query?: string;
   authorization: string | undefined;
   /** The JSON body a POST sent, or a multipart upload's `payload_json`. */
   body?: Record<string, unknown>;
@@ -107,7 +107,7 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const { body, files } = requestBody(req.headers["content-type"], Buffer.concat(chunks));
-    calls.push({ method: req.method ?? "", path, query: url.search.slice(1), authorization: req.headers.authorization, ...(body ? { body } : {}), ...(files.length > 0 ? { files } : {}) });
+    calls.push({ method: req.method ?? "", path, ...(url.search ? { query: url.search.slice(1) } : {}), authorization: req.headers.authorization, ...(body ? { body } : {}), ...(files.length > 0 ? { files } : {}) });
     const token = /^Bot (.+)$/.exec(req.headers.authorization ?? "")?.[1];
     const bot = token && !revoked.has(token) ? bots.get(token) : undefined;
     if (!bot) return answer(401, { message: "401: Unauthorized", code: 0 });
