@@ -8,8 +8,9 @@ import type { InteractionHandlerDefinition } from "../../runtime/definition.js";
  * Which of an agent's configured interaction handlers shows its next interaction (reference docs:
  * integrations/overview, "Route questions and approvals"). A handler is eligible when the agent's config
  * names it. With automatic selection (the default), the last content input admitted to a turn selects:
- * one from an `integration` actor of a handler's workspace selects that handler, any other (the console,
- * the API) clears the selection. `set_interaction_handler` sets it explicitly; with `auto_select: false`
+ * one from an `integration` actor of a handler's workspace selects that handler (an actor of no handler's
+ * tenant, the handler whose integration assigned the agent its conversation); any other input (the
+ * console, the API) clears the selection. `set_interaction_handler` sets it explicitly; with `auto_select: false`
  * it stays until set again, otherwise until the next admitted input. Computed when needed from the inputs
  * and the one row the tool writes, so no turn has to record anything.
  */
@@ -32,25 +33,23 @@ export async function currentSelection(tx: Tx, agentId: string, handlers: readon
   if (row && (!last || row.setAt >= last.admittedAt)) return { handler: byId(row.integrationId), autoSelect: true };
   if (!last || last.provider !== "integration" || handlers.length === 0) return { handler: null, autoSelect: true };
   const candidates = await tx
-    .select({ id: integrations.id, kind: integrations.kind, tenant: integrations.providerTenantId })
+    .select({ id: integrations.id, tenant: integrations.providerTenantId })
     .from(integrations)
     .where(inArray(integrations.id, handlers.map((handler) => handler.integrationId)))
     .orderBy(integrations.id);
-  const origin = candidates.find((candidate) => candidate.tenant === last.tenant) ?? (await discordOrigin(tx, agentId, candidates));
+  const origin = candidates.find((candidate) => candidate.tenant === last.tenant) ?? (await assigningHandler(tx, agentId, candidates));
   return { handler: origin ? byId(origin.id) : null, autoSelect: true };
 }
 
 /**
- * A Discord person is an actor of their server (the guild id is the tenant), not of the application the
- * integration is: their input selects the discord_thread handler that assigned this agent its thread.
+ * A person whose tenant is not the integration's (a Discord member's is their server, the integration's
+ * its application): their input selects the handler whose integration assigned this agent its conversation.
  */
-async function discordOrigin(tx: Tx, agentId: string, candidates: Array<{ id: string; kind: string }>): Promise<{ id: string } | undefined> {
-  const discord = candidates.filter((candidate) => candidate.kind === "discord_thread").map((candidate) => candidate.id);
-  if (discord.length === 0) return undefined;
+async function assigningHandler(tx: Tx, agentId: string, candidates: Array<{ id: string }>): Promise<{ id: string } | undefined> {
   const [assigned] = await tx
     .select({ id: integrationAssignments.integrationId })
     .from(integrationAssignments)
-    .where(and(eq(integrationAssignments.agentId, agentId), inArray(integrationAssignments.integrationId, discord)))
+    .where(and(eq(integrationAssignments.agentId, agentId), inArray(integrationAssignments.integrationId, candidates.map((candidate) => candidate.id))))
     .orderBy(integrationAssignments.integrationId)
     .limit(1);
   return assigned;
