@@ -74,7 +74,6 @@ import { createIntegrationInstallsService } from "./modules/integrations/install
 import { integrationInstallRoutes } from "./modules/integrations/installs-routes.js";
 import { createInboundService } from "./modules/integrations/inbound-service.js";
 import { inboundRoutes } from "./modules/integrations/inbound-routes.js";
-import { createIntegrationReceipts } from "./modules/integrations/inbound-handlers.js";
 import { discordLaunchChoiceHandler } from "./modules/integrations/inbound-discord.js";
 import { discordAnswerHandler } from "./modules/integrations/discord-interactions.js";
 import { createCronTriggerService } from "./modules/cron-triggers/service.js";
@@ -148,11 +147,8 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
   // Component clicks: the launch core's profile menus, and the answer buttons of questions and approvals.
   const discordComponents = componentHandlers([discordLaunchChoiceHandler({ db, artifacts: services.artifacts }), discordAnswerHandler({ db })]);
   await discordInteractionRoutes(http, { db, components: discordComponents });
-  // Receipts stored by this process are handled here at once; maintenance takes whatever is left.
-  const receipts = createIntegrationReceipts(db, services, config, (err) => http.log.error({ err }, "integration event handling failed"));
-  http.addHook("preClose", async () => receipts.stop());
-  await githubWebhookRoutes(http, { db, secrets, processor: receipts });
-  await inboundRoutes(http, { inbound: createInboundService({ db, kinds, secrets, processor: receipts }) });
+  await githubWebhookRoutes(http, { db, secrets });
+  await inboundRoutes(http, { inbound: createInboundService({ db, kinds, secrets }) });
   apiDocsRoutes(http);
   consoleRoutes(http);
   http.addHook("onClose", async () => services.close());

@@ -124,6 +124,11 @@ async function startServices(command: Command, config: Config, db: Database, log
   const app = command === "serve" || command === "api" ? await (await import("./app.js")).buildApp({ config, db, logger: log }) : undefined;
   const services = app?.services ?? buildServices(config, db);
   if (!app) stops.push(async () => services.close());
+  // Every role handles integration receipts as they are stored, by any process (an inbound request, the
+  // Gateway, a routed interaction, a schedule's firing); maintenance's tick takes whatever a lost hint leaves.
+  const receipts = createIntegrationReceipts(db, services, config, (err) => log.error({ err }, "integration event handling failed"));
+  await receipts.follow(services.bus);
+  stops.push(() => receipts.stop());
   if (command === "serve" || command === "worker") {
     const worker = startAgentWorker({ db, services, config, log });
     stops.push(() => worker.stop());
@@ -133,9 +138,6 @@ async function startServices(command: Command, config: Config, db: Database, log
     const schedulerLoop = startScheduler(scheduler, log, config.runtime.schedulerIntervalMs);
     stops.push(() => schedulerLoop.stop());
     started.push("scheduler");
-    // The Gateway's messages are handled as they are stored, like the HTTP role's inbound events.
-    const receipts = createIntegrationReceipts(db, services, config, (err) => log.error({ err }, "integration event handling failed"));
-    stops.push(() => receipts.stop());
     // Every worker offers to hold Discord Gateway connections; a lease gives each integration exactly one.
     const gateways = createGatewayManager({
       db,
@@ -144,7 +146,6 @@ async function startServices(command: Command, config: Config, db: Database, log
       policy: { allowPrivateNetwork: config.allowPrivateNetwork },
       leaseSeconds: GATEWAY_LEASE_SECONDS,
       log,
-      processor: receipts,
     });
     gateways.start();
     stops.push(() => gateways.stop());

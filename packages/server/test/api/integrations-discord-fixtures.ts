@@ -1,6 +1,5 @@
 import { expect } from "vitest";
 import { createGatewayManager, type GatewayManager } from "../../src/integrations/discord/gateway-manager.js";
-import { createIntegrationReceipts } from "../../src/modules/integrations/inbound-handlers.js";
 import type { AgentProject } from "../support/agents.js";
 import { eventually } from "../support/agent-loop.js";
 import { GUILD_ID, signInteraction, type FakeDiscord, type FakeDiscordBot } from "../support/fake-discord.js";
@@ -9,12 +8,11 @@ import type { TestServer } from "../support/server.js";
 const quiet = { warn: () => undefined, info: () => undefined };
 
 /**
- * A Gateway manager as a worker runs it (main.ts): it kicks a receipt processor after each stored
- * message, so a mention is handled without a maintenance tick.
+ * A Gateway manager as a worker runs it (main.ts). A stored message is announced on commit, and the
+ * test server's receipt processor handles it then, without a maintenance tick.
  */
 export function startGateways(server: TestServer, discord: FakeDiscord): GatewayManager {
-  const processor = createIntegrationReceipts(server.db, server.app.services, server.config);
-  const gateways = createGatewayManager({ db: server.db, secrets: server.app.services.secrets, apiUrl: discord.apiUrl, policy: { allowPrivateNetwork: true }, leaseSeconds: 3, log: quiet, processor });
+  const gateways = createGatewayManager({ db: server.db, secrets: server.app.services.secrets, apiUrl: discord.apiUrl, policy: { allowPrivateNetwork: true }, leaseSeconds: 3, log: quiet });
   gateways.start();
   return gateways;
 }

@@ -14,14 +14,14 @@ import { clickButton, connectDiscord, gatewayOpen, mentionBot, startGateways } f
 /*
  * Questions and approvals in the Discord thread (reference docs: integrations/discord, "Questions,
  * approvals and profile menus"): an interaction the agent opens is posted to its thread with buttons by
- * the receipts processor (on maintenance ticks, as `svc serve` runs it), and a click signed with the
+ * the receipts processor as soon as it is routed (no maintenance runs here), and a click signed with the
  * application's key answers it on the interactions endpoint.
  */
 
 const discord = await startFakeDiscord();
 const server = useTestServer(
-  { SVC_ALLOW_PRIVATE_NETWORK: "true", SVC_DISCORD_API_URL: discord.apiUrl, SVC_MAINTENANCE_INTERVAL_MS: "200" },
-  { worker: true, integrationReceipts: true },
+  { SVC_ALLOW_PRIVATE_NETWORK: "true", SVC_DISCORD_API_URL: discord.apiUrl },
+  { worker: true },
 );
 const provider = useFakeProvider();
 let gateways: GatewayManager | undefined;

@@ -169,7 +169,7 @@ describe("integrations: Discord mentions launch agents, thread messages steer th
         await processor.runDue();
         return receipts();
       },
-      (rows) => rows.length === 1 && rows[0]!.attempts === 1,
+      (rows) => rows.length === 1 && rows[0]!.attempts === 1 && rows[0]!.failure !== null,
       30_000,
     );
     expect(limited).toMatchObject({ state: "pending", failure: expect.stringContaining("retry after 7 seconds") });
@@ -192,7 +192,7 @@ describe("integrations: Discord mentions launch agents, thread messages steer th
         await processor.runDue();
         return receipts();
       },
-      (rows) => rows.length === 1 && rows[0]!.attempts === 1,
+      (rows) => rows.length === 1 && rows[0]!.attempts === 1 && rows[0]!.failure !== null,
       30_000,
     );
     expect(limited!.state).toBe("pending");

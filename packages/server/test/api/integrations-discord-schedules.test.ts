@@ -18,7 +18,8 @@ import { createProfile, integrationProject } from "./integrations-fixtures.js";
  */
 
 const discord = await startFakeDiscord();
-const server = useTestServer({ SVC_ALLOW_PRIVATE_NETWORK: "true", SVC_DISCORD_API_URL: discord.apiUrl });
+// The receipts are driven step by step here, so nothing handles them on its own.
+const server = useTestServer({ SVC_ALLOW_PRIVATE_NETWORK: "true", SVC_DISCORD_API_URL: discord.apiUrl }, { followReceipts: false });
 afterAll(() => discord.close());
 beforeEach(() => discord.reset());
 

@@ -12,10 +12,10 @@ import { useTestServer } from "../support/server.js";
 import { slackSecret } from "./integrations-fixtures.js";
 
 const slack = await startFakeSlack();
-// Maintenance runs the receipts processor, which posts routed interactions, as `svc serve` does.
+// No maintenance runs here: a routed interaction is posted as soon as its receipt is stored (announced on commit).
 const server = useTestServer(
-  { SVC_ALLOW_PRIVATE_NETWORK: "true", SVC_SLACK_API_URL: slack.apiUrl, SVC_MAINTENANCE_INTERVAL_MS: "200" },
-  { worker: true, integrationReceipts: true },
+  { SVC_ALLOW_PRIVATE_NETWORK: "true", SVC_SLACK_API_URL: slack.apiUrl },
+  { worker: true },
 );
 const provider = useFakeProvider();
 afterAll(() => slack.close());

@@ -15,7 +15,6 @@ import { byoBindingsFollowConfig } from "../../src/modules/machines/follow-confi
 import { startPoolMachines, type PoolMachinesLog } from "../../src/modules/machines/lifecycle.js";
 import { SVCD_ENTRY } from "./process.js";
 import { createIntegrationReceipts } from "../../src/modules/integrations/inbound-handlers.js";
-import type { Services } from "../../src/services.js";
 
 
 export const TEST_ORIGIN = "http://svc.test";
@@ -24,8 +23,11 @@ export const TEST_SECRET_KEY = "0".repeat(63) + "1";
 export interface TestServerOptions {
   /** Run the agent worker and lease maintenance in the server process, as `svc serve` does. */
   worker?: boolean;
-  /** With the worker, also run the integration receipts processor on each maintenance tick, as `svc serve` does. */
-  integrationReceipts?: boolean;
+  /**
+   * Handle integration receipts as they are stored, as every svc role does (true by default). A test
+   * that drives the receipts processor step by step turns it off.
+   */
+  followReceipts?: boolean;
   /**
    * Also run the pool machine loop: the local provider enabled, its machines real svcd children run from
    * source with tsx, sandboxed by bubblewrap as by default.
@@ -73,7 +75,9 @@ export async function startTestServer(env: Record<string, string> = {}, options:
   const address = await app.http.listen({ host: "127.0.0.1", port: 0 });
   const quiet = { info: () => {}, warn: () => {}, error: () => {} };
   const worker = options.worker ? startAgentWorker({ db, services: app.services, config, log: quiet }) : undefined;
-  const maintenance = options.worker ? startMaintenance([leaseReaper(db, app.services), unreachableMachines(db, config), byoBindingsFollowConfig(db), skillInstallDeadlines(db, app.services), ...receiptsTask(options, db, app.services, config)], quiet as never, config.runtime.maintenanceIntervalMs) : undefined;
+  const maintenance = options.worker ? startMaintenance([leaseReaper(db, app.services), unreachableMachines(db, config), byoBindingsFollowConfig(db), skillInstallDeadlines(db, app.services)], quiet as never, config.runtime.maintenanceIntervalMs) : undefined;
+  const receipts = options.followReceipts === false ? undefined : createIntegrationReceipts(db, app.services, config);
+  await receipts?.follow(app.services.bus);
   const poolMachines = options.poolMachines ? await startPoolMachines({ db, config, log: options.poolLog ?? { warn: () => {}, error: () => {}, debug: () => {} }, url: address }) : undefined;
   return {
     databaseUrl,
@@ -87,6 +91,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
       await poolMachines?.stop();
       await maintenance?.stop();
       await worker?.stop();
+      await receipts?.stop();
       await app.http.close();
       await db.close();
       await drop();
@@ -150,6 +155,3 @@ async function cloneDatabase(): Promise<{ db: Database; drop: () => Promise<void
   return { db: await openEmbedded({ client }), drop: async () => {}, pglite: client };
 }
 
-function receiptsTask(options: TestServerOptions, db: Database, services: Services, config: Config) {
-  return options.integrationReceipts ? [{ name: "integration-event-receipts", run: () => createIntegrationReceipts(db, services, config).runDue() }] : [];
-}

@@ -1,7 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Database } from "../../platform/db/index.js";
 import type { OutboundPolicy } from "../../platform/net/outbound.js";
-import type { ReceiptProcessor } from "../../modules/integrations/inbound-processor.js";
 import type { SecretsService } from "../../modules/secrets/service.js";
 import { createRestClient, scalarMember } from "../rest.js";
 import { RESUMABLE_CLOSE, runGatewayConnection } from "./gateway-connection.js";
@@ -23,8 +22,6 @@ export interface GatewayManagerOptions {
   /** How long a lease lasts unrenewed; the manager scans and renews every third of it. */
   leaseSeconds: number;
   log: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
-  /** Kicked after each stored message, so it is handled at once rather than on the next maintenance tick. */
-  processor?: Pick<ReceiptProcessor, "kick">;
 }
 
 interface Held {
@@ -123,7 +120,6 @@ export function createGatewayManager(options: GatewayManagerOptions) {
           await store.recordMessage(db, target.integrationId, holder, seq, { id: message["id"] as string, payload: message });
           current = { ...current, seq };
           update(current);
-          options.processor?.kick();
         },
       },
     });

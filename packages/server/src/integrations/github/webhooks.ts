@@ -2,7 +2,6 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import type { Database } from "../../platform/db/index.js";
 import { AppError, unauthorized } from "../../platform/errors.js";
 import type { HttpApp } from "../../platform/http/app.js";
-import type { ReceiptProcessor } from "../../modules/integrations/inbound-processor.js";
 import type { SecretsService } from "../../modules/secrets/service.js";
 import type { IntegrationRow } from "../../modules/integrations/store.js";
 import { insertReceipts, routableIntegrations } from "../../modules/integrations/inbound-store.js";
@@ -24,7 +23,7 @@ const NUMERIC_ID = /^[0-9]{1,20}$/;
  * active integration of that installation whose secret signed it, and handled from the receipts
  * (modules/integrations/inbound-github.ts), started at once.
  */
-export async function githubWebhookRoutes(app: HttpApp, deps: { db: Database; secrets: Pick<SecretsService, "resolvePayload">; processor: Pick<ReceiptProcessor, "kick"> }): Promise<void> {
+export async function githubWebhookRoutes(app: HttpApp, deps: { db: Database; secrets: Pick<SecretsService, "resolvePayload"> }): Promise<void> {
   await app.register(async (scope) => {
     rawJsonBodies(scope, MAX_DELIVERY_BYTES);
     const receive = async (request: { headers: Record<string, string | string[] | undefined>; body: unknown; params: unknown }, reply: { status(code: number): { send(): unknown } }) => {
@@ -40,7 +39,6 @@ export async function githubWebhookRoutes(app: HttpApp, deps: { db: Database; se
         await deps.db.tx(async (tx) => {
           for (const row of targets) await insertReceipts(tx, row.id, [{ providerEventId: headers.delivery, eventKind: headers.event, payload }]);
         });
-        deps.processor.kick();
       }
       return reply.status(204).send();
     };

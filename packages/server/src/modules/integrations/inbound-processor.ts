@@ -1,3 +1,4 @@
+import type { Bus } from "../../platform/bus.js";
 import type { Database } from "../../platform/db/index.js";
 import { AppError } from "../../platform/errors.js";
 import type { IntegrationRow } from "./store.js";
@@ -15,12 +16,19 @@ const BATCH = 20;
 const SWEEP_BATCH = 500;
 /** How long a claimed receipt is kept from other processes; longer than any handler's provider calls. */
 const LEASE_SECONDS = 120;
+/** Announced on commit of every stored receipt, by a trigger (migration 0021_integration_receipts_notify). */
+const RECEIPTS_CHANNEL = "svc_integration_receipts";
 
 export interface ReceiptProcessor {
   /** Handles one batch of due receipts and deletes settled ones past keeping; answers how many (a maintenance task). */
   runDue(): Promise<number>;
-  /** Starts handling now, in the background, after a receipt was stored; at most one run at a time. */
+  /** Starts handling now, in the background; at most one run at a time. */
   kick(): void;
+  /**
+   * Kicks whenever a receipt is stored, by any process (an inbound request, the Gateway, a routed
+   * interaction, a schedule's firing), and after notifications may have been lost.
+   */
+  follow(bus: Pick<Bus, "subscribe" | "onReconnect">): Promise<void>;
   /** Waits for the run in flight; no new run starts. */
   stop(): Promise<void>;
 }
@@ -35,6 +43,7 @@ export function createReceiptProcessor(deps: { db: Database; handlers: ReceiptHa
   let running: Promise<void> | undefined;
   let again = false;
   let stopped = false;
+  let unfollow: (() => Promise<void>) | undefined;
 
   async function handleOne(receipt: receipts.ReceiptRow, integration: IntegrationRow): Promise<void> {
     const handler = handlers[integration.kind]?.[receipt.eventKind];
@@ -63,7 +72,7 @@ export function createReceiptProcessor(deps: { db: Database; handlers: ReceiptHa
     return claimed.length;
   }
 
-  return {
+  const processor: ReceiptProcessor = {
     async runDue() {
       const handled = await runDue();
       const swept = await db.tx(async (tx) => (await receipts.sweepSettled(tx, SWEEP_BATCH)) + (await sweepExpiredChoices(tx, SWEEP_BATCH)));
@@ -88,11 +97,17 @@ export function createReceiptProcessor(deps: { db: Database; handlers: ReceiptHa
         running = undefined;
       });
     },
+    async follow(bus) {
+      unfollow = await bus.subscribe(RECEIPTS_CHANNEL, () => processor.kick());
+      bus.onReconnect(() => processor.kick());
+    },
     async stop() {
       stopped = true;
+      await unfollow?.();
       await running;
     },
   };
+  return processor;
 }
 
 function isProviderFailure(err: unknown): boolean {

@@ -3,7 +3,6 @@ import { AppError } from "../../platform/errors.js";
 import type { InboundReceiver, InboundRequest } from "../../integrations/kind.js";
 import type { IntegrationKinds } from "../../integrations/registry.js";
 import type { SecretsService } from "../secrets/service.js";
-import type { ReceiptProcessor } from "./inbound-processor.js";
 import * as inbound from "./inbound-store.js";
 import type { IntegrationRow } from "./store.js";
 
@@ -17,7 +16,7 @@ export const SIGNATURE_WINDOW_SECONDS = 5 * 60;
  * secret verifies, is 401 and changes nothing. Each event becomes a receipt of every verifying, active
  * integration in one short transaction; the provider is answered at once and the processor does the work.
  */
-export function createInboundService(deps: { db: Database; kinds: IntegrationKinds; secrets: Pick<SecretsService, "resolvePayload">; processor: Pick<ReceiptProcessor, "kick"> }) {
+export function createInboundService(deps: { db: Database; kinds: IntegrationKinds; secrets: Pick<SecretsService, "resolvePayload"> }) {
   const { db, kinds, secrets } = deps;
 
   async function verifying(receiver: InboundReceiver, kind: string, request: InboundRequest): Promise<{ challenge?: string; integrations: IntegrationRow[]; claims: ReturnType<InboundReceiver["claims"]> }> {
@@ -46,12 +45,9 @@ export function createInboundService(deps: { db: Database; kinds: IntegrationKin
       // A disconnected integration stops forwarding and keeps nothing for later (reference docs: integrations/overview).
       const active = integrations.filter((row) => row.state === "active");
       if (claims.events.length === 0 || active.length === 0) return {};
-      const stored = await db.tx(async (tx) => {
-        let count = 0;
-        for (const row of active) count += await inbound.insertReceipts(tx, row.id, claims.events);
-        return count;
+      await db.tx(async (tx) => {
+        for (const row of active) await inbound.insertReceipts(tx, row.id, claims.events);
       });
-      if (stored > 0) deps.processor.kick();
       return {};
     },
   };
