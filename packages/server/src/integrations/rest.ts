@@ -14,6 +14,8 @@ const UPLOAD_TIMEOUT_MS = 120_000;
 export interface RestAnswer {
   status: number;
   body: unknown;
+  /** The body as text, for an answer that is not JSON (GitHub's diff media type). */
+  text?: string;
 }
 
 export interface RestClient {
@@ -39,7 +41,7 @@ interface EncodedBody {
 
 /**
  * A JSON REST API of a provider (Discord's, GitHub's), through the SSRF guard. No answer or a 5xx is
- * `upstream_unavailable`, a 429 is `rate_limited` with the provider's Retry-After; other statuses are
+ * `upstream_unavailable`, a 429 (or GitHub's rate-limit 403) is `rate_limited` with the provider's delay; other statuses are
  * returned for the kind to judge. Never retries: a caller that wants another try makes it durable.
  */
 export function createRestClient(deps: { provider: string; baseUrl: string; policy: OutboundPolicy }): RestClient {
@@ -60,12 +62,12 @@ export function createRestClient(deps: { provider: string; baseUrl: string; poli
     } catch (err) {
       throw new AppError("upstream_unavailable", `${deps.provider} could not be reached (${method} ${path}): ${(err as Error).message}`, {}, err);
     }
-    if (response.status === 429) {
+    if (response.status === 429 || isGithubRateLimit(response)) {
       const retryAfterSeconds = retryAfterOf(response.headers, parseJson(text));
       throw new AppError("rate_limited", `${deps.provider} is rate limiting ${path}; retry after ${retryAfterSeconds} seconds`, { retryAfterSeconds });
     }
     if (response.status >= 500) throw new AppError("upstream_unavailable", `${deps.provider} answered ${method} ${path} with HTTP ${response.status}`);
-    return { status: response.status, body: parseJson(text) };
+    return { status: response.status, body: parseJson(text), text };
   }
 
   return {
@@ -93,11 +95,23 @@ function multipartBody(parts: MultipartPart[]): EncodedBody {
 }
 
 /**
+ * GitHub also refuses a rate-limited request with 403: its primary limit says `x-ratelimit-remaining: 0`,
+ * a secondary limit sends `retry-after` (GitHub docs: "Rate limits for the REST API"). Any other 403 is a
+ * permission answer for the caller to judge.
+ */
+function isGithubRateLimit(response: Response): boolean {
+  return response.status === 403 && (response.headers.get("x-ratelimit-remaining") === "0" || response.headers.get("retry-after") !== null);
+}
+
+/**
  * Seconds until a 429's limit lifts: Retry-After, else Discord's X-RateLimit-Reset-After or the body's
- * `retry_after` (Discord docs: "Rate Limits"; both are fractional seconds), else 30.
+ * `retry_after` (Discord docs: "Rate Limits"; both are fractional seconds), else the time left until
+ * GitHub's X-RateLimit-Reset (Unix seconds, GitHub's clock: "Rate limits for the REST API"), else 30.
  */
 function retryAfterOf(headers: Headers, body: unknown): number {
-  const candidates = [headers.get("retry-after"), headers.get("x-ratelimit-reset-after"), scalarNumber(body, "retry_after")];
+  const resetAt = Number.parseInt(headers.get("x-ratelimit-reset") ?? "", 10);
+  const untilReset = Number.isFinite(resetAt) ? Math.max(resetAt - Math.floor(Date.now() / 1000), 1) : undefined;
+  const candidates = [headers.get("retry-after"), headers.get("x-ratelimit-reset-after"), scalarNumber(body, "retry_after"), untilReset];
   for (const candidate of candidates) {
     const seconds = typeof candidate === "number" ? candidate : Number.parseFloat(candidate ?? "");
     if (Number.isFinite(seconds) && seconds >= 0) return Math.min(Math.ceil(seconds), 3600);
