@@ -114,6 +114,8 @@ export interface ToolArtifact {
 export interface ToolContext {
   conversation: Record<string, unknown>;
   credential: SecretMaterial;
+  /** The integration's provider_account_ref (for github_pr the App installation id its tokens are minted for). */
+  accountRef?: string;
   /** The agent's artifact `art_…` (public id), or a message for the model when it is not one of the agent's. */
   artifact(publicId: string): Promise<ToolArtifact | { missing: string }>;
 }

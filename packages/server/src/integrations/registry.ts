@@ -23,7 +23,7 @@ export const IMPLEMENTED_KINDS = Object.keys(KIND_CATALOGS);
  * kinds' tools, since a tool that can only fail would mislead the model. A test keeps it equal to the
  * kinds `createIntegrationKinds` makes with `tools`.
  */
-export const KINDS_RUNNING_TOOLS: ReadonlySet<string> = new Set(["slack_thread", "discord_thread"]);
+export const KINDS_RUNNING_TOOLS: ReadonlySet<string> = new Set(["slack_thread", "discord_thread", "github_pr"]);
 
 /** The kinds whose interaction handler svc delivers (posts questions and approvals to the conversation). */
 export const KINDS_POSTING_INTERACTIONS: ReadonlySet<string> = new Set(["slack_thread", "discord_thread"]);

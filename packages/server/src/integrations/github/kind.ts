@@ -4,12 +4,13 @@ import type { OutboundPolicy } from "../../platform/net/outbound.js";
 import type { SecretMaterial } from "../../modules/secrets/schemas.js";
 import { CredentialRejected, type IdentityClaim, type IntegrationKind, type VerifiedIdentity } from "../kind.js";
 import { createRestClient, scalarMember, objectMember, type RestClient } from "../rest.js";
+import { GITHUB_HEADERS } from "./api.js";
 import { appJwt, appPrivateKey } from "./app-jwt.js";
 import { githubPrCatalog } from "./catalog.js";
+import { createInstallationTokens } from "./installation-token.js";
+import { createGithubTools } from "./tools.js";
 
 const CREDENTIAL = "/credential_secret_id";
-/** GitHub's REST headers (GitHub docs: "Getting started with the REST API"); a request without a User-Agent is refused. */
-export const GITHUB_HEADERS = { accept: "application/vnd.github+json", "x-github-api-version": "2022-11-28", "user-agent": "svc" };
 
 /**
  * `github_pr`: a GitHub App installed on an account. The credential is a `github_app_credentials` secret
@@ -20,6 +21,7 @@ export function createGithubPrKind(settings: { apiUrl: string; policy: OutboundP
   const rest = createRestClient({ provider: "GitHub", baseUrl: settings.apiUrl, policy: settings.policy });
   return {
     ...githubPrCatalog,
+    tools: createGithubTools({ rest, tokens: createInstallationTokens(rest) }),
     credentialKinds: ["github_app_credentials"],
     profileReferences(settings) {
       const launcher = settings["launcher"] as { slots?: Array<{ agent_profile_id: string }> } | undefined;

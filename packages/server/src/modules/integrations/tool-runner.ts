@@ -43,7 +43,12 @@ export function createIntegrationToolRunner(deps: {
       if (!("integration" in prepared)) return { ok: false, message: prepared.message };
       const executor = deps.kinds.get(tool.kind)?.tools;
       if (!executor) return { ok: false, message: `${tool.name} cannot run in this deployment.` };
-      const context: ToolContext = { conversation: prepared.conversation, credential: prepared.credential, artifact: (id) => artifactOf(deps, agent, id) };
+      const context: ToolContext = {
+        conversation: prepared.conversation,
+        credential: prepared.credential,
+        ...(prepared.integration.providerAccountRef ? { accountRef: prepared.integration.providerAccountRef } : {}),
+        artifact: (id) => artifactOf(deps, agent, id),
+      };
       try {
         const answer = await executor.execute(tool.operation, input, context);
         await deps.db.tx((tx) => clearRuntimeFailure(tx, prepared.integration.id));
