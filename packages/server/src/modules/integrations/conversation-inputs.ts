@@ -24,6 +24,8 @@ export interface ConversationMessage {
   messageKey: string;
   /** An agent that must not get it (the one this message just launched, whose opening input it is). */
   exceptAgentId?: string;
+  /** Several such agents (one launch per GitHub launcher slot). */
+  exceptAgentIds?: readonly string[];
 }
 
 /**
@@ -43,7 +45,7 @@ export async function steerSubscribers(deps: { db: Database; artifacts: Artifact
     if (agentIds.length === 0) return 0;
     const actor = await upsertIntegrationActor(tx, integration.orgId, integration.projectId, message.person);
     let reached = 0;
-    for (const agentId of agentIds.filter((id) => id !== message.exceptAgentId).sort()) {
+    for (const agentId of agentIds.filter((id) => id !== message.exceptAgentId && !message.exceptAgentIds?.includes(id)).sort()) {
       const agent = await lockAgent(tx, agentId);
       if (!agent || agent.state !== "active" || (await inputs.findByKey(tx, agentId, CONTENT_SCOPE, key))) continue;
       const input = await enqueueContentInput(tx, deps, agent, { deliveryMode: "steering", actorId: actor.id, prepared, key, digest });

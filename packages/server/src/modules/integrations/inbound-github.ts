@@ -36,38 +36,48 @@ const NEW_INPUT_ACTIONS: Readonly<Record<string, string>> = {
 /**
  * `github_pr` receipts by event kind (reference docs: integrations/github, "Configure incoming PR work"):
  * a pull request opened (trigger pull_request_opened) or a comment mentioning bot_mention on a pull
- * request (trigger mention) launches the launcher's profile with that pull request assigned; every human
+ * request (trigger mention) launches each launcher slot's profile with that pull request assigned; every human
  * comment or review on a pull request steers its subscribed agents. Bots, the App itself among them, never do.
  */
 export function githubReceiptHandlers(deps: Deps): Record<string, ReceiptHandler> {
   const handle: ReceiptHandler = async (receipt, integration) => {
     const event = eventOf(receipt.eventKind, receipt.payload, integration);
     if (!event) return;
-    const launched = await launchFor(deps, integration, receipt.eventKind, event, receipt.providerEventId);
-    // The pull request's other subscribers hear it too; the agent it launched has it as its opening input.
-    await steerSubscribers(deps, integration, { ...event, exceptAgentId: launched });
+    const launched = await launchSlots(deps, integration, receipt.eventKind, event, receipt.providerEventId);
+    // The pull request's other subscribers hear it too; the agents it launched have it as their opening input.
+    await steerSubscribers(deps, integration, { ...event, exceptAgentIds: launched });
   };
   return { issue_comment: handle, pull_request_review_comment: handle, pull_request_review: handle, pull_request: handle };
 }
 
-/** Launches the launcher's profile when this delivery is its trigger, in its scope; answers the launched agent. */
-async function launchFor(deps: Deps, integration: IntegrationRow, eventKind: string, event: PullRequestEvent, deliveryId: string): Promise<string | undefined> {
+/**
+ * When this delivery is the launcher's trigger, in its scope, launches one agent per slot (reference docs:
+ * integrations/github, `slots: [{key, agent_profile_id}]`), each with the pull request assigned and a
+ * subscription to it. Each slot owns the pull request on its own: a slot that launched there once does
+ * not launch again, whatever the other slots did. Answers the agents launched (or found, on a redelivery).
+ */
+async function launchSlots(deps: Deps, integration: IntegrationRow, eventKind: string, event: PullRequestEvent, deliveryId: string): Promise<string[]> {
   const launcher = integration.settings["launcher"] as Launcher | undefined;
-  if (!launcher || !inScope(launcher, integration, event)) return undefined;
+  if (!launcher || !inScope(launcher, integration, event)) return [];
   const triggered = launcher.trigger === "pull_request_opened" ? eventKind === "pull_request" : eventKind !== "pull_request" && mentions(event.text, integration.botMention);
-  // One agent per pull request: the launch core gives a conversation to one launch, so the first slot is it.
-  const slot = launcher.slots[0];
-  const profileId = slot ? decodeId("agentProfile", slot.agent_profile_id) : undefined;
-  if (!triggered || !profileId) return undefined;
-  const outcome = await launchForConversation(deps, {
-    integration,
-    profileId,
-    conversation: event.conversation,
-    person: event.person,
-    text: event.text,
-    key: `github:${encodeId("integration", integration.id)}:${deliveryId}:${slot!.key}`,
-  });
-  return outcome.launched ? outcome.agentId : undefined;
+  if (!triggered) return [];
+  const launched: string[] = [];
+  // Settings are validated against the catalog (at most 10 slots), so this loop is bounded.
+  for (const slot of launcher.slots) {
+    const profileId = decodeId("agentProfile", slot.agent_profile_id);
+    if (!profileId) continue;
+    const outcome = await launchForConversation(deps, {
+      integration,
+      profileId,
+      conversation: event.conversation,
+      person: event.person,
+      text: event.text,
+      key: `github:${encodeId("integration", integration.id)}:${deliveryId}:${slot.key}`,
+      owner: slot.key,
+    });
+    if (outcome.launched) launched.push(outcome.agentId);
+  }
+  return launched;
 }
 
 function inScope(launcher: Launcher, integration: IntegrationRow, event: PullRequestEvent): boolean {

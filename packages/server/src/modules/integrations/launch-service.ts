@@ -19,6 +19,11 @@ export interface ConversationLaunch {
   text: string;
   /** Unique per provider event: a redelivered event finds the agent it launched. */
   key: string;
+  /**
+   * Which of several launches of one provider event owns its own claim on the conversation (a GitHub
+   * launcher slot's key): each launches once per conversation. Without it the conversation has one owner.
+   */
+  owner?: string;
 }
 
 export type LaunchOutcome = { launched: true; agentId: string; created: boolean } | { launched: false; reason: "conversation_taken" | "integration_inactive" };
@@ -35,7 +40,8 @@ export async function launchForConversation(deps: { db: Database; artifacts: Art
   const blocks = [{ type: "text" as const, text: launch.text }];
   const prepared = await deps.artifacts.prepareContentBlocks(blocks, new Set(["text"]));
   const { integration } = launch;
-  const conversationKey = canonicalJson(launch.conversation);
+  // The assignment's key marks the conversation taken; a slot's ownership is part of it.
+  const conversationKey = canonicalJson(launch.conversation) + (launch.owner === undefined ? "" : ` slot:${launch.owner}`);
   return deps.db.tx(async (tx): Promise<LaunchOutcome> => {
     const locked = await store.findIntegration(tx, integration.orgId, integration.projectId, integration.id, "update");
     if (!locked || locked.state !== "active") return { launched: false, reason: "integration_inactive" };
