@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { afterAll, describe, expect, it } from "vitest";
-import { integrationEventReceipts } from "../../src/db/schema/index.js";
+import { integrationAssignments, integrationEventReceipts } from "../../src/db/schema/index.js";
 import { decodeId } from "../../src/platform/ids.js";
 import { eventually } from "../support/agent-loop.js";
 import { signDelivery, startFakeGithub } from "../support/fake-github.js";
@@ -17,8 +17,8 @@ const REPOSITORY = { id: 123456, name: "web", full_name: "acme/web", owner: { lo
 const PULL = { number: 42, title: "Faster builds", body: "Caches the toolchain.", user: { login: "octocat", id: 583231, type: "User" } };
 const HUMAN = { login: "octocat", id: 583231, type: "User" };
 
-/** A connected github_pr integration with a one-slot launcher on `trigger`. */
-async function launcher(trigger: "mention" | "pull_request_opened", scope?: { scope_kind: "repository"; scope_ref: string }) {
+/** A connected github_pr integration with a launcher on `trigger`, one slot per key (each its own profile). */
+async function launcher(trigger: "mention" | "pull_request_opened", scope?: { scope_kind: "repository"; scope_ref: string }, slotKeys = ["reviewer"]) {
   const p = await integrationProject(server.api);
   const auth = { token: p.token };
   const app = github.addApp();
@@ -36,8 +36,10 @@ async function launcher(trigger: "mention" | "pull_request_opened", scope?: { sc
   );
   const setup = await server.api.post(`${path}/setup`, { expected_setup_revision: 1, provider_account_ref: installation.id, credential_secret_id: secret.body.id }, auth);
   expect(setup.status, setup.text).toBe(200);
-  const profileId = await createProfile(server.api, p, "reviewer");
-  const settings = { launcher: { trigger, scope_kind: "installation", scope_ref: installation.id, ...scope, slots: [{ key: "reviewer", agent_profile_id: profileId }] } };
+  const slots = [];
+  for (const key of slotKeys) slots.push({ key, agent_profile_id: await createProfile(server.api, p, key) });
+  const profileId = slots[0]!.agent_profile_id;
+  const settings = { launcher: { trigger, scope_kind: "installation", scope_ref: installation.id, ...scope, slots } };
   const saved = await server.api.put(path, { settings }, auth);
   expect(saved.status, saved.text).toBe(200);
   const integrationId = decodeId("integration", created.body.id)!;
@@ -54,7 +56,7 @@ async function launcher(trigger: "mention" | "pull_request_opened", scope?: { sc
     );
   const agents = async () => (await collectPages(server.api, `${p.base}/agents`, auth)) as any[];
   const backlog = async (agentId: string) => ((await server.api.get(`${p.base}/agents/${agentId}/inputs/backlog`, auth)).body.data as any[]).map((input) => [input.delivery_mode, input.content_blocks[0].text]);
-  return { p, auth, app, installation, path, profileId, deliver, settled, agents, backlog };
+  return { p, auth, app, installation, path, profileId, slots, deliver, settled, agents, backlog };
 }
 
 const issueComment = (id: number, body: string, user: object = HUMAN, action = "created") => ({
@@ -104,6 +106,33 @@ describe("integrations: GitHub pull requests launch and steer agents", () => {
       ["steering", `@octocat commented on pull request acme/web#42 (Faster builds):\n\n@${app.slug}[bot] start over`],
       ["queued", "@octocat opened pull request acme/web#42 (Faster builds):\n\nCaches the toolchain."],
     ]);
+  });
+
+  it("launches one agent per slot for a pull request, each with it assigned and subscribed; a redelivery and a later mention launch none", async () => {
+    const { auth, app, path, slots, deliver, settled, agents, backlog } = await launcher("mention", undefined, ["reviewer", "security"]);
+    const delivery = "21111111-2222-3333-4444-555555555555";
+    await deliver("issue_comment", issueComment(1401, `@${app.slug}[bot] review this`), delivery);
+    await settled(1);
+    const launched = await agents();
+    expect(launched.map((agent) => agent.agent_profile_id).sort()).toEqual(slots.map((slot) => slot.agent_profile_id).sort());
+    const conversation = { repository_id: REPOSITORY.id, pull_request: PULL.number };
+    const subscriptions = (await collectPages(server.api, `${path}/subscriptions`, auth)) as any[];
+    expect(subscriptions.map((s) => [s.agent_id, s.conversation]).sort()).toEqual(launched.map((agent) => [agent.id, conversation]).sort());
+    const assignments = await server.db.read.select().from(integrationAssignments).where(eq(integrationAssignments.integrationId, decodeId("integration", path.split("/").pop()!)!));
+    expect(assignments.map((row) => row.conversation)).toEqual([conversation, conversation]);
+
+    await deliver("issue_comment", issueComment(1401, `@${app.slug}[bot] review this`), delivery);
+    await deliver("issue_comment", issueComment(1402, `@${app.slug}[bot] and again`));
+    // The redelivery is stored once per X-GitHub-Delivery: two receipts.
+    await settled(2);
+    expect(await agents()).toHaveLength(2);
+    // Each slot agent has the mention as its opening input, and the later mention as steering; the redelivery added nothing.
+    for (const agent of launched) {
+      expect(await backlog(agent.id)).toEqual([
+        ["steering", `@octocat commented on pull request acme/web#42 (Faster builds):\n\n@${app.slug}[bot] and again`],
+        ["queued", `@octocat commented on pull request acme/web#42 (Faster builds):\n\n@${app.slug}[bot] review this`],
+      ]);
+    }
   });
 
   it("launches nothing outside the launcher's repository, nor from a mention when the trigger is pull_request_opened", async () => {
