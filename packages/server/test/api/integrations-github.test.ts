@@ -57,7 +57,7 @@ describe("integrations: github_pr setup", () => {
     });
     expectClosedIntegration(reply.body);
     expect(reply.text).not.toContain("SENTINEL");
-    expect(github.calls).toEqual([
+    expect(github.calls.map(({ method, path, jwtIssuer }) => ({ method, path, jwtIssuer }))).toEqual([
       { method: "GET", path: "/app", jwtIssuer: app.appId },
       { method: "GET", path: `/app/installations/${installation.id}`, jwtIssuer: app.appId },
       { method: "POST", path: `/app/installations/${installation.id}/access_tokens`, jwtIssuer: app.appId },

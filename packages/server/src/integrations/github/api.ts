@@ -15,7 +15,7 @@ export function refusalReason(answer: RestAnswer): string {
     if (typeof error === "string") parts.push(error);
     else if (typeof error === "object" && error !== null) {
       const e = error as Record<string, unknown>;
-      const text = typeof e["message"] === "string" ? e["message"] : [e["field"], e["code"]].filter((v) => typeof v === "string").join(" ");
+      const text = [e["field"], typeof e["message"] === "string" ? e["message"] : e["code"]].filter((v) => typeof v === "string").join(" ");
       if (text) parts.push(text);
     }
   }
