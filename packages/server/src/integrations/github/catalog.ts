@@ -21,9 +21,9 @@ export const githubPrCatalog: IntegrationKindCatalog = {
         input_schema: {
           type: "object",
           properties: {
-            section: { type: "string", enum: ["diff", "files", "discussion_comments", "review_comments"] },
-            page: positive,
-            limit: { type: "integer", minimum: 1, maximum: 100 },
+            section: { type: "string", enum: ["diff", "files", "discussion_comments", "review_comments"], description: "Omit for the pull request's details (title, body, head sha...)." },
+            page: { ...positive, description: "The page of a list section, from 1." },
+            limit: { type: "integer", minimum: 1, maximum: 100, description: "Items per page of a list section (default 30)." },
           },
           additionalProperties: false,
         },
@@ -38,12 +38,12 @@ export const githubPrCatalog: IntegrationKindCatalog = {
           type: "object",
           properties: {
             body,
-            commit_id: { type: "string", pattern: "^[0-9a-f]{40}([0-9a-f]{24})?$" },
-            path: { type: "string", minLength: 1, maxLength: 4096 },
-            line: positive,
-            side,
-            start_line: positive,
-            start_side: side,
+            commit_id: { type: "string", pattern: "^[0-9a-f]{40}([0-9a-f]{24})?$", description: "The pull request's head commit sha (read: head.sha)." },
+            path: { type: "string", minLength: 1, maxLength: 4096, description: "The file's path in the repository, as the diff names it." },
+            line: { ...positive, description: "The line the comment is on (the range's last line); it must be part of the diff." },
+            side: { ...side, description: "LEFT: a line of the old file (deleted or context); RIGHT: a line of the new file (added or context)." },
+            start_line: { ...positive, description: "The first line of a multi-line range; needs start_side." },
+            start_side: { ...side, description: "The side of start_line; needs start_line." },
           },
           required: ["body", "commit_id", "path", "line", "side"],
           dependencies: { start_line: ["start_side"], start_side: ["start_line"] },
@@ -52,7 +52,12 @@ export const githubPrCatalog: IntegrationKindCatalog = {
       },
       reply: {
         description: "Replies to a review comment of the assigned pull request.",
-        input_schema: { type: "object", properties: { comment_id: positive, body }, required: ["comment_id", "body"], additionalProperties: false },
+        input_schema: {
+          type: "object",
+          properties: { comment_id: { ...positive, description: "A review comment's id (read: review_comments)." }, body },
+          required: ["comment_id", "body"],
+          additionalProperties: false,
+        },
       },
     },
     settings: {
