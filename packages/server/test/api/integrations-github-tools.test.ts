@@ -147,6 +147,25 @@ describe("integrations: GitHub pull request tools", () => {
     expect(github.calls).toEqual([]);
   });
 
+  it("a revoked installation token is replaced once, and the call goes through", async () => {
+    const { p, auth, mention } = await reviewsProject();
+    provider.script({ toolCalls: [{ name: "int__reviews__read", input: {} }] }, { text: "read" });
+    const agentId = await mention();
+    await untilEvents(server.api, p, agentId, (e) => finalOutputs(e).length === 1);
+    github.revokeTokens();
+    provider.script({ toolCalls: [{ name: "int__reviews__discussion_comment", input: { body: "Still here." } }] }, { text: "posted" });
+    await server.api.post(`${p.base}/agents/${agentId}/inputs`, { content_blocks: [{ type: "text", text: "comment" }], delivery_mode: "queued" }, auth);
+    const [, posted] = toolResults(await untilEvents(server.api, p, agentId, (e) => finalOutputs(e).length === 2));
+    expect(posted.outcome, JSON.stringify(posted)).toBe("succeeded");
+    const [first, second] = github.minted.map((m) => m.token);
+    expect(github.minted).toHaveLength(2);
+    expect(pullCalls().map((call) => [call.method, call.token ?? "refused"])).toEqual([
+      ["GET", first],
+      ["POST", "refused"],
+      ["POST", second],
+    ]);
+  });
+
   it("a diff longer than the limit is cut, with a note that points to the files section", async () => {
     const { p, pull, mention } = await reviewsProject();
     const added = Array.from({ length: 2000 }, (_, i) => `+const line${i} = "${"x".repeat(20)}";`);

@@ -51,6 +51,8 @@ export interface FakeGithub {
   /** The installation access tokens minted, in order. */
   minted: Array<{ installationId: string; token: string }>;
   rateLimitNext(limit: RateLimit): void;
+  /** Revokes every installation token minted so far (GitHub: `DELETE /installation/token`, or an uninstall and reinstall). */
+  revokeTokens(): void;
   reset(): void;
   close(): Promise<void>;
 }
@@ -87,6 +89,7 @@ export async function startFakeGithub(): Promise<FakeGithub> {
       const pulled = pullsAnswer(pulls, installationToken.installationId, req.method ?? "", url, req.headers.accept ?? "", body ?? {});
       return send(res, pulled ?? { status: 404, body: { message: "Not Found" } });
     }
+    if (token) return answer(401, { message: "Bad credentials", documentation_url: "https://docs.github.com/rest", status: "401" });
     if (!app) return answer(401, { message: "A JSON web token could not be decoded", documentation_url: "https://docs.github.com/rest" });
     if (req.method === "GET" && path === "/app") {
       return answer(200, { id: Number(app.appId), slug: app.slug, name: app.slug, owner: { login: "acme", type: "Organization" } });
@@ -136,6 +139,9 @@ export async function startFakeGithub(): Promise<FakeGithub> {
     minted,
     rateLimitNext(limit) {
       rateLimit = limit;
+    },
+    revokeTokens() {
+      tokens.clear();
     },
     reset() {
       calls.length = 0;
