@@ -31,9 +31,11 @@ export function useTimeline(org: string, project: string, agent: string): Timeli
     let last = 0;
 
     const addEvent = (event: AgentEvent) => {
-      if (event.sequence <= last) return;
+      if (closed || event.sequence <= last) return;
       last = event.sequence;
       setState((s) => {
+        // The state outlives this effect: an earlier run of it may have added this event already.
+        if ((s.events.at(-1)?.sequence ?? 0) >= event.sequence) return s;
         const previews = new Map(s.previews);
         if (event.event_kind === "model_output") previews.delete(event.model_call_context_id);
         return { ...s, events: [...s.events, event], previews, changes: s.changes + 1 };
@@ -86,6 +88,7 @@ export function useTimeline(org: string, project: string, agent: string): Timeli
 
     call(api.GET("/api/v1/orgs/{orgID}/projects/{projectID}/agents/{agentID}/events", { params: { path, query: { before_sequence: 0, limit: PAGE } } }))
       .then((page) => {
+        if (closed) return;
         for (const event of page.data) addEvent(event);
         connect();
       })
