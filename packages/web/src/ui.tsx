@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState, type AnchorHTMLAttributes, type ReactNode } from "react";
+import { cloneElement, isValidElement, useCallback, useEffect, useState, type AnchorHTMLAttributes, type ReactNode } from "react";
 import { ApiError } from "./api/client";
 import { navigate } from "./router";
 
@@ -68,11 +68,18 @@ export function useAction(): { busy: boolean; error: unknown; run: (action: () =
 }
 
 export function Field(props: { label: string; id: string; children: ReactNode; hint?: string }) {
+  const hintID = `${props.id}-hint`;
+  // A hint is read out with its control (aria-describedby), not only seen below it.
+  const control = props.hint && isValidElement<{ "aria-describedby"?: string }>(props.children) ? cloneElement(props.children, { "aria-describedby": hintID }) : props.children;
   return (
     <div className="field">
       <label htmlFor={props.id}>{props.label}</label>
-      {props.children}
-      {props.hint ? <p className="muted small">{props.hint}</p> : null}
+      {control}
+      {props.hint ? (
+        <p className="muted small" id={hintID}>
+          {props.hint}
+        </p>
+      ) : null}
     </div>
   );
 }
