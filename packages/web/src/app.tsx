@@ -6,7 +6,14 @@ import { SignIn, SignUp } from "./pages/auth";
 import { DevicePage } from "./pages/device";
 import { Launch } from "./pages/launch";
 import { Home, OrgHome } from "./pages/home";
-import { Machines, Members, Models, Secrets, Tokens } from "./pages/org";
+import { Integrations } from "./pages/integrations";
+import { Machines } from "./pages/machines";
+import { Models } from "./pages/models";
+import { Members, Tokens } from "./pages/org";
+import { Pools } from "./pages/pools";
+import { Profiles } from "./pages/profiles";
+import { Schedules } from "./pages/schedules";
+import { Secrets } from "./pages/secrets";
 import { Skills } from "./pages/skills";
 import { match, navigate, useLocation } from "./router";
 import { SessionProvider, useSession } from "./session";
@@ -39,9 +46,18 @@ function Routes() {
   if ((params = match(`${PROJECT}/agents/:agent`, path))) {
     return <Shell {...params}><AgentView org={params.org!} project={params.project!} agent={params.agent!} /></Shell>;
   }
+  const projectPages: Record<string, (org: string, project: string) => ReactNode> = {
+    integrations: (org, project) => <Integrations org={org} project={project} />,
+    profiles: (org, project) => <Profiles org={org} project={project} />,
+    schedules: (org, project) => <Schedules org={org} project={project} />,
+  };
+  if ((params = match(`${PROJECT}/:page`, path)) && projectPages[params.page!]) {
+    return <Shell org={params.org!} project={params.project!}>{projectPages[params.page!]!(params.org!, params.project!)}</Shell>;
+  }
   if ((params = match("/orgs/:org", path))) return <OrgHome org={params.org!} />;
   const pages: Record<string, (org: string) => ReactNode> = {
     machines: (org) => <Machines org={org} />,
+    pools: (org) => <Pools org={org} />,
     secrets: (org) => <Secrets org={org} />,
     skills: (org) => <Skills org={org} />,
     models: (org) => <Models org={org} />,
@@ -115,19 +131,34 @@ function Shell(props: { org?: string; project?: string; children: ReactNode }) {
         </button>
       </header>
       <nav aria-label="Sections" className="sections">
-        {base ? <Link to={`${base}/agents`}>Agents</Link> : null}
-        {base ? <Link to={`${base}/launch`}>Launch</Link> : null}
-        {org ? <Link to={`/orgs/${org}/machines`}>Machines</Link> : null}
-        {org ? <Link to={`/orgs/${org}/skills`}>Skills</Link> : null}
-        {org ? <Link to={`/orgs/${org}/secrets`}>Secrets</Link> : null}
-        {org ? <Link to={`/orgs/${org}/models`}>Models</Link> : null}
-        {org ? <Link to={`/orgs/${org}/members`}>Members</Link> : null}
-        <Link to="/tokens">Tokens</Link>
+        {base ? <NavLink to={`${base}/agents`} label="Agents" /> : null}
+        {base ? <NavLink to={`${base}/launch`} label="Launch" /> : null}
+        {base ? <NavLink to={`${base}/profiles`} label="Profiles" /> : null}
+        {base ? <NavLink to={`${base}/schedules`} label="Schedules" /> : null}
+        {base ? <NavLink to={`${base}/integrations`} label="Integrations" /> : null}
+        {org ? <NavLink to={`/orgs/${org}/machines`} label="Machines" /> : null}
+        {org ? <NavLink to={`/orgs/${org}/pools`} label="Pools" /> : null}
+        {org ? <NavLink to={`/orgs/${org}/skills`} label="Skills" /> : null}
+        {org ? <NavLink to={`/orgs/${org}/secrets`} label="Secrets" /> : null}
+        {org ? <NavLink to={`/orgs/${org}/models`} label="Models" /> : null}
+        {org ? <NavLink to={`/orgs/${org}/members`} label="Members" /> : null}
+        <NavLink to="/tokens" label="Tokens" />
       </nav>
       <ErrorNotice error={out.error ?? projects.error} />
       <main id="main" tabIndex={-1}>
         {props.children}
       </main>
     </div>
+  );
+}
+
+/** A section link that tells assistive technology (and the eye) which section is open. */
+function NavLink({ to, label }: { to: string; label: string }) {
+  const { path } = useLocation();
+  const current = path === to || path.startsWith(to + "/");
+  return (
+    <Link to={to} aria-current={current ? "page" : undefined}>
+      {label}
+    </Link>
   );
 }

@@ -1,6 +1,7 @@
 import { useState, type FormEvent } from "react";
 import { api, call, type Schemas } from "../api/client";
 import { ErrorNotice, Field, Page, useAction, useLoad, when } from "../ui";
+import { ArtifactView } from "./artifact";
 import { useTimeline, type AgentEvent, type Timeline } from "./timeline";
 
 type Block = { type: string; [key: string]: unknown };
@@ -129,14 +130,8 @@ function BlockView({ block, ids, timeline }: { block: Block; ids: Ids; timeline:
     }
     case "structured_data":
       return <pre>{JSON.stringify(block.value, null, 2)}</pre>;
-    case "media_ref": {
-      const href = `/api/v1/orgs/${ids.orgID}/projects/${ids.projectID}/agents/${ids.agentID}/artifacts/${String(block.artifact_id)}/content`;
-      return (
-        <p>
-          Artifact <a href={href}>{String(block.artifact_id)}</a>
-        </p>
-      );
-    }
+    case "media_ref":
+      return <ArtifactView ids={ids} artifactID={String(block.artifact_id)} />;
     default:
       return <pre>{JSON.stringify(block)}</pre>;
   }

@@ -1,13 +1,14 @@
 import type { FormEvent } from "react";
 import { api, call, type Schemas } from "../api/client";
 import { ErrorNotice, Field, Page, useAction, useLoad, when } from "../ui";
+import { GrantedTo } from "../widgets";
 
 /** The form's fields as multipart (docs/skills.md): openapi-fetch sends a FormData body as it is. */
 const asForm = (form: FormData) => () => form;
 
 /**
  * The organization's skills: upload an archive (a new skill, or a new revision of one), and grant a skill
- * to a project.
+ * to a project, and revoke a grant (`DELETE …/skills/{id}/grants/{grantID}`).
  */
 export function Skills({ org }: { org: string }) {
   const skills = useLoad(() => call(api.GET("/api/v1/orgs/{orgID}/skills", { params: { path: { orgID: org }, query: { limit: 100 } } })), [org]);
@@ -80,7 +81,12 @@ function SkillItem(props: { org: string; skill: Schemas["Skill"]; projects: Sche
       <div>
         <strong>{skill.name}</strong> <span className="badge">revision {skill.revision}</span> <span className="muted small">{skill.owner.kind} · updated {when(skill.updated_at)}</span>
         <p className="muted">{skill.description}</p>
-        <p className="small">Granted to: {granted.length === 0 ? "no project" : granted.map((g) => g.target_project.name).join(", ")}</p>
+        <GrantedTo
+          what={skill.name}
+          grants={grants.data ? granted.map((g) => ({ grantID: g.grant.id, projectID: g.target_project.id, projectName: g.target_project.name })) : undefined}
+          revoke={(g) => call(api.DELETE("/api/v1/orgs/{orgID}/skills/{skillID}/grants/{grantID}", { params: { path: { ...path, grantID: g.grantID } } }))}
+          revoked={grants.reload}
+        />
       </div>
       <form onSubmit={revise} className="inline-form">
         <Field label={`New revision of ${skill.name}`} id={`${skill.id}-archive`}>

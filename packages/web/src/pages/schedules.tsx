@@ -1,0 +1,143 @@
+import type { FormEvent, ReactNode } from "react";
+import { api, call, type Schemas } from "../api/client";
+import { ErrorNotice, Field, Page, useAction, useLoad, when } from "../ui";
+import { DeleteButton, Table, text } from "../widgets";
+import { useAgents, useProfiles } from "./profiles";
+
+type Trigger = Schemas["CronTrigger"];
+
+/**
+ * Schedules (cron triggers, docs/schedules.md): each firing sends its message to an agent or launches an
+ * agent from a profile. Create, pause and resume (`enabled`), delete; the next fire time and the last
+ * failure are the trigger's own fields. Integration targets need the integration's settings: use the API.
+ */
+export function Schedules({ org, project }: { org: string; project: string }) {
+  const path = { orgID: org, projectID: project };
+  const triggers = useLoad(() => call(api.GET("/api/v1/orgs/{orgID}/projects/{projectID}/cron-triggers", { params: { path, query: { limit: 100 } } })), [org, project]);
+  const profiles = useProfiles(org, project);
+  const agents = useAgents(org, project);
+  const names = new Map<string, string>([...(profiles.data ?? []).map((p) => [p.id, `profile ${p.name}`] as const), ...(agents.data ?? []).map((a) => [a.id, `agent ${a.name}`] as const)]);
+  return (
+    <Page title="Schedules">
+      <ErrorNotice error={triggers.error ?? profiles.error ?? agents.error} />
+      <Table
+        label="Schedules"
+        head={["Name", "When", "Target", "State", "Next", "Last fired", "Last failure", ""]}
+        empty="No schedules yet."
+        rows={(triggers.data?.data ?? []).map((t) => [
+          t.name,
+          <span>
+            <code>{t.cron}</code> <span className="small muted">{t.timezone}</span>
+          </span>,
+          targetName(t, names),
+          <span className={`badge ${t.enabled ? "ok" : ""}`}>{t.enabled ? "active" : "paused"}</span>,
+          t.next_fire_at ? when(t.next_fire_at) : "—",
+          t.last_fired_at ? when(t.last_fired_at) : "never",
+          failure(t),
+          <TriggerActions org={org} project={project} trigger={t} changed={triggers.reload} />,
+        ])}
+      />
+      <NewSchedule org={org} project={project} profiles={profiles.data ?? []} agents={agents.data ?? []} created={triggers.reload} />
+    </Page>
+  );
+}
+
+function targetName(t: Trigger, names: Map<string, string>): string {
+  const target = t.target;
+  if (target.type === "agent") return names.get(target.agent_id) ?? target.agent_id;
+  if (target.type === "profile") return names.get(target.agent_profile_id) ?? target.agent_profile_id;
+  return `integration ${target.integration_id}`;
+}
+
+function failure(t: Trigger): ReactNode {
+  const report = t.failure_report;
+  if (!report) return <span className="muted small">none</span>;
+  return (
+    <span className="error small">
+      {when(report.failed_at)}: {report.message} {report.will_retry ? "(will retry)" : "(not retried)"}
+    </span>
+  );
+}
+
+function TriggerActions(props: { org: string; project: string; trigger: Trigger; changed: () => void }) {
+  const t = props.trigger;
+  const path = { orgID: props.org, projectID: props.project, cronTriggerID: t.id };
+  const action = useAction();
+  const toggle = () =>
+    void action.run(async () => {
+      await call(api.PATCH("/api/v1/orgs/{orgID}/projects/{projectID}/cron-triggers/{cronTriggerID}", { params: { path }, body: { enabled: !t.enabled } }));
+      props.changed();
+    });
+  return (
+    <span className="actions">
+      <button type="button" className="secondary small-button" disabled={action.busy} onClick={toggle} aria-label={`${t.enabled ? "Pause" : "Resume"} ${t.name}`}>
+        {t.enabled ? "Pause" : "Resume"}
+      </button>
+      <DeleteButton label={`Delete schedule ${t.name}`} name={`schedule ${t.name}`} remove={() => call(api.DELETE("/api/v1/orgs/{orgID}/projects/{projectID}/cron-triggers/{cronTriggerID}", { params: { path } }))} removed={props.changed} />
+      <ErrorNotice error={action.error} />
+    </span>
+  );
+}
+
+function NewSchedule(props: { org: string; project: string; profiles: Schemas["AgentProfile"][]; agents: Schemas["Agent"][]; created: () => void }) {
+  const action = useAction();
+  const live = props.agents.filter((a) => a.state !== "archived");
+  const submit = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const formEl = event.currentTarget;
+    const form = new FormData(formEl);
+    const [type, id] = text(form, "target").split(":");
+    const target = type === "profile" ? { type: "profile" as const, agent_profile_id: id! } : { type: "agent" as const, agent_id: id! };
+    const timezone = text(form, "timezone");
+    // timezone and enabled have schema defaults (UTC, true), which the generated type makes required.
+    const body = { name: text(form, "name"), cron: text(form, "cron"), target, message_template: String(form.get("message") ?? ""), timezone: timezone || "UTC", enabled: true };
+    void action.run(async () => {
+      await call(api.POST("/api/v1/orgs/{orgID}/projects/{projectID}/cron-triggers", { params: { path: { orgID: props.org, projectID: props.project } }, body }));
+      formEl.reset();
+      props.created();
+    });
+  };
+  return (
+    <>
+      <h2>Create a schedule</h2>
+      <form onSubmit={submit} aria-label="Create a schedule" className="stack-form">
+        <div className="inline-form">
+          <Field label="Schedule name" id="schedule-name">
+            <input id="schedule-name" name="name" required maxLength={64} />
+          </Field>
+          <Field label="Cron expression" id="schedule-cron" hint="minute hour day month weekday, e.g. 0 9 * * MON-FRI">
+            <input id="schedule-cron" name="cron" required minLength={9} maxLength={256} className="mono" />
+          </Field>
+          <Field label="Timezone" id="schedule-timezone" hint="An IANA name; empty means UTC.">
+            <input id="schedule-timezone" name="timezone" maxLength={64} defaultValue={Intl.DateTimeFormat().resolvedOptions().timeZone} />
+          </Field>
+          <Field label="Target" id="schedule-target">
+            <select id="schedule-target" name="target" required>
+              <optgroup label="Launch an agent from a profile">
+                {props.profiles.map((p) => (
+                  <option key={p.id} value={`profile:${p.id}`}>
+                    profile {p.name}
+                  </option>
+                ))}
+              </optgroup>
+              <optgroup label="Send to an agent">
+                {live.map((a) => (
+                  <option key={a.id} value={`agent:${a.id}`}>
+                    agent {a.name}
+                  </option>
+                ))}
+              </optgroup>
+            </select>
+          </Field>
+        </div>
+        <Field label="Message" id="schedule-message" hint="May use {{.trigger.name}}, {{.trigger.fired_at}}, {{.trigger.last_fired_at}}, {{.trigger.local_date}}.">
+          <textarea id="schedule-message" name="message" rows={3} maxLength={65536} />
+        </Field>
+        <button className="primary" disabled={action.busy || props.profiles.length + live.length === 0}>
+          Create schedule
+        </button>
+      </form>
+      <ErrorNotice error={action.error} />
+    </>
+  );
+}

@@ -1,0 +1,220 @@
+import { useState, type FormEvent, type ReactNode } from "react";
+import { api, call, type Schemas } from "./api/client";
+import { ErrorNotice, Field, useAction, useLoad } from "./ui";
+
+/*
+ * Building blocks of the settings pages: a table, a value shown once, the organization's projects, and
+ * grant lists with a Revoke button per project.
+ */
+
+export function Table(props: { label: string; head: string[]; rows: ReactNode[][]; empty: string }) {
+  if (props.rows.length === 0) return <p className="muted">{props.empty}</p>;
+  return (
+    <div className="table-wrap">
+      <table aria-label={props.label}>
+        <thead>
+          <tr>
+            {props.head.map((h, i) => (
+              <th key={i} scope="col">
+                {h}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {props.rows.map((row, i) => (
+            <tr key={i}>
+              {row.map((cell, j) => (
+                <td key={j}>{cell}</td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+export function Shown({ label, value }: { label: string; value: string | undefined }) {
+  if (!value) return null;
+  return (
+    <div className="card shown" role="status">
+      <p>{label}</p>
+      <pre className="copy">{value}</pre>
+      <button type="button" className="secondary" onClick={() => void navigator.clipboard?.writeText(value)}>
+        Copy
+      </button>
+    </div>
+  );
+}
+
+/** A form field's trimmed text. */
+export function text(form: FormData, name: string): string {
+  return String(form.get(name) ?? "").trim();
+}
+
+/** A form field as a positive integer, or undefined when left empty (the API's default applies). */
+export function optionalInt(form: FormData, name: string): number | undefined {
+  const value = text(form, name);
+  return value === "" ? undefined : Number(value);
+}
+
+/** The organization's projects (first 100, as every picker in the console). */
+export function useProjects(org: string) {
+  return useLoad(async () => (await call(api.GET("/api/v1/orgs/{orgID}/projects", { params: { path: { orgID: org }, query: { limit: 100 } } }))).data, [org]);
+}
+
+export function ProjectSelect(props: { id: string; label: string; projects: Schemas["Project"][] | undefined; name?: string; value?: string; onChange?: (projectID: string) => void }) {
+  return (
+    <Field label={props.label} id={props.id}>
+      <select id={props.id} name={props.name ?? "project"} value={props.value} onChange={props.onChange ? (event) => props.onChange!(event.target.value) : undefined}>
+        {props.projects?.map((p) => (
+          <option key={p.id} value={p.id}>
+            {p.name}
+          </option>
+        ))}
+      </select>
+    </Field>
+  );
+}
+
+export interface GrantRow {
+  grantID: string;
+  projectID: string;
+  projectName: string;
+}
+
+/** "Granted to: A [Revoke] B [Revoke]": what a thing is granted to, each revocable on its own. */
+export function GrantedTo(props: { what: string; grants: GrantRow[] | undefined; revoke: (grant: GrantRow) => Promise<unknown>; revoked: () => void }) {
+  const action = useAction();
+  if (!props.grants) return null;
+  if (props.grants.length === 0) return <p className="small muted">Granted to no project.</p>;
+  return (
+    <div className="granted">
+      <ul className="chips" aria-label={`Projects ${props.what} is granted to`}>
+        {props.grants.map((g) => (
+          <li key={g.grantID}>
+            <span>{g.projectName}</span>
+            <button
+              type="button"
+              className="secondary small-button"
+              disabled={action.busy}
+              aria-label={`Revoke ${props.what} from ${g.projectName}`}
+              onClick={() => void action.run(async () => {
+                await props.revoke(g);
+                props.revoked();
+              })}
+            >
+              Revoke
+            </button>
+          </li>
+        ))}
+      </ul>
+      <ErrorNotice error={action.error} />
+    </div>
+  );
+}
+
+/** "Grant <one of items> to <project>": the access grants of machines, secrets and pools. */
+export function GrantForm(props: {
+  what: string;
+  items: Array<{ id: string; name: string }>;
+  projects: Schemas["Project"][] | undefined;
+  grant: (itemID: string, projectID: string) => Promise<unknown>;
+  granted: () => void;
+}) {
+  const action = useAction();
+  const [done, setDone] = useState<string>();
+  if (props.items.length === 0) return null;
+  const submit = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    const item = props.items.find((i) => i.id === form.get("item"));
+    const project = props.projects?.find((p) => p.id === form.get("project"));
+    if (!item || !project) return;
+    setDone(undefined);
+    void action.run(async () => {
+      await props.grant(item.id, project.id);
+      setDone(`${item.name} is granted to ${project.name}.`);
+      props.granted();
+    });
+  };
+  const id = props.what.toLowerCase().replace(/\s+/g, "-");
+  return (
+    <>
+      <h2>Grant a {props.what.toLowerCase()} to a project</h2>
+      <form onSubmit={submit} className="inline-form">
+        <Field label={props.what} id={`grant-${id}`}>
+          <select id={`grant-${id}`} name="item">
+            {props.items.map((i) => (
+              <option key={i.id} value={i.id}>
+                {i.name}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <ProjectSelect id={`grant-${id}-project`} label="To project" projects={props.projects} />
+        <button className="secondary" disabled={action.busy}>
+          Grant
+        </button>
+      </form>
+      <ErrorNotice error={action.error} />
+      {done ? <p role="status">{done}</p> : null}
+    </>
+  );
+}
+
+/** A delete button that asks first: deleting is not undone. */
+export function DeleteButton(props: { label: string; name: string; remove: () => Promise<unknown>; removed: () => void; text?: string }) {
+  const action = useAction();
+  const [asking, setAsking] = useState(false);
+  if (!asking) {
+    return (
+      <button type="button" className="secondary danger small-button" aria-label={`${props.text ?? "Delete"} ${props.name}`} onClick={() => setAsking(true)}>
+        {props.text ?? "Delete"}
+      </button>
+    );
+  }
+  return (
+    <span className="confirm" role="group" aria-label={`Confirm: ${props.label}`}>
+      <span className="small">{props.label}?</span>
+      <button
+        type="button"
+        className="danger-fill small-button"
+        disabled={action.busy}
+        onClick={() => void action.run(async () => {
+          await props.remove();
+          setAsking(false);
+          props.removed();
+        })}
+      >
+        Yes, {(props.text ?? "delete").toLowerCase()}
+      </button>
+      {/* The Delete button is gone: focus the safe choice, so the keyboard user is not left on the page's start. */}
+      <button type="button" className="secondary small-button" onClick={() => setAsking(false)} autoFocus>
+        Keep
+      </button>
+      <ErrorNotice error={action.error} />
+    </span>
+  );
+}
+
+/**
+ * Grants that are listed per project (machine grants, pool grants), gathered from every project and keyed
+ * by what they grant.
+ */
+export async function grantsAcrossProjects<T>(
+  projects: Schemas["Project"][],
+  list: (projectID: string) => Promise<T[]>,
+  read: (item: T) => { grantID: string; grants: string },
+): Promise<Map<string, GrantRow[]>> {
+  const byThing = new Map<string, GrantRow[]>();
+  const lists = await Promise.all(projects.map(async (project) => ({ project, items: await list(project.id) })));
+  for (const { project, items } of lists) {
+    for (const item of items) {
+      const { grantID, grants } = read(item);
+      byThing.set(grants, [...(byThing.get(grants) ?? []), { grantID, projectID: project.id, projectName: project.name }]);
+    }
+  }
+  return byThing;
+}
