@@ -18,7 +18,9 @@ export const ARTIFACTS = join(ROOT, "test-artifacts", "console", DATABASE);
 /** The console's build, made first when missing or older than its sources (as `npm start` does). */
 function ensureBuilt(): void {
   if (!staleWorkspaces(ROOT).includes("packages/web")) return;
-  const build = spawnSync("npm", ["run", "build", "-w", "@svc/web"], { cwd: ROOT, encoding: "utf8" });
+  // Vitest sets NODE_ENV=test, and Vite keeps a NODE_ENV it finds: React would come in its development build
+  // (twice the size, effects run twice under StrictMode). Test what ships.
+  const build = spawnSync("npm", ["run", "build", "-w", "@svc/web"], { cwd: ROOT, encoding: "utf8", env: { ...process.env, NODE_ENV: "production" } });
   if (build.status !== 0) throw new Error(`building the console failed:\n${build.stdout}\n${build.stderr}`);
 }
 
@@ -93,4 +95,24 @@ export function useConsole(env: Record<string, string> = {}): ConsoleHarness {
       await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
     },
   };
+}
+
+/** The password every test account is made with (ApiClient.signup's default). */
+export const PASSWORD = "correct horse battery";
+
+export async function signIn(page: Page, email: string): Promise<void> {
+  await page.goto("/signin");
+  await page.getByLabel("Email").fill(email);
+  await page.getByLabel("Password").fill(PASSWORD);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForURL((url) => url.pathname !== "/signin");
+}
+
+export async function expectText(page: Page, text: string): Promise<void> {
+  await page.getByText(text, { exact: false }).first().waitFor({ timeout: 30_000 });
+}
+
+/** How far the page scrolls sideways: 0 when it fits the viewport (phone width, docs/console.md). */
+export function sidewaysOverflow(page: Page): Promise<number> {
+  return page.evaluate<number>("document.documentElement.scrollWidth - document.documentElement.clientWidth");
 }
