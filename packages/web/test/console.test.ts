@@ -8,11 +8,10 @@ import Fastify from "fastify";
 import type { HttpApp } from "../../server/src/platform/http/app.js";
 import { CONSOLE_DIST, consoleRoutes } from "../../server/src/platform/http/console.js";
 import { skillMd, skillZip } from "../../server/test/api/skills-fixtures.js";
-import { useConsole } from "./support.js";
+import { expectText, PASSWORD, signIn, useConsole } from "./support.js";
 
 const ui = useConsole();
 const provider = useFakeProvider();
-const PASSWORD = "correct horse battery";
 
 it("serves the console at / and its client routes, caches hashed assets for good, and leaves /api/* alone", async () => {
   const { api } = ui.server;
@@ -238,7 +237,7 @@ it("connects and grants a machine, uploads and grants a skill, adds and grants a
   await expectText(page, "revision 2");
   await page.getByLabel("Grant release-notes to").selectOption({ label: "Second" });
   await page.getByRole("button", { name: "Grant", exact: true }).click();
-  await expectText(page, "Granted to: Second");
+  await page.getByRole("list", { name: "Projects release-notes is granted to" }).getByText("Second").waitFor();
   await ui.shot(page, "skills");
 
   await nav.getByRole("link", { name: "Secrets" }).click();
@@ -280,18 +279,6 @@ it("connects and grants a machine, uploads and grants a skill, adds and grants a
   await page.context().close();
 });
 
-async function signIn(page: import("playwright-core").Page, email: string): Promise<void> {
-  await page.goto("/signin");
-  await page.getByLabel("Email").fill(email);
-  await page.getByLabel("Password").fill(PASSWORD);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.waitForURL((url) => url.pathname !== "/signin");
-}
-
 async function agentIdOf(page: import("playwright-core").Page): Promise<string> {
   return new URL(page.url()).pathname.split("/").pop()!;
-}
-
-async function expectText(page: import("playwright-core").Page, text: string): Promise<void> {
-  await page.getByText(text, { exact: false }).first().waitFor({ timeout: 30_000 });
 }
