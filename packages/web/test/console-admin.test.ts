@@ -265,7 +265,10 @@ it("previews an image artifact inline with its filename as alt text and links an
   const image = page.getByRole("img", { name: "chart.png" });
   await image.waitFor();
   // Decoded: the session cookie authenticated the content route and the CSP let the image load.
-  await expect.poll(() => image.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)).toBe(96);
+  // The server's tsconfig (which checks these tests too) has no DOM types: the image's two fields, typed here.
+  type Decoded = { complete: boolean; naturalWidth: number };
+  const decodedWidth = () => image.evaluate((img) => (img as unknown as Decoded).complete && (img as unknown as Decoded).naturalWidth);
+  await expect.poll(decodedWidth).toBe(96);
   expect(await page.getByRole("img").count()).toBe(1);
   const link = page.getByRole("link", { name: "chart.csv" });
   expect(await link.getAttribute("href")).toMatch(/\/artifacts\/art_[a-z2-7]{26}\/content$/);
