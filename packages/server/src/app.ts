@@ -63,7 +63,6 @@ import { createMcpFetch } from "./runtime/mcp/agent-client.js";
 import { createIntegrationKinds } from "./integrations/registry.js";
 import { discordInteractionRoutes } from "./integrations/discord/interactions.js";
 import { githubWebhookRoutes } from "./integrations/github/webhooks.js";
-import { componentHandlers } from "./integrations/inbound.js";
 import { createIntegrationsService } from "./modules/integrations/service.js";
 import { createIntegrationSetupService } from "./modules/integrations/setup-service.js";
 import { createIntegrationOAuthService } from "./modules/integrations/oauth-service.js";
@@ -74,8 +73,6 @@ import { createIntegrationInstallsService } from "./modules/integrations/install
 import { integrationInstallRoutes } from "./modules/integrations/installs-routes.js";
 import { createInboundService } from "./modules/integrations/inbound-service.js";
 import { inboundRoutes } from "./modules/integrations/inbound-routes.js";
-import { discordLaunchChoiceHandler } from "./modules/integrations/inbound-discord.js";
-import { discordAnswerHandler } from "./modules/integrations/discord-interactions.js";
 import { createCronTriggerService } from "./modules/cron-triggers/service.js";
 import { cronTriggerRoutes } from "./modules/cron-triggers/routes.js";
 
@@ -144,9 +141,8 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
   deviceLoginRoutes(http, { deviceLogin, config });
   mcpOAuthCallbackRoutes(http, { mcpOAuth });
   integrationCallbackRoutes(http, { oauth: integrationOAuth });
-  // Component clicks: the launch core's profile menus, and the answer buttons of questions and approvals.
-  const discordComponents = componentHandlers([discordLaunchChoiceHandler({ db, artifacts: services.artifacts }), discordAnswerHandler({ db })]);
-  await discordInteractionRoutes(http, { db, components: discordComponents });
+  // The providers' callbacks: each kind's own route, signed by the provider (docs/integrations.md).
+  await discordInteractionRoutes(http, { db, artifacts: services.artifacts });
   await githubWebhookRoutes(http, { db, secrets });
   await inboundRoutes(http, { inbound: createInboundService({ db, kinds, secrets }) });
   apiDocsRoutes(http);

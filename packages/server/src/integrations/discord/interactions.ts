@@ -7,7 +7,10 @@ import { unauthorized } from "../../platform/errors.js";
 import type { HttpApp } from "../../platform/http/app.js";
 import type { IntegrationRow } from "../../modules/integrations/store.js";
 import { routableIntegrations } from "../../modules/integrations/inbound-store.js";
-import { parseSignedJson, rawBody, rawJsonBodies, type ComponentAnswer, type ComponentHandlers } from "../inbound.js";
+import type { ArtifactsService } from "../../modules/artifacts/service.js";
+import { componentHandlers, parseSignedJson, rawBody, rawJsonBodies, type ComponentAnswer } from "../inbound.js";
+import { discordAnswerHandler } from "./interaction-handler.js";
+import { discordLaunchChoiceHandler } from "./receipts.js";
 import { DISCORD_SNOWFLAKE } from "./catalog.js";
 
 /** Discord's interaction and callback types (Discord docs: "Receiving and Responding"). */
@@ -29,9 +32,11 @@ export const UNKNOWN_COMPONENT_REPLY = "This action is no longer available.";
  * "Questions, approvals and profile menus"): Discord's Interactions Endpoint URL. Every request is
  * checked against the public key of each integration connected to that application before anything is
  * read from it; a forged or stale one is 401 and changes nothing. PING is answered with PONG; a
- * component click goes to the handlers that issued its custom id.
+ * component click goes to the handler that issued its custom id: a profile menu's, or a question's or
+ * an approval's buttons.
  */
-export async function discordInteractionRoutes(app: HttpApp, deps: { db: Database; components: ComponentHandlers }): Promise<void> {
+export async function discordInteractionRoutes(app: HttpApp, deps: { db: Database; artifacts: ArtifactsService }): Promise<void> {
+  const components = componentHandlers([discordLaunchChoiceHandler(deps), discordAnswerHandler(deps)]);
   await app.register(async (scope) => {
     rawJsonBodies(scope);
     scope.post(
@@ -48,7 +53,7 @@ export async function discordInteractionRoutes(app: HttpApp, deps: { db: Databas
         const integration = await signer(deps.db, applicationID, raw, signature, timestamp);
         const interaction = parseSignedJson(raw);
         if (interaction["type"] === PING) return { type: PONG };
-        if (interaction["type"] === MESSAGE_COMPONENT) return callbackOf(await deps.components.handle(componentClick(integration, interaction)));
+        if (interaction["type"] === MESSAGE_COMPONENT) return callbackOf(await components.handle(componentClick(integration, interaction)));
         return callbackOf(undefined);
       },
     );
@@ -83,7 +88,7 @@ function componentClick(integration: IntegrationRow, interaction: Record<string,
     customId: stringOf(data["custom_id"]),
     values,
     userId: stringOf(user["id"]),
-    // Outside a server (no guild), the application stands for the tenant, as for a mention (inbound-discord.ts).
+    // Outside a server (no guild), the application stands for the tenant, as for a mention (receipts.ts).
     tenantId: stringOf(interaction["guild_id"]) || (integration.providerTenantId ?? ""),
     channelId: stringOf(interaction["channel_id"]),
     messageId: stringOf(objectOf(interaction["message"])["id"]),

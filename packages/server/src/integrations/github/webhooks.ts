@@ -21,7 +21,7 @@ const NUMERIC_ID = /^[0-9]{1,20}$/;
  * the raw body with one candidate's webhook secret (compared in constant time), else 401 and nothing
  * is stored. A ping is answered 204. Any other event is stored, once per `X-GitHub-Delivery`, for each
  * active integration of that installation whose secret signed it, and handled from the receipts
- * (modules/integrations/inbound-github.ts), started at once.
+ * (integrations/github/receipts.ts), started at once.
  */
 export async function githubWebhookRoutes(app: HttpApp, deps: { db: Database; secrets: Pick<SecretsService, "resolvePayload"> }): Promise<void> {
   await app.register(async (scope) => {

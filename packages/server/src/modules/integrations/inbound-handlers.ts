@@ -4,10 +4,10 @@ import { createSlackWebApi } from "../../integrations/slack/web-api.js";
 import type { Database } from "../../platform/db/index.js";
 import type { Services } from "../../services.js";
 import { createReceiptProcessor, type ReceiptProcessor } from "./inbound-processor.js";
-import { discordReceiptHandlers } from "./inbound-discord.js";
-import { githubReceiptHandlers } from "./inbound-github.js";
-import { slackReceiptHandlers } from "./inbound-slack.js";
-import { createSlackBot } from "./slack-bot.js";
+import { discordReceiptHandlers } from "../../integrations/discord/receipts.js";
+import { githubReceiptHandlers } from "../../integrations/github/receipts.js";
+import { slackReceiptHandlers } from "../../integrations/slack/receipts.js";
+import { createSlackBot } from "../../integrations/slack/bot.js";
 
 /** The receipt processor with every kind's handlers: the HTTP role kicks it, maintenance runs it on each tick. */
 export function createIntegrationReceipts(
