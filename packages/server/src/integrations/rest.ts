@@ -3,6 +3,7 @@ import { AppError } from "../platform/errors.js";
 import { capResponseBytes } from "../platform/net/capped-fetch.js";
 import { createGuardedFetch } from "../platform/net/guarded-fetch.js";
 import type { OutboundPolicy } from "../platform/net/outbound.js";
+import { createRateGate } from "./rate-gate.js";
 
 /** Provider answers svc reads are small; a bigger one is not the provider. */
 const MAX_RESPONSE_BYTES = 1024 * 1024;
@@ -41,13 +42,19 @@ interface EncodedBody {
 
 /**
  * A JSON REST API of a provider (Discord's, GitHub's), through the SSRF guard. No answer or a 5xx is
- * `upstream_unavailable`, a 429 (or GitHub's rate-limit 403) is `rate_limited` with the provider's delay; other statuses are
- * returned for the kind to judge. Never retries: a caller that wants another try makes it durable.
+ * `upstream_unavailable`, a 429 (or GitHub's rate-limit 403) is `rate_limited` with the provider's delay,
+ * and so is a call on a route the provider said is spent until its reset (rate-gate.ts); other statuses
+ * are returned for the kind to judge. Never retries: a caller that wants another try makes it durable.
  */
 export function createRestClient(deps: { provider: string; baseUrl: string; policy: OutboundPolicy }): RestClient {
   const fetchCapped = capResponseBytes(createGuardedFetch(deps.policy), MAX_RESPONSE_BYTES);
+  const gate = createRateGate();
+  const rateLimited = (path: string, retryAfterSeconds: number) =>
+    new AppError("rate_limited", `${deps.provider} is rate limiting ${path}; retry after ${retryAfterSeconds} seconds`, { retryAfterSeconds });
 
   async function send(method: string, path: string, headers: Record<string, string>, body: EncodedBody | undefined, timeoutMs: number): Promise<RestAnswer> {
+    const closedFor = gate.closedFor(method, path, headers);
+    if (closedFor !== undefined) throw rateLimited(path, closedFor);
     let response: Response;
     let text: string;
     try {
@@ -62,10 +69,8 @@ export function createRestClient(deps: { provider: string; baseUrl: string; poli
     } catch (err) {
       throw new AppError("upstream_unavailable", `${deps.provider} could not be reached (${method} ${path}): ${(err as Error).message}`, {}, err);
     }
-    if (response.status === 429 || isGithubRateLimit(response)) {
-      const retryAfterSeconds = retryAfterOf(response.headers, parseJson(text));
-      throw new AppError("rate_limited", `${deps.provider} is rate limiting ${path}; retry after ${retryAfterSeconds} seconds`, { retryAfterSeconds });
-    }
+    if (response.status === 429 || isGithubRateLimit(response)) throw rateLimited(path, retryAfterOf(response.headers, parseJson(text)));
+    gate.note(method, path, headers, response.headers);
     if (response.status >= 500) throw new AppError("upstream_unavailable", `${deps.provider} answered ${method} ${path} with HTTP ${response.status}`);
     return { status: response.status, body: parseJson(text), text };
   }

@@ -120,6 +120,24 @@ describe("integrations: Discord thread tools", () => {
     expect(failure).toEqual({ message: expect.stringContaining("rate limiting"), retry_at: expect.any(String) });
   });
 
+  it("a bucket Discord says is spent is not called again until its reset: the tool error names the delay", async () => {
+    const { p, mention } = await discordProject();
+    provider.script({ text: "hello" });
+    const { agentId, threadId } = await mention("hi");
+    await untilEvents(server.api, p, agentId, (e) => finalOutputs(e).length === 1);
+    discord.spendBucket("POST", /\/messages$/, 299.2);
+    const post = (content: string) => ({ toolCalls: [{ name: "int__chat__post_message", input: { content } }] });
+    provider.script(post("first"), post("second"), { text: "later" });
+    await send(server.api, p, agentId, "say it twice");
+    const results = toolResults(await untilEvents(server.api, p, agentId, (e) => finalOutputs(e).length === 2));
+    expect(results.map((result) => result.outcome)).toEqual(["succeeded", "failed"]);
+    const seconds = Number(/retry after (\d+) seconds/.exec(results[1].content_blocks[0].text)?.[1]);
+    expect(seconds).toBeGreaterThanOrEqual(1);
+    expect(seconds).toBeLessThanOrEqual(300);
+    expect(discord.posted.map((message) => message.body["content"])).toEqual(["first"]);
+    expect(discord.calls.filter((call) => call.method === "POST" && call.path === `/channels/${threadId}/messages`)).toHaveLength(1);
+  });
+
   it("an agent with no assigned conversation gets a tool error, and Discord is not called", async () => {
     const { p } = await discordProject();
     discord.reset();

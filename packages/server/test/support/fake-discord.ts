@@ -79,6 +79,8 @@ export interface FakeDiscord {
   history: Map<string, Array<Record<string, unknown>>>;
   /** The next `count` REST calls (with `method`, and a path `path` matches, when given) are refused with Discord's 429 (`retry_after` seconds). */
   rateLimit(count: number, retryAfter: number, method?: string, path?: RegExp): void;
+  /** The next successful `method` call on a path `path` matches says its bucket is spent: `X-RateLimit-Remaining: 0`, reset after `resetAfter` seconds. */
+  spendBucket(method: string, path: RegExp, resetAfter: number): void;
   addBot(overrides?: Partial<Pick<FakeDiscordBot, "username">>): FakeDiscordBot;
   revoke(token: string): void;
   reset(): void;
@@ -98,6 +100,7 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
   const posted: DiscordPosted[] = [];
   const history: FakeDiscord["history"] = new Map();
   let limited: { count: number; retryAfter: number; method?: string; path?: RegExp } = { count: 0, retryAfter: 0 };
+  let spend: { method: string; path: RegExp; resetAfter: number } | undefined;
   let port = 0;
   const http: Server = createServer(async (req, res) => {
     const answer = (status: number, body?: object, headers: Record<string, string> = {}) =>
@@ -118,7 +121,13 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
       return answer(429, { message: "You are being rate limited.", retry_after: limited.retryAfter, global: false }, { "retry-after": after, "x-ratelimit-remaining": "0", "x-ratelimit-reset-after": after, "x-ratelimit-scope": "user" });
     }
     const rest = discordRest(req.method ?? "", path, url.searchParams, { body, files }, { threads, roles, posted, history });
-    if (rest) return answer(rest.status, rest.body);
+    if (rest) {
+      const spent = spend && rest.status < 300 && spend.method === req.method && spend.path.test(path) ? spend : undefined;
+      if (spent) spend = undefined;
+      // Discord's bucket headers (Discord docs: "Rate Limits"), on every answer; this one's bucket is spent.
+      const bucket = spent ? { "x-ratelimit-limit": "5", "x-ratelimit-remaining": "0", "x-ratelimit-reset-after": String(spent.resetAfter), "x-ratelimit-bucket": "fake" } : {};
+      return answer(rest.status, rest.body, bucket);
+    }
     if (req.method === "GET" && path === "/users/@me") {
       return answer(200, { id: bot.botUserId, username: bot.username, global_name: null, discriminator: "0", avatar: null, bot: true, verified: true, flags: 0 });
     }
@@ -141,6 +150,7 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
     posted,
     history,
     rateLimit: (count, retryAfter, method, path) => void (limited = { count, retryAfter, ...(method ? { method } : {}), ...(path ? { path } : {}) }),
+    spendBucket: (method, path, resetAfter) => void (spend = { method, path, resetAfter }),
     gateway: gateway.api,
     addBot(overrides = {}) {
       const { publicKey, privateKey } = generateKeyPairSync("ed25519");
