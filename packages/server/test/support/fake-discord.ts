@@ -125,7 +125,7 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
       const spent = spend && rest.status < 300 && spend.method === req.method && spend.path.test(path) ? spend : undefined;
       if (spent) spend = undefined;
       // Discord's bucket headers (Discord docs: "Rate Limits"), on every answer; this one's bucket is spent.
-      const bucket = spent ? { "x-ratelimit-limit": "5", "x-ratelimit-remaining": "0", "x-ratelimit-reset-after": String(spent.resetAfter), "x-ratelimit-bucket": "fake" } : {};
+      const bucket: Record<string, string> = spent ? { "x-ratelimit-limit": "5", "x-ratelimit-remaining": "0", "x-ratelimit-reset-after": String(spent.resetAfter), "x-ratelimit-bucket": "fake" } : {};
       return answer(rest.status, rest.body, bucket);
     }
     if (req.method === "GET" && path === "/users/@me") {
