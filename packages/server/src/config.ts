@@ -83,6 +83,11 @@ export interface IntegrationsConfig {
   readonly slackAuthorizeUrl: string;
   /** Base of Discord's REST API (`SVC_DISCORD_API_URL`), version included, without a trailing slash; the Gateway address comes from its `GET /gateway/bot`. */
   readonly discordApiUrl: string;
+  /**
+   * How long a Discord Gateway lease lasts unrenewed (`SVC_DISCORD_GATEWAY_LEASE_SECONDS`): the longest a
+   * crashed holder's connection stays down before another process takes it over; renewed every third of it.
+   */
+  readonly discordGatewayLeaseSeconds: number;
   /** Base of GitHub's REST API (`SVC_GITHUB_API_URL`), without a trailing slash; `https://HOST/api/v3` for GitHub Enterprise Server. */
   readonly githubApiUrl: string;
 }
@@ -233,6 +238,8 @@ export function loadConfig(env: Env = process.env): Config {
       slackApiUrl: httpUrlVar(env, "SVC_SLACK_API_URL", "https://slack.com/api"),
       slackAuthorizeUrl: httpUrlVar(env, "SVC_SLACK_AUTHORIZE_URL", "https://slack.com/oauth/v2/authorize"),
       discordApiUrl: httpUrlVar(env, "SVC_DISCORD_API_URL", "https://discord.com/api/v10"),
+      // 30 s by default (reference docs: integrations/discord, "normally within 30 seconds"); at least 3, so renewals come every second at most.
+      discordGatewayLeaseSeconds: intVar(env, "SVC_DISCORD_GATEWAY_LEASE_SECONDS", 30, 3, 600),
       githubApiUrl: httpUrlVar(env, "SVC_GITHUB_API_URL", "https://api.github.com"),
     }),
     shutdownTimeoutMs: intVar(env, "SVC_SHUTDOWN_TIMEOUT_MS", 10_000, 0, 600_000),
@@ -336,6 +343,7 @@ export const KNOWN_SETTINGS: readonly string[] = [
   "SVC_DEVICE_CODE_TTL_SECONDS",
   "SVC_DEVICE_POLL_INTERVAL_SECONDS",
   "SVC_DISCORD_API_URL",
+  "SVC_DISCORD_GATEWAY_LEASE_SECONDS",
   "SVC_EMBEDDED_ANALYZE_INTERVAL_MS",
   "SVC_GITHUB_API_URL",
   "SVC_LOCAL_DAEMON_COMMAND",

@@ -14,7 +14,7 @@ import { unreachableMachines } from "./modules/machines/unreachable.js";
 import { byoBindingsFollowConfig } from "./modules/machines/follow-config.js";
 import { mcpRegistrySync } from "./modules/mcp-servers/registry-sync.js";
 import { createScheduler, startScheduler } from "./modules/cron-triggers/scheduler.js";
-import { createGatewayManager, GATEWAY_LEASE_SECONDS } from "./integrations/discord/gateway-manager.js";
+import { createGatewayManager } from "./integrations/discord/gateway-manager.js";
 import { cronTargets } from "./modules/cron-triggers/targets.js";
 import { buildServices, type Services } from "./services.js";
 import { startPoolMachines } from "./modules/machines/lifecycle.js";
@@ -144,7 +144,7 @@ async function startServices(command: Command, config: Config, db: Database, log
       secrets: services.secrets,
       apiUrl: config.integrations.discordApiUrl,
       policy: { allowPrivateNetwork: config.allowPrivateNetwork },
-      leaseSeconds: GATEWAY_LEASE_SECONDS,
+      leaseSeconds: config.integrations.discordGatewayLeaseSeconds,
       log,
     });
     gateways.start();

@@ -1,6 +1,7 @@
 import { expect } from "vitest";
 import { createGatewayManager, type GatewayManager } from "../../src/integrations/discord/gateway-manager.js";
 import type { AgentProject } from "../support/agents.js";
+import type { ApiClient } from "../support/client.js";
 import { eventually } from "../support/agent-loop.js";
 import { GUILD_ID, signInteraction, type FakeDiscord, type FakeDiscordBot } from "../support/fake-discord.js";
 import type { TestServer } from "../support/server.js";
@@ -17,8 +18,11 @@ export function startGateways(server: TestServer, discord: FakeDiscord): Gateway
   return gateways;
 }
 
-/** A discord_thread integration `name` connected to a new bot (with its public key), whose launcher offers `profiles`. */
-export async function connectDiscord(server: TestServer, discord: FakeDiscord, p: AgentProject, name: string, profiles: string[] = []) {
+/**
+ * A discord_thread integration `name` connected to a new bot (with its public key), whose launcher offers
+ * `profiles`; through any svc's API (a test server's, or a process test's client).
+ */
+export async function connectDiscord(server: { api: ApiClient }, discord: FakeDiscord, p: AgentProject, name: string, profiles: string[] = []) {
   const auth = { token: p.token };
   const created = await server.api.post(`${p.base}/integrations`, { name, integration_kind: "discord_thread", settings: { launcher: { profiles } } }, auth);
   expect(created.status, created.text).toBe(201);

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
 import type { Database } from "../../platform/db/index.js";
 import type { OutboundPolicy } from "../../platform/net/outbound.js";
 import type { SecretsService } from "../../modules/secrets/service.js";
@@ -6,8 +7,6 @@ import { createRestClient, scalarMember } from "../rest.js";
 import { RESUMABLE_CLOSE, runGatewayConnection } from "./gateway-connection.js";
 import * as store from "./gateway-store.js";
 
-/** A crashed holder's connections are taken over within this (reference docs: integrations/discord, "normally within 30 seconds"). */
-export const GATEWAY_LEASE_SECONDS = 30;
 /** Reconnect backoff: doubling from 1 second to at most a minute, with jitter. */
 const MIN_BACKOFF_MS = 1_000;
 const MAX_BACKOFF_MS = 60_000;
@@ -40,7 +39,8 @@ interface Held {
  * releases its lease, so another process resumes the session at once.
  */
 export function createGatewayManager(options: GatewayManagerOptions) {
-  const holder = randomUUID();
+  // Host and pid first, as a worker's id: an operator (or a test) reading the lease sees which process holds it.
+  const holder = `${hostname()}:${process.pid}:${randomUUID().slice(-12)}`;
   const held = new Map<string, Held>();
   const rest = createRestClient({ provider: "Discord", baseUrl: options.apiUrl, policy: options.policy });
   const { db, leaseSeconds } = options;
