@@ -6,6 +6,7 @@ import { eventually } from "../support/agent-loop.js";
 import { signDelivery, startFakeGithub } from "../support/fake-github.js";
 import { collectPages } from "../support/paging.js";
 import { useTestServer } from "../support/server.js";
+import { yamlConfig } from "../support/agents.js";
 import { createProfile, integrationProject } from "./integrations-fixtures.js";
 
 const github = await startFakeGithub();
@@ -44,7 +45,8 @@ async function launcher(trigger: "mention" | "pull_request_opened", scope?: { sc
   expect(saved.status, saved.text).toBe(200);
   const integrationId = decodeId("integration", created.body.id)!;
   const deliver = async (event: string, payload: object, delivery?: Parameters<typeof signDelivery>[4]) => {
-    const body = JSON.stringify({ ...payload, repository: REPOSITORY, installation: { id: Number(installation.id) }, sender: HUMAN });
+    // The payload may name another sender (a bot's push).
+    const body = JSON.stringify({ repository: REPOSITORY, installation: { id: Number(installation.id) }, sender: HUMAN, ...payload });
     const reply = await server.api.request("POST", EVENTS, { raw: body, headers: signDelivery(app, app.webhookSecret, event, body, delivery) });
     expect(reply.status, reply.text).toBe(204);
   };
@@ -56,8 +58,14 @@ async function launcher(trigger: "mention" | "pull_request_opened", scope?: { sc
     );
   const agents = async () => (await collectPages(server.api, `${p.base}/agents`, auth)) as any[];
   const backlog = async (agentId: string) => ((await server.api.get(`${p.base}/agents/${agentId}/inputs/backlog`, auth)).body.data as any[]).map((input) => [input.delivery_mode, input.content_blocks[0].text]);
-  return { p, auth, app, installation, path, profileId, slots, deliver, settled, agents, backlog };
+  return { p, auth, app, installation, path, profileId, slots, deliver, settled, agents, backlog, integrationId: created.body.id as string };
 }
+
+const HEAD = "0123456789abcdef0123456789abcdef01234567";
+const NEW_HEAD = "89abcdef0123456789abcdef0123456789abcdef";
+const BOT = { login: "renovate[bot]", id: 29139614, type: "Bot" };
+/** GitHub's pull_request `synchronize`: commits pushed to the pull request's head, from `before` to `after`. */
+const synchronize = (after: string, sender: object = HUMAN, number = PULL.number) => ({ action: "synchronize", number, before: HEAD, after, pull_request: { ...PULL, number, id: 5005 }, sender });
 
 const issueComment = (id: number, body: string, user: object = HUMAN, action = "created") => ({
   action,
@@ -97,7 +105,8 @@ describe("integrations: GitHub pull requests launch and steer agents", () => {
   it("launches on a pull request opened when the launcher asks for it, once per pull request; a mention there steers", async () => {
     const { app, deliver, settled, agents, backlog } = await launcher("pull_request_opened");
     await deliver("pull_request", { action: "opened", number: PULL.number, pull_request: { ...PULL, id: 5005 } });
-    await deliver("pull_request", { action: "synchronize", number: PULL.number, pull_request: { ...PULL, id: 5005 } });
+    // New commits neither launch again nor steer: they queue behind the opening input.
+    await deliver("pull_request", synchronize(NEW_HEAD));
     await deliver("issue_comment", issueComment(1101, `@${app.slug}[bot] start over`));
     await settled(3);
     const launched = await agents();
@@ -105,6 +114,36 @@ describe("integrations: GitHub pull requests launch and steer agents", () => {
     expect(await backlog(launched[0].id)).toEqual([
       ["steering", `@octocat commented on pull request acme/web#42 (Faster builds):\n\n@${app.slug}[bot] start over`],
       ["queued", "@octocat opened pull request acme/web#42 (Faster builds):\n\nCaches the toolchain."],
+      ["queued", `@octocat pushed commits to pull request acme/web#42 (Faster builds); its head is now ${NEW_HEAD}.`],
+    ]);
+  });
+
+  it("forwards to an agent subscribed through the API: comments and reviews steer, new commits queue; bots, edits, approvals alone, closes and redeliveries add nothing", async () => {
+    const { p, auth, path, integrationId, deliver, settled, backlog } = await launcher("mention");
+    const config = await server.api.post(`${p.base}/agent-configs`, { source: yamlConfig(p), source_format: "yaml" }, auth);
+    const agent = await server.api.post(`${p.base}/agents`, { config: config.body.id }, auth);
+    expect(agent.status, agent.text).toBe(201);
+    const agentId = agent.body.agent.id as string;
+    const subscribed = await server.api.post(`${path}/subscriptions`, { agent_id: agentId, conversation: { repository_id: REPOSITORY.id, pull_request: PULL.number } }, auth);
+    expect(subscribed.status, subscribed.text).toBe(201);
+    expect(subscribed.body.integration_id).toBe(integrationId);
+
+    await deliver("issue_comment", issueComment(1501, "Please also cover the cache miss."));
+    await deliver("pull_request_review", { action: "submitted", pull_request: PULL, review: { id: 3001, body: "Looks close; see my notes.", state: "commented", user: HUMAN } });
+    await deliver("pull_request", synchronize(NEW_HEAD));
+    // Redelivered under a new delivery id, the same push adds nothing; nor do a bot's push, an approval
+    // without a body, an edited review comment, a close, and commits on another pull request.
+    await deliver("pull_request", synchronize(NEW_HEAD));
+    await deliver("pull_request", synchronize("fedcba9876543210fedcba9876543210fedcba98", BOT));
+    await deliver("pull_request_review", { action: "submitted", pull_request: PULL, review: { id: 3002, body: null, state: "approved", user: HUMAN } });
+    await deliver("pull_request_review_comment", { action: "edited", pull_request: PULL, comment: { id: 2101, body: "Is this right?", path: "build.ts", user: HUMAN } });
+    await deliver("pull_request", { action: "closed", number: PULL.number, pull_request: { ...PULL, id: 5005 } });
+    await deliver("pull_request", synchronize(HEAD, HUMAN, 43));
+    await settled(9);
+    expect(await backlog(agentId)).toEqual([
+      ["steering", "@octocat commented on pull request acme/web#42 (Faster builds):\n\nPlease also cover the cache miss."],
+      ["steering", "@octocat reviewed pull request acme/web#42 (Faster builds):\n\nLooks close; see my notes."],
+      ["queued", `@octocat pushed commits to pull request acme/web#42 (Faster builds); its head is now ${NEW_HEAD}.`],
     ]);
   });
 

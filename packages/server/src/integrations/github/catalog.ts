@@ -13,7 +13,7 @@ const NUMERIC_ID = "^[0-9]{1,20}$";
 
 export const githubPrCatalog: IntegrationKindCatalog = {
   name: "github_pr",
-  description: "A GitHub App: a pull request opened, or a mention in its comments, starts a reviewer agent; later comments steer it.",
+  description: "A GitHub App: a pull request opened, or a mention in its comments, starts a reviewer agent; later comments steer it and new commits are queued for it.",
   capabilities: {
     tools: {
       read: {

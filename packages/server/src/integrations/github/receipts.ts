@@ -1,7 +1,7 @@
 import type { Database } from "../../platform/db/index.js";
 import { decodeId, encodeId } from "../../platform/ids.js";
 import type { ArtifactsService } from "../../modules/artifacts/service.js";
-import { steerSubscribers } from "../../modules/integrations/conversation-inputs.js";
+import { deliverToSubscribers, type ConversationDelivery } from "../../modules/integrations/conversation-inputs.js";
 import type { ReceiptHandler } from "../../modules/integrations/inbound-processor.js";
 import { launchForConversation } from "../../modules/integrations/launch-service.js";
 import type { IntegrationRow } from "../../modules/integrations/store.js";
@@ -15,29 +15,40 @@ interface Launcher {
   slots: Array<{ key: string; agent_profile_id: string }>;
 }
 
-/** The pull request a delivery is about, and what a person wrote there; checked member by member (the payload is GitHub's). */
+/** The pull request a delivery is about, and what a person did there; checked member by member (the payload is GitHub's). */
 interface PullRequestEvent {
   conversation: { repository_id: number; pull_request: number };
-  /** The writer: a human account (a Bot account's events are dropped before this is built). */
+  /** The writer (or, for new commits, the pusher): a human account (a Bot account's events are dropped before this is built). */
   person: { tenantId: string; userId: string };
-  /** The delivery's own identity: its comment, review or pull request, so redeliveries add nothing. */
+  /** The delivery's own identity: its comment, review, pull request or pushed head, so redeliveries add nothing. */
   messageKey: string;
   text: string;
+  /** Comments and reviews steer; a pull request opened or new commits queue (reference docs: integrations/github). */
+  delivery: ConversationDelivery;
+  /** GitHub's `action`: pull_request's `opened` is the launcher's trigger, its `synchronize` never is. */
+  action: string;
 }
 
-/** GitHub's event actions that are new human input (reference docs: integrations/github, "edits ... do not become agent input"). */
-const NEW_INPUT_ACTIONS: Readonly<Record<string, string>> = {
-  issue_comment: "created",
-  pull_request_review_comment: "created",
-  pull_request_review: "submitted",
-  pull_request: "opened",
+/**
+ * GitHub's event actions that become agent input (reference docs: integrations/github, "Configure
+ * incoming PR work"): new comments and submitted reviews, a pull request opened, and its synchronization
+ * (new commits pushed to its head); edits do not.
+ */
+const INPUT_ACTIONS: Readonly<Record<string, readonly string[]>> = {
+  issue_comment: ["created"],
+  pull_request_review_comment: ["created"],
+  pull_request_review: ["submitted"],
+  pull_request: ["opened", "synchronize"],
 };
+/** A commit sha as GitHub writes it: SHA-1, or SHA-256 in repositories that use it. */
+const SHA = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
 
 /**
  * `github_pr` receipts by event kind (reference docs: integrations/github, "Configure incoming PR work"):
  * a pull request opened (trigger pull_request_opened) or a comment mentioning bot_mention on a pull
  * request (trigger mention) launches each launcher slot's profile with that pull request assigned; every human
- * comment or review on a pull request steers its subscribed agents. Bots, the App itself among them, never do.
+ * comment or review on a pull request steers its subscribed agents, and a pull request opened or synchronized
+ * (new commits) is queued for them. Bots, the App itself among them, never do either.
  */
 export function githubReceiptHandlers(deps: Deps): Record<string, ReceiptHandler> {
   const handle: ReceiptHandler = async (receipt, integration) => {
@@ -45,7 +56,7 @@ export function githubReceiptHandlers(deps: Deps): Record<string, ReceiptHandler
     if (!event) return;
     const launched = await launchSlots(deps, integration, receipt.eventKind, event, receipt.providerEventId);
     // The pull request's other subscribers hear it too; the agents it launched have it as their opening input.
-    await steerSubscribers(deps, integration, { ...event, exceptAgentIds: launched });
+    await deliverToSubscribers(deps, integration, { ...event, exceptAgentIds: launched }, event.delivery);
   };
   return { issue_comment: handle, pull_request_review_comment: handle, pull_request_review: handle, pull_request: handle };
 }
@@ -59,7 +70,8 @@ export function githubReceiptHandlers(deps: Deps): Record<string, ReceiptHandler
 async function launchSlots(deps: Deps, integration: IntegrationRow, eventKind: string, event: PullRequestEvent, deliveryId: string): Promise<string[]> {
   const launcher = integration.settings["launcher"] as Launcher | undefined;
   if (!launcher || !inScope(launcher, integration, event)) return [];
-  const triggered = launcher.trigger === "pull_request_opened" ? eventKind === "pull_request" : eventKind !== "pull_request" && mentions(event.text, integration.botMention);
+  const triggered =
+    launcher.trigger === "pull_request_opened" ? eventKind === "pull_request" && event.action === "opened" : eventKind !== "pull_request" && mentions(event.text, integration.botMention);
   if (!triggered) return [];
   const launched: string[] = [];
   // Settings are validated against the catalog (at most 10 slots), so this loop is bounded.
@@ -94,7 +106,8 @@ function mentions(text: string, botMention: string | null): boolean {
 }
 
 function eventOf(eventKind: string, payload: Record<string, unknown>, integration: IntegrationRow): PullRequestEvent | undefined {
-  if (NEW_INPUT_ACTIONS[eventKind] !== payload["action"]) return undefined;
+  const action = stringOf(payload["action"]);
+  if (!INPUT_ACTIONS[eventKind]?.includes(action)) return undefined;
   const repository = objectOf(payload["repository"]);
   const repositoryId = positiveOf(repository["id"]);
   const fullName = typeof repository["full_name"] === "string" ? repository["full_name"] : `repository ${repositoryId}`;
@@ -102,26 +115,42 @@ function eventOf(eventKind: string, payload: Record<string, unknown>, integratio
   // An issue_comment on an issue that is not a pull request is unrelated (reference docs: integrations/github).
   if (eventKind === "issue_comment" && !("pull_request" in pr)) return undefined;
   const number = positiveOf(pr["number"]);
-  const item = eventKind === "pull_request" ? pr : objectOf(eventKind === "pull_request_review" ? payload["review"] : payload["comment"]);
-  const user = objectOf(item["user"]);
-  const itemId = positiveOf(item["id"]);
+  const item = itemOf(eventKind, action, payload, pr);
+  const user = objectOf(item.user);
   const userId = positiveOf(user["id"]) ?? user["login"];
-  if (!repositoryId || !number || !itemId || user["type"] === "Bot" || (typeof userId !== "string" && typeof userId !== "number")) return undefined;
-  const body = typeof item["body"] === "string" ? item["body"].trim() : "";
+  if (!repositoryId || !number || !item.id || user["type"] === "Bot" || (typeof userId !== "string" && typeof userId !== "number")) return undefined;
   // A review submitted without a body (an approval alone) carries nothing for the agent; its comments arrive on their own.
-  if (eventKind === "pull_request_review" && body === "") return undefined;
+  if (eventKind === "pull_request_review" && item.body === "") return undefined;
   const login = typeof user["login"] === "string" ? user["login"] : String(userId);
+  const what = { repository: fullName, number, login, title: stringOf(pr["title"]), body: item.body, path: item.path, head: String(item.id) };
   return {
     conversation: { repository_id: repositoryId, pull_request: number },
     person: { tenantId: integration.providerAccountRef ?? "", userId: String(userId) },
-    messageKey: `${eventKind}:${itemId}`,
-    text: textOf(eventKind, { repository: fullName, number, login, title: stringOf(pr["title"]), body, path: stringOf(item["path"]) }),
+    messageKey: `${eventKind}:${action === "synchronize" ? `synchronize:${item.id}` : item.id}`,
+    text: textOf(eventKind, action, what),
+    delivery: eventKind === "pull_request" ? "queued" : "steering",
+    action,
   };
 }
 
-function textOf(eventKind: string, e: { repository: string; number: number; login: string; title: string; body: string; path: string }): string {
+/**
+ * What the delivery carries: its identity, who wrote it and what. A synchronization's identity is the head
+ * it moved to (its `after`) and its writer the pusher (`sender`); a pull request's is the pull request.
+ */
+function itemOf(eventKind: string, action: string, payload: Record<string, unknown>, pr: Record<string, unknown>) {
+  if (action === "synchronize") {
+    const after = stringOf(payload["after"]);
+    return { id: SHA.test(after) ? after : undefined, user: payload["sender"], body: "", path: "" };
+  }
+  const item = eventKind === "pull_request" ? pr : objectOf(eventKind === "pull_request_review" ? payload["review"] : payload["comment"]);
+  return { id: positiveOf(item["id"]), user: item["user"], body: typeof item["body"] === "string" ? item["body"].trim() : "", path: stringOf(item["path"]) };
+}
+
+function textOf(eventKind: string, action: string, e: { repository: string; number: number; login: string; title: string; body: string; path: string; head: string }): string {
   const where = `${e.repository}#${e.number}${e.title ? ` (${e.title})` : ""}`;
   const said = e.body === "" ? "(no description)" : e.body;
+  // The new head sha is what the inline_comment tool's commit_id needs.
+  if (action === "synchronize") return `@${e.login} pushed commits to pull request ${where}; its head is now ${e.head}.`;
   if (eventKind === "pull_request") return `@${e.login} opened pull request ${where}:\n\n${said}`;
   if (eventKind === "pull_request_review") return `@${e.login} reviewed pull request ${where}:\n\n${said}`;
   if (eventKind === "pull_request_review_comment") return `@${e.login} commented on ${e.path || "the diff"} in pull request ${where}:\n\n${said}`;

@@ -29,17 +29,36 @@ export interface ConversationMessage {
 }
 
 /**
- * Kind-neutral: a message in a subscribed conversation becomes a steering input with
- * cancel_open_interactions for each subscribed, active agent (at most 16), attributed to the writer's
- * integration actor, keyed by the message (reference docs: integrations/slack, "Thread replies steer the selected agent and
- * cancel its outstanding interactions"). One transaction; answers how many agents it reached.
+ * How a conversation's news reaches its agents: `steering` (a person's reply: it steers the current work
+ * and cancels open interactions) or `queued` (news the agent takes up once its current work is done).
  */
-export async function steerSubscribers(deps: { db: Database; artifacts: ArtifactsService }, integration: IntegrationRow, message: ConversationMessage): Promise<number> {
+export type ConversationDelivery = "steering" | "queued";
+
+/**
+ * A message a person wrote in a subscribed conversation steers each subscribed, active agent (reference
+ * docs: integrations/slack, "Thread replies steer the selected agent and cancel its outstanding interactions").
+ */
+export function steerSubscribers(deps: { db: Database; artifacts: ArtifactsService }, integration: IntegrationRow, message: ConversationMessage): Promise<number> {
+  return deliverToSubscribers(deps, integration, message, "steering");
+}
+
+/**
+ * Kind-neutral: the message becomes an input of each subscribed, active agent (at most 16) in `delivery`
+ * mode, a steering one with cancel_open_interactions, attributed to the writer's integration actor, keyed
+ * by the message. One transaction; answers how many agents it reached.
+ */
+export async function deliverToSubscribers(
+  deps: { db: Database; artifacts: ArtifactsService },
+  integration: IntegrationRow,
+  message: ConversationMessage,
+  delivery: ConversationDelivery,
+): Promise<number> {
   const blocks = [{ type: "text" as const, text: message.text }];
   // A text block is checked in memory, so this may precede the transaction.
   const prepared = await deps.artifacts.prepareContentBlocks(blocks, new Set(["text"]));
   const key = `integration:${encodeId("integration", integration.id)}:${message.messageKey}`;
-  const digest = jsonDigest({ mode: "steering", actor: message.person, blocks, cancel: true });
+  const cancel = delivery === "steering";
+  const digest = jsonDigest({ mode: delivery, actor: message.person, blocks, cancel });
   return deps.db.tx(async (tx) => {
     const agentIds = await subs.conversationAgents(tx, integration.id, canonicalJson(message.conversation), MAX_AGENTS_PER_CONVERSATION);
     if (agentIds.length === 0) return 0;
@@ -48,8 +67,8 @@ export async function steerSubscribers(deps: { db: Database; artifacts: Artifact
     for (const agentId of agentIds.filter((id) => id !== message.exceptAgentId && !message.exceptAgentIds?.includes(id)).sort()) {
       const agent = await lockAgent(tx, agentId);
       if (!agent || agent.state !== "active" || (await inputs.findByKey(tx, agentId, CONTENT_SCOPE, key))) continue;
-      const input = await enqueueContentInput(tx, deps, agent, { deliveryMode: "steering", actorId: actor.id, prepared, key, digest });
-      await cancelOpenInteractions(tx, agent, input.id);
+      const input = await enqueueContentInput(tx, deps, agent, { deliveryMode: delivery, actorId: actor.id, prepared, key, digest });
+      if (cancel) await cancelOpenInteractions(tx, agent, input.id);
       reached += 1;
     }
     return reached;
