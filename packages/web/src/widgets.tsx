@@ -25,7 +25,10 @@ export function Table(props: { label: string; head: string[]; rows: ReactNode[][
           {props.rows.map((row, i) => (
             <tr key={i}>
               {row.map((cell, j) => (
-                <td key={j}>{cell}</td>
+                // At phone width the header row is hidden and each cell shows its column's name (styles.css).
+                <td key={j} data-label={props.head[j] || undefined}>
+                  {cell}
+                </td>
               ))}
             </tr>
           ))}
