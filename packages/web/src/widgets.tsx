@@ -1,4 +1,4 @@
-import { useState, type FormEvent, type ReactNode } from "react";
+import { useId, useRef, useState, type FormEvent, type ReactNode } from "react";
 import { api, call, type Schemas } from "./api/client";
 import { ErrorNotice, Field, useAction, useLoad } from "./ui";
 
@@ -38,15 +38,39 @@ export function Table(props: { label: string; head: string[]; rows: ReactNode[][
   );
 }
 
-export function Shown({ label, value }: { label: string; value: string | undefined }) {
+/**
+ * A value shown once (a token, a command) with a Copy button. Browsers offer the clipboard only on secure
+ * pages (https, localhost): elsewhere the value is selected instead, for Ctrl+C.
+ */
+export function Shown({ label, value, copyLabel }: { label: string; value: string | undefined; copyLabel?: string }) {
+  const [copied, setCopied] = useState<string>();
+  const shown = useRef<HTMLPreElement>(null);
+  const labelID = useId();
   if (!value) return null;
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(value);
+      setCopied("Copied.");
+    } catch {
+      const range = document.createRange();
+      range.selectNodeContents(shown.current!);
+      getSelection()?.removeAllRanges();
+      getSelection()?.addRange(range);
+      setCopied("Selected: press Ctrl+C (⌘C) to copy.");
+    }
+  };
   return (
-    <div className="card shown" role="status">
-      <p>{label}</p>
-      <pre className="copy">{value}</pre>
-      <button type="button" className="secondary" onClick={() => void navigator.clipboard?.writeText(value)}>
+    <div className="card shown">
+      <p id={labelID}>{label}</p>
+      <pre className="copy" ref={shown} aria-labelledby={labelID} tabIndex={0}>
+        {value}
+      </pre>
+      <button type="button" className="secondary" onClick={() => void copy()} aria-label={copyLabel}>
         Copy
-      </button>
+      </button>{" "}
+      <span role="status" className="small muted">
+        {copied}
+      </span>
     </div>
   );
 }

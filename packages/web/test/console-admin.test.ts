@@ -81,6 +81,8 @@ it("shows what machines, skills and secrets are granted to and revokes each gran
 
   await nav(page).getByRole("link", { name: "Machines" }).click();
   await page.getByLabel("Machine name").fill("build-box");
+  // Connected without a grant, so that the one made next is its only one.
+  await page.getByLabel("For project").selectOption({ label: "No project yet" });
   await page.getByRole("button", { name: "Connect" }).click();
   await page.getByLabel("To project").selectOption({ label: "Second" });
   await page.getByRole("button", { name: "Grant", exact: true }).click();

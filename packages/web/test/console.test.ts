@@ -218,8 +218,10 @@ it("connects and grants a machine, uploads and grants a skill, adds and grants a
 
   await nav.getByRole("link", { name: "Machines" }).click();
   await page.getByLabel("Machine name").fill("build-box");
+  // Connected without a grant: the one made next is its first.
+  await page.getByLabel("For project").selectOption({ label: "No project yet" });
   await page.getByRole("button", { name: "Connect" }).click();
-  await expectText(page, "npx svcd run --url " + ui.url + " --token ");
+  await expectText(page, " npx --no svcd run --url " + ui.url + " --home ~/.svcd");
   expect(await page.getByRole("table", { name: "Machines" }).textContent()).toContain("offline");
   await page.getByLabel("To project").selectOption({ label: "Second" });
   await page.getByRole("button", { name: "Grant", exact: true }).click();

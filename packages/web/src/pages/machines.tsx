@@ -1,57 +1,46 @@
-import { useState, type FormEvent } from "react";
+import { useEffect, useState, type FormEvent } from "react";
 import { api, call, type Schemas } from "../api/client";
 import { ErrorNotice, Field, Page, useAction, useLoad, when } from "../ui";
 import { GrantedTo, GrantForm, Shown, Table, text, useProjects, type GrantRow } from "../widgets";
 
 /**
- * The organization's machines: connect one (the svcd command is shown once), grant it to a project and
- * revoke that grant. Revoking deletes the project's machine grant
+ * The organization's machines: connect one (the svcd command is shown once, then the page waits for it to
+ * come online), grant it to a project and revoke that grant. Revoking deletes the project's machine grant
  * (`DELETE …/projects/{id}/machine-grants/{grantID}`, docs/machines.md).
  */
 export function Machines({ org }: { org: string }) {
   const list = useLoad(() => call(api.GET("/api/v1/orgs/{orgID}/machines", { params: { path: { orgID: org }, query: { limit: 100 } } })), [org]);
   const projects = useProjects(org);
-  const action = useAction();
-  const [command, setCommand] = useState<string>();
-  const submit = (event: FormEvent<HTMLFormElement>) => {
-    event.preventDefault();
-    const form = new FormData(event.currentTarget);
-    void action.run(async () => {
-      const made = await call(api.POST("/api/v1/orgs/{orgID}/machines/connect", { params: { path: { orgID: org } }, body: { display_name: text(form, "display_name") } }));
-      // docs/machines.md: svcd connects with the daemon token, given once.
-      setCommand(`npx svcd run --url ${location.origin} --token ${made.token} --home ~/.svcd`);
-      list.reload();
-    });
-  };
+  const [connected, setConnected] = useState<Connected>();
   const revoke = (g: GrantRow) => call(api.DELETE("/api/v1/orgs/{orgID}/projects/{projectID}/machine-grants/{grantID}", { params: { path: { orgID: org, projectID: g.projectID, grantID: g.grantID } } }));
   const machines = list.data?.data ?? [];
+  const waiting = connected && machines.find((m) => m.id === connected.machineID)?.connection_state !== "online";
+  useWhileWaiting(waiting === true, list.reload);
   return (
     <Page title="Machines">
       <ErrorNotice error={list.error ?? projects.error} />
       <Table
         label="Machines"
         head={["Name", "Kind", "State", "Connection", "Last seen", "Granted to"]}
-        empty="No machines yet."
+        empty="No machines yet. Connect this computer below to let agents run commands on it."
         rows={machines.map((m) => [
           m.display_name,
           m.source_kind,
           m.lifecycle_state,
           <span className={`badge conn-${m.connection_state}`}>{m.connection_state}</span>,
-          when(m.last_observed_at ?? undefined),
+          m.last_observed_at ? when(m.last_observed_at) : <span className="muted">never</span>,
           m.source_kind === "byo" ? <GrantedTo what={m.display_name} grants={explicitGrants(m, projects.data)} revoke={revoke} revoked={list.reload} /> : <span className="small muted">through its pool</span>,
         ])}
       />
-      <h2>Connect a machine</h2>
-      <form onSubmit={submit} className="inline-form">
-        <Field label="Machine name" id="machine-name">
-          <input id="machine-name" name="display_name" required maxLength={64} />
-        </Field>
-        <button className="primary" disabled={action.busy}>
-          Connect
-        </button>
-      </form>
-      <ErrorNotice error={action.error} />
-      <Shown label="Run this on the machine (the token is shown once):" value={command} />
+      <ConnectMachine org={org} projects={projects.data} connected={(made) => { setConnected(made); list.reload(); }} />
+      {connected ? (
+        <>
+          <Shown label="Run this in a terminal on the computer, from the folder you ran npm start in (your copy of svc). svcd stays in the foreground; Ctrl-C stops it. The token is shown only now:" value={connected.command} copyLabel="Copy the svcd command" />
+          <p role="status" className={waiting ? "muted" : "ok"}>
+            {waiting ? `Waiting for ${connected.name} to connect…` : `${connected.name} is online.`}
+          </p>
+        </>
+      ) : null}
       <GrantForm
         what="Machine"
         projects={projects.data}
@@ -61,6 +50,90 @@ export function Machines({ org }: { org: string }) {
       />
     </Page>
   );
+}
+
+interface Connected {
+  machineID: string;
+  name: string;
+  command: string;
+}
+
+/** How often, and for how long at most, the page looks again for a machine it is waiting for. */
+const POLL_MS = 2000;
+const POLL_ROUNDS = 300;
+
+/** Reloads every POLL_MS while `waiting`, for at most POLL_ROUNDS rounds (10 minutes): svcd is started by hand. */
+function useWhileWaiting(waiting: boolean, reload: () => void): void {
+  useEffect(() => {
+    if (!waiting) return;
+    let rounds = 0;
+    const timer = setInterval(() => {
+      rounds += 1;
+      if (rounds >= POLL_ROUNDS) clearInterval(timer);
+      reload();
+    }, POLL_MS);
+    return () => clearInterval(timer);
+  }, [waiting, reload]);
+}
+
+/**
+ * Connects a machine (docs/machines.md), granted at once to the chosen project, and hands back the svcd
+ * command. The token goes in the environment, not the arguments (which other users see in `ps`), and
+ * `npx --no svcd` runs the svcd of the checkout it is started in, never a registry package of that name.
+ */
+function ConnectMachine(props: { org: string; projects: Schemas["Project"][] | undefined; connected: (made: Connected) => void }) {
+  const action = useAction();
+  const remembered = props.projects?.find((p) => p.id === sessionStorage.getItem(`svc:project:${props.org}`))?.id;
+  const submit = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    const project = text(form, "project");
+    const cwd = text(form, "cwd");
+    const body = { display_name: text(form, "display_name"), ...(cwd ? { cwd } : {}), ...(project ? { project_ids: [project] } : {}) };
+    void action.run(async () => {
+      const made = await call(api.POST("/api/v1/orgs/{orgID}/machines/connect", { params: { path: { orgID: props.org } }, body }));
+      const command = `SVC_DAEMON_TOKEN=${shellQuote(made.token)} npx --no svcd run --url ${shellQuote(location.origin)} --home ~/.svcd`;
+      props.connected({ machineID: made.machine.id, name: made.machine.display_name, command });
+    });
+  };
+  return (
+    <>
+      <h2>Connect this computer</h2>
+      <p className="muted">
+        svcd, svc's machine daemon, runs agents' commands on a computer: it dials out to svc, so svc needs no way in. Name the computer, start the command shown next, and
+        agents of the project can use it as <code>machine_sources: [{"{"}machine_name: …{"}"}]</code> in their config.
+      </p>
+      <form onSubmit={submit} className="inline-form" aria-label="Connect a machine">
+        <Field label="Machine name" id="machine-name" hint="Agent configs name the machine by it.">
+          <input id="machine-name" name="display_name" required maxLength={64} />
+        </Field>
+        <Field label="Working directory (optional)" id="machine-cwd" hint="Where its commands run, such as a project folder; empty: svcd's own folder (--home).">
+          <input id="machine-cwd" name="cwd" maxLength={4096} />
+        </Field>
+        {props.projects ? (
+          <Field label="For project" id="machine-project" hint="Its agents may use the machine (a machine grant).">
+            <select id="machine-project" name="project" defaultValue={remembered ?? props.projects[0]?.id}>
+              {props.projects.map((p) => (
+                <option key={p.id} value={p.id}>
+                  {p.name}
+                </option>
+              ))}
+              <option value="">No project yet</option>
+            </select>
+          </Field>
+        ) : null}
+        <button className="primary" disabled={action.busy}>
+          Connect
+        </button>
+      </form>
+      <ErrorNotice error={action.error} />
+    </>
+  );
+}
+
+/** A word the shell reads as it is: quoted unless it is only safe characters. */
+function shellQuote(value: string): string {
+  return /^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replaceAll("'", "'\\''")}'`;
 }
 
 /**
