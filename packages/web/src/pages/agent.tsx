@@ -23,6 +23,14 @@ export function AgentView({ org, project, agent }: { org: string; project: strin
   const version = timeline.changes + sent;
   const controls = useAction();
   const info = current.data?.agent;
+  // Resolved interactions name what each Answer in the timeline chose ("Allow").
+  const resolved = useLoad(
+    () => call(api.GET("/api/v1/orgs/{orgID}/projects/{projectID}/agents/{agentID}/interactions", { params: { path, query: { state: "resolved", limit: 100 } } })),
+    [agent, version],
+  );
+  const open = useLoad(() => call(api.GET("/api/v1/orgs/{orgID}/projects/{projectID}/agents/{agentID}/interactions", { params: { path, query: { state: "open", limit: 100 } } })), [agent, version]);
+  const waiting = open.data?.data.length ?? 0;
+  const answered = new Map((resolved.data?.data ?? []).map((i) => [i.id, i]));
 
   const control = (kind: "cancel" | "archive") =>
     void controls.run(async () => {
@@ -51,17 +59,23 @@ export function AgentView({ org, project, agent }: { org: string; project: strin
           <span className={`badge state-${info.state}`}>{info.state}</span> {info.model.provider_config}/{info.model.name} · created {when(info.created_at)}
         </p>
       ) : null}
+      {waiting > 0 ? (
+        // At phone width the questions come after the timeline: say at the top that one waits, and link to it.
+        <p className="card attention" role="status">
+          <a href="#interactions-title">{waiting === 1 ? "A question or approval waits for your answer." : `${waiting} questions or approvals wait for your answer.`}</a>
+        </p>
+      ) : null}
       <div className="agent-grid">
         <section aria-labelledby="timeline-title">
           <h2 id="timeline-title">
             Timeline <span className={timeline.live ? "badge ok" : "badge"}>{timeline.live ? "live" : "connecting"}</span>
           </h2>
           <ErrorNotice error={timeline.error} />
-          <TimelineView ids={path} timeline={timeline} />
+          <TimelineView ids={path} timeline={timeline} answered={answered} />
           <SendMessage ids={path} sent={() => setSent((n) => n + 1)} />
         </section>
         <aside>
-          <Interactions ids={path} version={version} />
+          <Interactions ids={path} open={open} />
           <CustomToolCalls ids={path} timeline={timeline} />
           <Backlog ids={path} version={version} />
         </aside>
@@ -70,15 +84,16 @@ export function AgentView({ org, project, agent }: { org: string; project: strin
   );
 }
 
-function TimelineView({ ids, timeline }: { ids: Ids; timeline: Timeline }) {
+function TimelineView({ ids, timeline, answered }: { ids: Ids; timeline: Timeline; answered: Map<string, Schemas["AgentInteraction"]> }) {
   return (
     <ol className="timeline" aria-label="Timeline" aria-live="polite">
       {timeline.events.map((event) => (
         <li key={event.id} className={`event ${event.event_kind}`} data-sequence={event.sequence}>
           <div className="event-head">
-            <strong>{title(event)}</strong> <span className="muted small">#{event.sequence} · {when(event.created_at)}</span>
+            <strong>{title(event, timeline)}</strong> <span className="muted small">#{event.sequence} · {when(event.created_at)}</span>
           </div>
           {event.event_kind === "context_checkpoint" ? <p className="text muted">{event.summary}</p> : null}
+          {event.event_kind === "agent_input" && event.interaction_id ? <AnswerView interaction={answered.get(event.interaction_id)} /> : null}
           {("content_blocks" in event ? (event.content_blocks as Block[]) : []).map((block, i) => (
             <BlockView key={i} block={block} ids={ids} timeline={timeline} />
           ))}
@@ -96,14 +111,17 @@ function TimelineView({ ids, timeline }: { ids: Ids; timeline: Timeline }) {
   );
 }
 
-function title(event: AgentEvent): string {
+function title(event: AgentEvent, timeline: Timeline): string {
   switch (event.event_kind) {
     case "agent_input":
       return event.control_type === "cancel_current" ? "Cancel" : event.input_kind === "interaction_response" ? "Answer" : event.input_kind === "config_change" ? "Config change" : "Input";
     case "model_output":
       return `Model (${event.stop_reason})`;
-    case "tool_result":
-      return `Tool result: ${event.outcome}`;
+    case "tool_result": {
+      // The tool's name, once the page has loaded the agent's tool calls.
+      const name = timeline.toolCalls.get(event.tool_call_id)?.name;
+      return name ? `Tool result: ${name} ${event.outcome}` : `Tool result: ${event.outcome}`;
+    }
     default:
       return "Context checkpoint";
   }
@@ -129,12 +147,61 @@ function BlockView({ block, ids, timeline }: { block: Block; ids: Ids; timeline:
       );
     }
     case "structured_data":
-      return <pre>{JSON.stringify(block.value, null, 2)}</pre>;
+      return isCommandOutput(block.value) ? <CommandOutput result={block.value} /> : <pre>{JSON.stringify(block.value, null, 2)}</pre>;
     case "media_ref":
       return <ArtifactView ids={ids} artifactID={String(block.artifact_id)} />;
     default:
       return <pre>{JSON.stringify(block)}</pre>;
   }
+}
+
+/** What a person answered to a question or approval: "Permission requested for run_command: Allow". */
+function AnswerView({ interaction }: { interaction: Schemas["AgentInteraction"] | undefined }) {
+  if (!interaction?.resolution) return null;
+  const chosen = interaction.resolution.answers.map((answer, q) => {
+    const labels = answer.option_indices.map((i) => interaction.request.questions[q]?.options[i]?.label ?? String(i));
+    return [...labels, ...(answer.text ? [`“${answer.text}”`] : [])].join(", ");
+  });
+  return (
+    <p className="text">
+      {interaction.request.title}: <strong>{chosen.join("; ")}</strong>
+    </p>
+  );
+}
+
+interface CommandResult {
+  command?: unknown;
+  output?: unknown;
+  stderr?: unknown;
+  exit_code?: unknown;
+  exit_signal?: unknown;
+  done?: unknown;
+}
+
+/** run_command and the process tools answer `{command, output, stderr, exit_code, …}` (docs/machines.md). */
+function isCommandOutput(value: unknown): value is CommandResult {
+  return typeof value === "object" && value !== null && (typeof (value as CommandResult).output === "string" || typeof (value as CommandResult).stderr === "string");
+}
+
+/** A command's result as a terminal shows it: the command, its output, its errors, how it ended. */
+function CommandOutput({ result }: { result: CommandResult }) {
+  const ended = typeof result.exit_code === "number" ? `exit ${result.exit_code}` : typeof result.exit_signal === "string" ? `killed by ${result.exit_signal}` : result.done === false ? "still running" : "";
+  return (
+    <figure className="command-output">
+      {typeof result.command === "string" ? (
+        <figcaption>
+          <code>$ {result.command}</code>
+        </figcaption>
+      ) : null}
+      {typeof result.output === "string" && result.output ? <pre aria-label="Output">{result.output}</pre> : null}
+      {typeof result.stderr === "string" && result.stderr ? (
+        <pre className="stderr" aria-label="Errors">
+          {result.stderr}
+        </pre>
+      ) : null}
+      {ended ? <p className={`small ${result.exit_code === 0 ? "muted" : "error"}`}>{ended}</p> : null}
+    </figure>
+  );
 }
 
 function SendMessage({ ids, sent }: { ids: Ids; sent: () => void }) {
@@ -172,12 +239,13 @@ function SendMessage({ ids, sent }: { ids: Ids; sent: () => void }) {
   );
 }
 
-function Interactions({ ids, version }: { ids: Ids; version: number }) {
-  const open = useLoad(() => call(api.GET("/api/v1/orgs/{orgID}/projects/{projectID}/agents/{agentID}/interactions", { params: { path: ids, query: { state: "open" } as never } })), [ids.agentID, version]);
+function Interactions({ ids, open }: { ids: Ids; open: { data: { data: Schemas["AgentInteraction"][] } | undefined; error: unknown; reload: () => void } }) {
   const items = open.data?.data ?? [];
   return (
     <section aria-labelledby="interactions-title">
-      <h2 id="interactions-title">Questions and approvals</h2>
+      <h2 id="interactions-title" tabIndex={-1}>
+        Questions and approvals
+      </h2>
       <ErrorNotice error={open.error} />
       {items.length === 0 ? <p className="muted">Nothing waits for an answer.</p> : null}
       {items.map((interaction) => (
