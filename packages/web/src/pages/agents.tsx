@@ -18,7 +18,7 @@ export function AgentsList({ org, project }: { org: string; project: string }) {
   return (
     <Page title="Agents" actions={<Link className="button primary" to={`${base}/launch`}>Launch an agent</Link>}>
       <ErrorNotice error={page.error} />
-      {page.data && page.data.data.length === 0 ? <p className="muted">No agents yet. Launch one from a config.</p> : null}
+      {page.data && page.data.data.length === 0 && !cursor ? <GettingStarted org={org} project={project} /> : null}
       <ul className="list" aria-label="Agents">
         {page.data?.data.map((agent: Schemas["Agent"]) => (
           <li key={agent.id}>
@@ -36,5 +36,28 @@ export function AgentsList({ org, project }: { org: string; project: string }) {
         </button>
       ) : null}
     </Page>
+  );
+}
+
+/** What a new project needs before its first agent, in order, each step a link to the page that does it. */
+function GettingStarted({ org, project }: { org: string; project: string }) {
+  return (
+    <section className="card" aria-labelledby="start-title">
+      <h2 id="start-title">No agents yet. Getting started</h2>
+      <ol className="steps">
+        <li>
+          <Link to={`/orgs/${org}/secrets`}>Secrets</Link>: add your model provider's API key as an organization secret.
+        </li>
+        <li>
+          <Link to={`/orgs/${org}/models`}>Models</Link>: add a model provider using that secret, add a model to it and grant the model to this project.
+        </li>
+        <li>
+          <Link to={`/orgs/${org}/machines`}>Machines</Link> (optional): connect this computer, so agents can run commands on it.
+        </li>
+        <li>
+          <Link to={`/orgs/${org}/projects/${project}/launch`}>Launch an agent</Link> from a config that names the model, and watch it work.
+        </li>
+      </ol>
+    </section>
   );
 }

@@ -1,22 +1,31 @@
-import { useRef, useState, type FormEvent } from "react";
+import { useEffect, useRef, useState, type FormEvent } from "react";
 import { api, ApiError, call, type Schemas } from "../api/client";
 import { navigate } from "../router";
-import { ErrorNotice, Field, Page, useAction } from "../ui";
+import { ErrorNotice, Field, Link, Page, useAction, useLoad } from "../ui";
 
-const STARTER = `version: v1
+/** A first config, naming a model the project may use (or a placeholder while it has none). */
+function starter(model?: { provider_config: string; name: string }): string {
+  return `version: v1
 instruction: |
   You are a helpful agent.
 model:
-  provider_config: openai
-  name: fast
+  provider_config: ${model?.provider_config ?? "openai"}
+  name: ${model?.name ?? "fast"}
 `;
+}
 
 /**
  * Launch from a YAML config: the config is checked by svc (POST …/agent-configs), whose issues carry the
  * line and column they are at; the console lists them beside the editor and marks those lines.
  */
 export function Launch({ org, project }: { org: string; project: string }) {
-  const [source, setSource] = useState(STARTER);
+  const [source, setSource] = useState(starter);
+  const granted = useLoad(() => call(api.GET("/api/v1/orgs/{orgID}/projects/{projectID}/model-grants", { params: { path: { orgID: org, projectID: project }, query: { limit: 1 } } })), [org, project]);
+  const model = granted.data?.data[0]?.model;
+  // Until the person edits it, the starter names a model the project really has.
+  useEffect(() => {
+    if (model) setSource((current) => (current === starter() ? starter(model) : current));
+  }, [model?.id]);
   const [issues, setIssues] = useState<Schemas["ErrorIssue"][]>([]);
   const editor = useRef<HTMLTextAreaElement>(null);
   const action = useAction();
@@ -55,6 +64,16 @@ export function Launch({ org, project }: { org: string; project: string }) {
   const lineCount = source.split("\n").length;
   return (
     <Page title="Launch an agent">
+      {granted.data && !model ? (
+        <p role="status" className="card">
+          This project may use no model yet: add one under <Link to={`/orgs/${org}/models`}>Models</Link> and grant it to the project first.
+        </p>
+      ) : null}
+      <p className="muted small">
+        The config names the model (<code>model:</code>), and may give the agent a connected machine (<code>machine_sources: [{"{"}machine_name: my-laptop{"}"}]</code>, which
+        brings the <code>run_command</code> tool) and ask before each command (<code>machine_tools: {"{"}permission: {"{"}mode: always_ask{"}"}{"}"}</code>). docs/agent-configs.md
+        describes every field.
+      </p>
       <form onSubmit={submit} className="launch">
         <Field label="Name (optional)" id="agent-name">
           <input id="agent-name" name="name" maxLength={64} />
