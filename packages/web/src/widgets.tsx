@@ -43,20 +43,21 @@ export function Table(props: { label: string; head: string[]; rows: ReactNode[][
  * pages (https, localhost): elsewhere the value is selected instead, for Ctrl+C.
  */
 export function Shown({ label, value, copyLabel }: { label: string; value: string | undefined; copyLabel?: string }) {
-  const [copied, setCopied] = useState<string>();
+  // Which value the note is about: a new value (another token) starts without one.
+  const [copied, setCopied] = useState<{ value: string; note: string }>();
   const shown = useRef<HTMLPreElement>(null);
   const labelID = useId();
   if (!value) return null;
   const copy = async () => {
     try {
       await navigator.clipboard.writeText(value);
-      setCopied("Copied.");
+      setCopied({ value, note: "Copied." });
     } catch {
       const range = document.createRange();
       range.selectNodeContents(shown.current!);
       getSelection()?.removeAllRanges();
       getSelection()?.addRange(range);
-      setCopied("Selected: press Ctrl+C (⌘C) to copy.");
+      setCopied({ value, note: "Selected: press Ctrl+C (⌘C) to copy." });
     }
   };
   return (
@@ -69,7 +70,7 @@ export function Shown({ label, value, copyLabel }: { label: string; value: strin
         Copy
       </button>{" "}
       <span role="status" className="small muted">
-        {copied}
+        {copied?.value === value ? copied.note : null}
       </span>
     </div>
   );

@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState, type FormEvent } from "react";
+import { useRef, useState, type FormEvent } from "react";
 import { api, ApiError, call, type Schemas } from "../api/client";
 import { navigate } from "../router";
 import { ErrorNotice, Field, Link, Page, useAction, useLoad } from "../ui";
@@ -19,13 +19,13 @@ model:
  * line and column they are at; the console lists them beside the editor and marks those lines.
  */
 export function Launch({ org, project }: { org: string; project: string }) {
-  const [source, setSource] = useState(starter);
+  const [edited, setEdited] = useState<string>();
   const granted = useLoad(() => call(api.GET("/api/v1/orgs/{orgID}/projects/{projectID}/model-grants", { params: { path: { orgID: org, projectID: project }, query: { limit: 1 } } })), [org, project]);
   const model = granted.data?.data[0]?.model;
-  // Until the person edits it, the starter names a model the project really has.
-  useEffect(() => {
-    if (model) setSource((current) => (current === starter() ? starter(model) : current));
-  }, [model?.id]);
+  // The starter names a model the project really has, so the editor opens once that is known: text
+  // replaced under a person's cursor would lose what they typed.
+  const ready = granted.data !== undefined || granted.error !== undefined;
+  const source = edited ?? (ready ? starter(model) : "");
   const [issues, setIssues] = useState<Schemas["ErrorIssue"][]>([]);
   const editor = useRef<HTMLTextAreaElement>(null);
   const action = useAction();
@@ -96,7 +96,8 @@ export function Launch({ org, project }: { org: string; project: string }) {
               rows={Math.max(12, lineCount + 1)}
               aria-invalid={issues.length > 0}
               aria-describedby={issues.length > 0 ? "config-issues" : undefined}
-              onChange={(event) => setSource(event.target.value)}
+              disabled={!ready}
+              onChange={(event) => setEdited(event.target.value)}
             />
           </div>
         </div>
