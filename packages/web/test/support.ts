@@ -18,9 +18,8 @@ export const ARTIFACTS = join(ROOT, "test-artifacts", "console", DATABASE);
 /** The console's build, made first when missing or older than its sources (as `npm start` does). */
 function ensureBuilt(): void {
   if (!staleWorkspaces(ROOT).includes("packages/web")) return;
-  // Vitest sets NODE_ENV=test, and Vite keeps a NODE_ENV it finds: React would come in its development build
-  // (twice the size, effects run twice under StrictMode). Test what ships.
-  const build = spawnSync("npm", ["run", "build", "-w", "@svc/web"], { cwd: ROOT, encoding: "utf8", env: { ...process.env, NODE_ENV: "production" } });
+  // Vitest sets NODE_ENV=test; the console's vite.config.ts builds for production whatever NODE_ENV says.
+  const build = spawnSync("npm", ["run", "build", "-w", "@svc/web"], { cwd: ROOT, encoding: "utf8" });
   if (build.status !== 0) throw new Error(`building the console failed:\n${build.stdout}\n${build.stderr}`);
 }
 
