@@ -11,7 +11,8 @@ import { countStatements } from "../support/statements.js";
  * after auth). Bearer principals and project access come from the short-lived access cache, so the
  * second request of a burst runs only the append's own statements. No worker runs here.
  */
-const server = useTestServer();
+// Statements are counted exactly: no background receipts processor runs beside the requests.
+const server = useTestServer({}, { followReceipts: false });
 const provider = useFakeProvider({ reset: false });
 
 /** Sends `request` twice (the first fills the caches) and counts the statements of the second. */

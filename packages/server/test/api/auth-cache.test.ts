@@ -7,7 +7,8 @@ import { countStatements } from "../support/statements.js";
  * (SVC_AUTH_CACHE_TTL_MS, 5 s by default). A revocation served by this process takes effect at once;
  * last_used_at is written at most once a minute.
  */
-const server = useTestServer();
+// Statements are counted exactly: no background receipts processor runs beside the requests.
+const server = useTestServer({}, { followReceipts: false });
 
 
 /** Uses a credential often enough that anything cacheable is cached. */

@@ -6,7 +6,8 @@ import { useTestServer } from "../support/server.js";
 import { countStatements } from "../support/statements.js";
 
 /** GET /orgs/{orgID}/overview (getOrgOverview): what the caller can see, bounded, in a fixed number of statements. */
-const server = useTestServer();
+// Statements are counted exactly: no background receipts processor runs beside the requests.
+const server = useTestServer({}, { followReceipts: false });
 const provider = useFakeProvider({ reset: false });
 const api = () => server.api;
 
