@@ -89,7 +89,7 @@ export function discordReceiptHandlers(deps: Deps): Record<string, ReceiptHandle
       if (launcherProfiles(integration).length > 0 && (await mentionsBot(deps.bot, integration, message)) && !(await ownedElsewhere(deps.db, integration, here, message.id))) {
         launched = await launchFromMention(deps, integration, message, person);
       }
-      await steerSubscribers(deps, integration, { conversation: here, person, text: textOf(message), messageKey: message.id, exceptAgentId: launched });
+      await steerSubscribers(deps, integration, { conversation: here, person, text: textOf(message), messageKey: message.id, exceptAgentIds: launched ? [launched] : [] });
     },
 
     /** An interaction the agent's handler routed here: posted to the agent's thread with answer buttons. */

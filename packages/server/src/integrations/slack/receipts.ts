@@ -103,7 +103,7 @@ export function slackReceiptHandlers(deps: { db: Database; artifacts: ArtifactsS
         if (outcome.launched) [heard, launchedAgentId] = [true, outcome.agentId];
       }
       // The thread's subscribers hear the mention too, except the agent it launched (its opening input).
-      await steerSubscribers(deps, integration, { ...request, messageKey: `${message.channel}:${message.ts}`, exceptAgentId: launchedAgentId });
+      await steerSubscribers(deps, integration, { ...request, messageKey: `${message.channel}:${message.ts}`, exceptAgentIds: launchedAgentId ? [launchedAgentId] : [] });
       if (!heard) return;
       // After the launch: a failed reaction retries the receipt, and the launch finds its agent by key.
       await deps.bot.call(integration, "reactions.add", { channel: message.channel, timestamp: message.ts, name: ACK_REACTION }, ["already_reacted"]);

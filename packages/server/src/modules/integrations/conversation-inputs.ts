@@ -22,9 +22,7 @@ export interface ConversationMessage {
    * a redelivered event, or a second event about the same message, adds nothing.
    */
   messageKey: string;
-  /** An agent that must not get it (the one this message just launched, whose opening input it is). */
-  exceptAgentId?: string;
-  /** Several such agents (one launch per GitHub launcher slot). */
+  /** Agents that must not get it: the ones this message just launched (one per GitHub launcher slot), whose opening input it is. */
   exceptAgentIds?: readonly string[];
 }
 
@@ -64,7 +62,7 @@ export async function deliverToSubscribers(
     if (agentIds.length === 0) return 0;
     const actor = await upsertIntegrationActor(tx, integration.orgId, integration.projectId, message.person);
     let reached = 0;
-    for (const agentId of agentIds.filter((id) => id !== message.exceptAgentId && !message.exceptAgentIds?.includes(id)).sort()) {
+    for (const agentId of agentIds.filter((id) => !message.exceptAgentIds?.includes(id)).sort()) {
       const agent = await lockAgent(tx, agentId);
       if (!agent || agent.state !== "active" || (await inputs.findByKey(tx, agentId, CONTENT_SCOPE, key))) continue;
       const input = await enqueueContentInput(tx, deps, agent, { deliveryMode: delivery, actorId: actor.id, prepared, key, digest });
