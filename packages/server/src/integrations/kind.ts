@@ -93,6 +93,8 @@ export interface IntegrationKind extends IntegrationKindCatalog {
   readonly credentialKinds: readonly SecretKind[];
   /** The agent profiles (public `aprf_` ids) valid settings name, with where: they must exist in the project when saved. */
   profileReferences(settings: Record<string, unknown>): Array<{ pointer: string; profileId: string }>;
+  /** Rules of schema-valid settings a JSON Schema cannot state, paths relative to the settings; none when absent. */
+  settingsIssues?(settings: Record<string, unknown>): Issue[];
   /** Problems with a provider_config, paths relative to it (spec: provider_config per kind). */
   providerConfigIssues(config: Record<string, unknown>): Issue[];
   /** Asks the provider who the credential is; throws CredentialRejected, or an AppError when the provider cannot answer. */

@@ -103,6 +103,12 @@ describe("integrations: github_pr setup", () => {
     expect(reply.body.issues).toEqual([{ path: "/settings/launcher/slots/0/agent_profile_id", message: "is not an agent profile of this project" }]);
     const badTrigger = await server.api.put(path, { settings: { launcher: { ...launcher, trigger: "push" } } }, { token: p.token });
     expect(badTrigger.body.issues[0].path).toBe("/settings/launcher/trigger");
+    // Two slots with one key would be one agent: refused, with the profile problems in the same answer.
+    const twice = { ...launcher, slots: [launcher.slots[0], { ...launcher.slots[0], agent_profile_id: "aprf_aeaqcaibaeaqcaibaeaqcaibae" }] };
+    const repeated = await server.api.put(path, { settings: { launcher: twice } }, { token: p.token });
+    expect(repeated.status, repeated.text).toBe(400);
+    expect(repeated.body.issues).toContainEqual({ path: "/settings/launcher/slots/1/key", message: "repeats the key of slot 0; each slot needs its own key" });
+    expect((await server.api.get(path, { token: p.token })).body.settings).toEqual({});
   });
 });
 

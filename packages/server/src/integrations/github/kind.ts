@@ -27,6 +27,7 @@ export function createGithubPrKind(settings: { apiUrl: string; policy: OutboundP
       const launcher = settings["launcher"] as { slots?: Array<{ agent_profile_id: string }> } | undefined;
       return (launcher?.slots ?? []).map((slot, index) => ({ pointer: `/launcher/slots/${index}/agent_profile_id`, profileId: slot.agent_profile_id }));
     },
+    settingsIssues: launcherSlotIssues,
     providerConfigIssues: (config) => (Object.keys(config).length === 0 ? [] : [{ path: "", message: "must be an empty object for github_pr" }]),
     async verify(material: SecretMaterial, claim: IdentityClaim): Promise<VerifiedIdentity> {
       if (material.kind !== "github_app_credentials") throw new CredentialRejected([{ path: CREDENTIAL, message: "must be a github_app_credentials secret" }]);
@@ -68,4 +69,15 @@ async function verifyInstallation(rest: RestClient, appId: string, key: KeyObjec
   if (slug) facts["app_slug"] = slug;
   if (login) facts["account_login"] = login;
   return { tenantId: appId, accountRef: installationId, ...(slug ? { botMention: `@${slug}[bot]` } : {}), facts };
+}
+
+/** Each slot's key names its own agent on a pull request (its launch key and ownership): two slots may not share one. */
+function launcherSlotIssues(settings: Record<string, unknown>): Issue[] {
+  const launcher = settings["launcher"] as { slots?: Array<{ key: string }> } | undefined;
+  const first = new Map<string, number>();
+  return (launcher?.slots ?? []).flatMap((slot, index) => {
+    const earlier = first.get(slot.key);
+    if (earlier === undefined) first.set(slot.key, index);
+    return earlier === undefined ? [] : [{ path: `/launcher/slots/${index}/key`, message: `repeats the key of slot ${earlier}; each slot needs its own key` }];
+  });
 }

@@ -13,7 +13,7 @@ import { findProfile } from "../agent-profiles/service.js";
 export async function checkSettings(tx: Tx, orgId: string, projectId: string, kind: IntegrationKind, settings: Record<string, unknown>): Promise<void> {
   const schemaIssues = capabilityIssues(kind.name, "settings", settings, "/settings");
   if (schemaIssues.length > 0) throw invalid(schemaIssues);
-  const issues: Issue[] = [];
+  const issues: Issue[] = (kind.settingsIssues?.(settings) ?? []).map((issue) => ({ ...issue, path: `/settings${issue.path}` }));
   for (const { pointer, profileId } of kind.profileReferences(settings)) {
     const id = decodeId("agentProfile", profileId);
     if (!id || !(await findProfile(tx, orgId, projectId, id))) issues.push({ path: `/settings${pointer}`, message: "is not an agent profile of this project" });
