@@ -7,6 +7,7 @@ import { startLine, type ServedPages } from "./start-line.js";
 import { DataDirInUse, embeddedAnalyzeTask, openDatabase, type Database } from "./platform/db/index.js";
 import { startMaintenance, type MaintenanceTask } from "./maintenance.js";
 import { createIntegrationReceipts } from "./modules/integrations/inbound-handlers.js";
+import type { ReceiptProcessor } from "./modules/integrations/inbound-processor.js";
 import { deleteOldFlows } from "./modules/secrets/mcp-oauth-store.js";
 import { runFakeProvider } from "./runtime/models/fake-provider/cli.js";
 import { leaseReaper, skillInstallDeadlines, startAgentWorker } from "./runtime/index.js";
@@ -152,7 +153,7 @@ async function startServices(command: Command, config: Config, db: Database, log
     started.push("discord gateway");
   }
   if (command === "serve" || command === "maintenance") {
-    const tasks = [...maintenanceTasks(db, services, config), ...embeddedAnalyzeTask(db, config.runtime.embeddedAnalyzeIntervalMs)];
+    const tasks = [...maintenanceTasks(db, services, config, receipts), ...embeddedAnalyzeTask(db, config.runtime.embeddedAnalyzeIntervalMs)];
     const maintenance = startMaintenance(tasks, log, config.runtime.maintenanceIntervalMs);
     stops.push(() => maintenance.stop());
     // Pool machines are made, restarted and deleted by the process that runs maintenance; it stops their
@@ -199,8 +200,8 @@ async function backupSocket(config: Config, dump: () => Promise<string>, log: pi
   }
 }
 
-export function maintenanceTasks(db: Database, services: Services, config: Config): MaintenanceTask[] {
-  const receipts = createIntegrationReceipts(db, services, config);
+/** `receipts` is the process's own processor: the tick takes what its notifications left, with no second processor beside it. */
+export function maintenanceTasks(db: Database, services: Services, config: Config, receipts: Pick<ReceiptProcessor, "runDue">): MaintenanceTask[] {
   return [
     leaseReaper(db, services),
     unreachableMachines(db, config),
