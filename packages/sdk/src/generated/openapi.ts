@@ -1908,7 +1908,7 @@ export type paths = {
         put?: never;
         /**
          * Subscribe an agent to a conversation
-         * @description Forwards one provider conversation to an active agent of the project (project manage). Repeating an active attachment answers it with 200; a new one is 201. At most 16 agents per conversation and integration (409).
+         * @description Forwards one provider conversation to an active agent of the project (project manage), every event or those `events` selects. Repeating an active attachment answers it with 200 (with `events` as this request says); a new one is 201. At most 16 agents per conversation and integration (409).
          */
         post: operations["createIntegrationSubscription"];
         delete?: never;
@@ -3011,6 +3011,8 @@ export type components = {
             conversation: {
                 [key: string]: unknown;
             };
+            /** @description The events to forward, from the kind's list (github_pr: discussion_comment, review_comment, commit); omitted, all of them. Kinds without a list (slack_thread, discord_thread) refuse it. Repeating an attachment replaces its selection. */
+            events?: string[];
         };
         CreateMachineDaemonTokenRequest: {
             name?: components["schemas"]["ResourceName"];
@@ -3500,6 +3502,8 @@ export type components = {
             conversation: {
                 [key: string]: unknown;
             };
+            /** @description The events the subscription selects; absent, it forwards every event. */
+            events?: string[];
             created_at: components["schemas"]["Timestamp"];
         };
         IntegrationSubscriptionCapability: {

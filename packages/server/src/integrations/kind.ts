@@ -99,6 +99,11 @@ export interface IntegrationKind extends IntegrationKindCatalog {
   providerConfigIssues(config: Record<string, unknown>): Issue[];
   /** Asks the provider who the credential is; throws CredentialRejected, or an AppError when the provider cannot answer. */
   verify(material: SecretMaterial, claim: IdentityClaim): Promise<VerifiedIdentity>;
+  /**
+   * The event names a subscription may select with `events` (reference docs: integrations/github,
+   * "Configure incoming PR work"); a kind without them forwards everything and refuses a filter.
+   */
+  readonly subscriptionEvents?: readonly string[];
   readonly oauth?: OAuthInstaller;
   readonly inbound?: InboundReceiver;
   /** Runs the operations of `capabilities.tools` for agents; a kind without it offers tools no agent can run yet. */

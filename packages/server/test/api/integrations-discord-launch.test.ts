@@ -1,6 +1,6 @@
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { integrationEventReceipts } from "../../src/db/schema/index.js";
+import { integrationEventReceipts, integrationLaunchChoices } from "../../src/db/schema/index.js";
 import { createGatewayManager, type GatewayManager } from "../../src/integrations/discord/gateway-manager.js";
 import { createIntegrationReceipts } from "../../src/modules/integrations/inbound-handlers.js";
 import { decodeId } from "../../src/platform/ids.js";
@@ -206,5 +206,27 @@ describe("integrations: Discord mentions launch agents, thread messages steer th
       `PUT /channels/${thread}/messages/${limited!.providerEventId}/reactions/👀/@me`,
       `PUT /channels/${thread}/messages/${limited!.providerEventId}/reactions/👀/@me`,
     ]);
+  });
+
+  it("posts no second profile menu for a mention in a thread whose menu is still open; once it has expired, a mention gets a new one", async () => {
+    const { bot, settled, agents } = await launcher(2);
+    const thread = "143456789012345678";
+    discord.threads.add(thread);
+    const mentionHere = (text: string) => discord.gateway.dispatchMessage(bot, `<@${bot.botUserId}> ${text}`, false, { channel_id: thread, author: { id: ASKER, username: "asker" }, mentions: [{ id: bot.botUserId }] });
+    mentionHere("triage this");
+    await settled(1);
+    expect(discord.posted.map((message) => message.channelId)).toEqual([thread]);
+    const second = mentionHere("are you there?");
+    await settled(2);
+    // The open menu still decides; the second mention is acknowledged, and nothing new is posted.
+    expect(discord.posted).toHaveLength(1);
+    expect(restCalls()).toContain(`PUT /channels/${thread}/messages/${second}/reactions/👀/@me`);
+    expect(await agents()).toEqual([]);
+
+    await server.db.tx((tx) => tx.update(integrationLaunchChoices).set({ expiresAt: new Date(Date.now() - 1000) }).where(sql`${integrationLaunchChoices.conversation} ->> 'thread_id' = ${thread}`));
+    mentionHere("now?");
+    await settled(3);
+    expect(discord.posted).toHaveLength(2);
+    expect(discord.posted[1]!.channelId).toBe(thread);
   });
 });

@@ -147,6 +147,63 @@ describe("integrations: GitHub pull requests launch and steer agents", () => {
     ]);
   });
 
+  it("forwards to each API subscription only the events it selects; the pull request's opening reaches every subscriber", async () => {
+    const { p, auth, path, deliver, settled, backlog } = await launcher("mention");
+    const config = await server.api.post(`${p.base}/agent-configs`, { source: yamlConfig(p), source_format: "yaml" }, auth);
+    const subscribe = async (name: string, events?: string[]) => {
+      const agent = await server.api.post(`${p.base}/agents`, { config: config.body.id, name }, auth);
+      const reply = await server.api.post(`${path}/subscriptions`, { agent_id: agent.body.agent.id, conversation: { repository_id: REPOSITORY.id, pull_request: PULL.number }, ...(events ? { events } : {}) }, auth);
+      expect(reply.status, reply.text).toBe(201);
+      return agent.body.agent.id as string;
+    };
+    const [commits, talk, all] = [await subscribe("commits", ["commit"]), await subscribe("talk", ["discussion_comment", "review_comment"]), await subscribe("all")];
+
+    await deliver("pull_request", { action: "opened", number: PULL.number, pull_request: { ...PULL, id: 5005 } });
+    await deliver("issue_comment", issueComment(1601, "Please also cover the cache miss."));
+    await deliver("pull_request_review", { action: "submitted", pull_request: PULL, review: { id: 3101, body: "Looks close.", state: "commented", user: HUMAN } });
+    await deliver("pull_request", synchronize(NEW_HEAD));
+    await settled(4);
+    const opened = ["queued", "@octocat opened pull request acme/web#42 (Faster builds):\n\nCaches the toolchain."];
+    const comment = ["steering", "@octocat commented on pull request acme/web#42 (Faster builds):\n\nPlease also cover the cache miss."];
+    const review = ["steering", "@octocat reviewed pull request acme/web#42 (Faster builds):\n\nLooks close."];
+    const pushed = ["queued", `@octocat pushed commits to pull request acme/web#42 (Faster builds); its head is now ${NEW_HEAD}.`];
+    expect(await backlog(commits)).toEqual([opened, pushed]);
+    expect(await backlog(talk)).toEqual([comment, review, opened]);
+    expect(await backlog(all)).toEqual([comment, review, opened, pushed]);
+  });
+
+  it("holds a pull request's new commits that come before its opening has launched, and delivers them once after the launch", async () => {
+    const { deliver, settled, agents, backlog, integrationId } = await launcher("pull_request_opened");
+    // Opened a moment ago, by GitHub's account: its opening may still be on its way, or launching elsewhere.
+    const pull = { ...PULL, id: 5005, created_at: new Date().toISOString() };
+    await deliver("pull_request", { ...synchronize(NEW_HEAD), pull_request: pull });
+    const receipts = () => server.db.read.select().from(integrationEventReceipts).where(eq(integrationEventReceipts.integrationId, decodeId("integration", integrationId)!));
+    // Held: tried, found nobody to deliver to, kept pending without spending an attempt.
+    const [held] = await eventually(receipts, (rows) => rows.length === 1 && rows[0]!.state === "pending" && rows[0]!.attempts === 0 && rows[0]!.retryAt !== null, 30_000);
+    expect(held!.failure).toBeNull();
+    expect(await agents()).toEqual([]);
+
+    await deliver("pull_request", { action: "opened", number: PULL.number, pull_request: pull });
+    await settled(2);
+    const launched = await agents();
+    expect(launched).toHaveLength(1);
+    expect(await backlog(launched[0].id)).toEqual([
+      ["queued", "@octocat opened pull request acme/web#42 (Faster builds):\n\nCaches the toolchain."],
+      ["queued", `@octocat pushed commits to pull request acme/web#42 (Faster builds); its head is now ${NEW_HEAD}.`],
+    ]);
+  });
+
+  it("does not hold events of a pull request opened long ago, nor those the launcher does not cover", async () => {
+    const opened = await launcher("pull_request_opened");
+    const old = { ...PULL, id: 5005, created_at: "2020-01-01T00:00:00Z" };
+    await opened.deliver("pull_request", { ...synchronize(NEW_HEAD), pull_request: old });
+    await opened.settled(1);
+    const mention = await launcher("mention");
+    await mention.deliver("pull_request", { ...synchronize(NEW_HEAD), pull_request: { ...old, created_at: new Date().toISOString() } });
+    await mention.settled(1);
+    expect([...(await opened.agents()), ...(await mention.agents())]).toEqual([]);
+  });
+
   it("launches one agent per slot for a pull request, each with it assigned and subscribed; a redelivery and a later mention launch none", async () => {
     const { auth, app, path, slots, deliver, settled, agents, backlog } = await launcher("mention", undefined, ["reviewer", "security"]);
     const delivery = "21111111-2222-3333-4444-555555555555";

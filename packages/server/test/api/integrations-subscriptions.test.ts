@@ -80,6 +80,52 @@ describe("integrations: subscriptions", () => {
     expect(listed.map((s) => s.agent_id)).toEqual([...agents.slice(0, 16), agents[16]]);
   });
 
+  it("takes a GitHub pull request subscription's events filter from the kind's list; unknown names and other kinds' filters are a 400 at the field", async () => {
+    const { p, launch } = await subscribable();
+    const auth = { token: p.token };
+    const github = await server.api.post(p.integrations, { name: "reviews", integration_kind: "github_pr" }, auth);
+    expect(github.status, github.text).toBe(201);
+    const prSubscriptions = `${p.integrations}/${github.body.id}/subscriptions`;
+    const pull = { repository_id: 123456, pull_request: 42 };
+    const agentId = await launch("reviewer");
+
+    const unknown = await server.api.post(prSubscriptions, { agent_id: agentId, conversation: pull, events: ["commit", "push", "review"] }, auth);
+    expect(unknown.status, unknown.text).toBe(400);
+    expect(unknown.body).toMatchObject({ code: "validation_failed" });
+    expect(unknown.body.issues).toEqual([
+      { path: "/events/1", message: "is not an event of github_pr; one of discussion_comment, review_comment, commit" },
+      { path: "/events/2", message: "is not an event of github_pr; one of discussion_comment, review_comment, commit" },
+    ]);
+    const empty = await server.api.post(prSubscriptions, { agent_id: agentId, conversation: pull, events: [] }, auth);
+    expect(empty.status).toBe(400);
+    expect(empty.body.issues[0].path).toBe("/events");
+    const repeated = await server.api.post(prSubscriptions, { agent_id: agentId, conversation: pull, events: ["commit", "commit"] }, auth);
+    expect(repeated.status).toBe(400);
+    expect(repeated.body.issues[0].path).toBe("/events");
+    expect(await collectPages(server.api, prSubscriptions, auth)).toEqual([]);
+
+    // Kept in the kind's order; repeating the attachment replaces the selection, and omitting it selects every event.
+    const created = await server.api.post(prSubscriptions, { agent_id: agentId, conversation: pull, events: ["commit", "discussion_comment"] }, auth);
+    expect(created.status, created.text).toBe(201);
+    expect(created.body.events).toEqual(["discussion_comment", "commit"]);
+    const narrowed = await server.api.post(prSubscriptions, { agent_id: agentId, conversation: pull, events: ["review_comment"] }, auth);
+    expect(narrowed.status).toBe(200);
+    expect(narrowed.body).toEqual({ ...created.body, events: ["review_comment"] });
+    expect(await collectPages(server.api, prSubscriptions, auth)).toEqual([narrowed.body]);
+    const everything = await server.api.post(prSubscriptions, { agent_id: agentId, conversation: pull }, auth);
+    expect(everything.status).toBe(200);
+    expect(everything.body).not.toHaveProperty("events");
+  });
+
+  it("refuses an events filter on a kind whose conversations have none (Slack)", async () => {
+    const { p, launch, subscriptions } = await subscribable();
+    const agentId = await launch("watcher");
+    const reply = await server.api.post(subscriptions, { agent_id: agentId, conversation: thread, events: ["message"] }, { token: p.token });
+    expect(reply.status, reply.text).toBe(400);
+    expect(reply.body.issues).toEqual([{ path: "/events", message: "slack_thread subscriptions forward every event and take no events filter" }]);
+    expect(await collectPages(server.api, subscriptions, { token: p.token })).toEqual([]);
+  });
+
   it("deletes one; a fresh attachment gets a new id, so an old DELETE cannot remove it", async () => {
     const { p, launch, subscriptions } = await subscribable();
     const auth = { token: p.token };

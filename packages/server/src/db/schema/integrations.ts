@@ -80,7 +80,8 @@ export const integrationOAuthFlows = pgTable(
 /**
  * An agent subscribed to one concrete provider conversation through an integration. `conversation_key`
  * is the conversation's canonical JSON, so the same address written in another member order is the same
- * conversation.
+ * conversation. `events` is the subscription's filter, names from its kind's list (GitHub's
+ * `discussion_comment`, `review_comment`, `commit`); null forwards every event.
  */
 export const integrationSubscriptions = pgTable(
   "integration_subscriptions",
@@ -92,6 +93,7 @@ export const integrationSubscriptions = pgTable(
     agentId: uuid("agent_id").notNull(),
     conversation: jsonb("conversation").$type<Record<string, unknown>>().notNull(),
     conversationKey: text("conversation_key").notNull(),
+    events: text("events").array(),
     createdAt: createdAt(),
   },
   (t) => [

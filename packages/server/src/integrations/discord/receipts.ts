@@ -162,16 +162,20 @@ async function launchFromMention(deps: Deps, integration: IntegrationRow, messag
 
 const launchKey = (integration: IntegrationRow, messageId: string) => `discord:${encodeId("integration", integration.id)}:${messageId}`;
 
-/** Posts the profile menu in the thread, once per mention (a redelivery finds it posted); false when no offered profile exists any more. */
+/**
+ * Posts the profile menu in the thread, once per mention (a redelivery finds it posted), and not at all
+ * while another mention's menu is open there (that one still decides); false when no offered profile
+ * exists any more.
+ */
 async function offerChoice(
   deps: Deps,
   request: { integration: IntegrationRow; conversation: { thread_id: string }; person: { tenantId: string; userId: string }; text: string },
   profiles: string[],
   messageId: string,
 ): Promise<boolean> {
-  const { choice, options } = await openChoice(deps.db, { ...request, sourceEventId: messageId, profileIds: profiles });
+  const { choice, options } = await openChoice(deps.db, { ...request, sourceEventId: messageId, profileIds: profiles, onePerConversation: true });
   if (options.length === 0) return false;
-  if (choice.postedTs !== null) return true;
+  if (choice.postedTs !== null || choice.sourceEventId !== messageId) return true;
   const content = "Which agent should take this? The first choice starts it; this menu expires in an hour.";
   const menu = {
     type: 3,

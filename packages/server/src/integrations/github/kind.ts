@@ -13,6 +13,14 @@ import { createGithubTools } from "./tools.js";
 const CREDENTIAL = "/credential_secret_id";
 
 /**
+ * What a pull request subscription can select (reference docs: integrations/github, "Configure incoming PR
+ * work"): comments in its conversation, comments on the diff and submitted reviews, and new commits
+ * (its synchronization). Omitting `events` selects all three.
+ */
+export const PULL_REQUEST_EVENTS = ["discussion_comment", "review_comment", "commit"] as const;
+export type PullRequestEventName = (typeof PULL_REQUEST_EVENTS)[number];
+
+/**
  * `github_pr`: a GitHub App installed on an account. The credential is a `github_app_credentials` secret
  * (app id, private key, webhook secret). Verified identity: provider_tenant_id is the app id,
  * provider_account_ref the installation id, bot_mention `@<slug>[bot]` (reference docs: integrations/github).
@@ -23,6 +31,7 @@ export function createGithubPrKind(settings: { apiUrl: string; policy: OutboundP
     ...githubPrCatalog,
     tools: createGithubTools({ rest, tokens: createInstallationTokens(rest) }),
     credentialKinds: ["github_app_credentials"],
+    subscriptionEvents: PULL_REQUEST_EVENTS,
     profileReferences(settings) {
       const launcher = settings["launcher"] as { slots?: Array<{ agent_profile_id: string }> } | undefined;
       return (launcher?.slots ?? []).map((slot, index) => ({ pointer: `/launcher/slots/${index}/agent_profile_id`, profileId: slot.agent_profile_id }));

@@ -2,9 +2,10 @@ import type { Database } from "../../platform/db/index.js";
 import { decodeId, encodeId } from "../../platform/ids.js";
 import type { ArtifactsService } from "../../modules/artifacts/service.js";
 import { deliverToSubscribers, type ConversationDelivery } from "../../modules/integrations/conversation-inputs.js";
-import type { ReceiptHandler } from "../../modules/integrations/inbound-processor.js";
+import { HOLD_LIFETIME_SECONDS, ReceiptHeld, type ReceiptHandler } from "../../modules/integrations/inbound-processor.js";
 import { launchForConversation } from "../../modules/integrations/launch-service.js";
 import type { IntegrationRow } from "../../modules/integrations/store.js";
+import type { PullRequestEventName } from "./kind.js";
 
 type Deps = { db: Database; artifacts: ArtifactsService };
 
@@ -27,6 +28,10 @@ interface PullRequestEvent {
   delivery: ConversationDelivery;
   /** GitHub's `action`: pull_request's `opened` is the launcher's trigger, its `synchronize` never is. */
   action: string;
+  /** The subscription event it is; none for the pull request's opening, which every subscriber hears. */
+  event: PullRequestEventName | undefined;
+  /** When GitHub says the pull request was opened (its `created_at`), if it says. */
+  openedAt: Date | undefined;
 }
 
 /**
@@ -39,6 +44,16 @@ const INPUT_ACTIONS: Readonly<Record<string, readonly string[]>> = {
   pull_request_review_comment: ["created"],
   pull_request_review: ["submitted"],
   pull_request: ["opened", "synchronize"],
+};
+/**
+ * The subscription event each delivery is (reference docs: integrations/github: "Submitted reviews arrive
+ * as review_comment; commits come from PR synchronization events").
+ */
+const SUBSCRIPTION_EVENTS: Readonly<Record<string, PullRequestEventName>> = {
+  issue_comment: "discussion_comment",
+  pull_request_review_comment: "review_comment",
+  pull_request_review: "review_comment",
+  "pull_request:synchronize": "commit",
 };
 /** A commit sha as GitHub writes it: SHA-1, or SHA-256 in repositories that use it. */
 const SHA = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
@@ -56,7 +71,10 @@ export function githubReceiptHandlers(deps: Deps): Record<string, ReceiptHandler
     if (!event) return;
     const launched = await launchSlots(deps, integration, receipt.eventKind, event, receipt.providerEventId);
     // The pull request's other subscribers hear it too; the agents it launched have it as their opening input.
-    await deliverToSubscribers(deps, integration, { ...event, exceptAgentIds: launched }, event.delivery);
+    const delivered = await deliverToSubscribers(deps, integration, { ...event, exceptAgentIds: launched }, event.delivery);
+    if (delivered.subscribers === 0 && awaitsLaunch(integration, receipt.eventKind, event, receipt.receivedAt)) {
+      throw new ReceiptHeld(`no agent subscribes to ${event.conversation.repository_id}#${event.conversation.pull_request} yet; its launch on opening has not happened`);
+    }
   };
   return { issue_comment: handle, pull_request_review_comment: handle, pull_request_review: handle, pull_request: handle };
 }
@@ -90,6 +108,19 @@ async function launchSlots(deps: Deps, integration: IntegrationRow, eventKind: s
     if (outcome.launched) launched.push(outcome.agentId);
   }
   return launched;
+}
+
+/**
+ * Whether a delivery nobody subscribes to may be early rather than unwanted: the launcher launches on a
+ * pull request's opening, covers this one, and it was opened recently enough that its opening may not
+ * have been handled yet (another process may still be launching, or GitHub delivered it later). Such a
+ * delivery is held (ReceiptHeld) instead of dropped, and reaches the launched agents once they exist.
+ */
+function awaitsLaunch(integration: IntegrationRow, eventKind: string, event: PullRequestEvent, receivedAt: Date): boolean {
+  const launcher = integration.settings["launcher"] as Launcher | undefined;
+  if (launcher?.trigger !== "pull_request_opened" || !inScope(launcher, integration, event)) return false;
+  if (eventKind === "pull_request" && event.action === "opened") return false;
+  return event.openedAt !== undefined && receivedAt.getTime() - event.openedAt.getTime() < HOLD_LIFETIME_SECONDS * 1000;
 }
 
 function inScope(launcher: Launcher, integration: IntegrationRow, event: PullRequestEvent): boolean {
@@ -130,6 +161,8 @@ function eventOf(eventKind: string, payload: Record<string, unknown>, integratio
     text: textOf(eventKind, action, what),
     delivery: eventKind === "pull_request" ? "queued" : "steering",
     action,
+    event: SUBSCRIPTION_EVENTS[eventKind] ?? SUBSCRIPTION_EVENTS[`${eventKind}:${action}`],
+    openedAt: timeOf(pr["created_at"]),
   };
 }
 
@@ -160,3 +193,8 @@ function textOf(eventKind: string, action: string, e: { repository: string; numb
 const objectOf = (value: unknown): Record<string, unknown> => (typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {});
 const positiveOf = (value: unknown): number | undefined => (typeof value === "number" && Number.isSafeInteger(value) && value > 0 ? value : undefined);
 const stringOf = (value: unknown): string => (typeof value === "string" ? value : "");
+/** GitHub's ISO 8601 times (`2026-11-29T01:50:00Z`); anything else is no time. */
+const timeOf = (value: unknown): Date | undefined => {
+  const time = typeof value === "string" ? Date.parse(value) : NaN;
+  return Number.isNaN(time) ? undefined : new Date(time);
+};

@@ -24,6 +24,14 @@ export interface ConversationMessage {
   messageKey: string;
   /** Agents that must not get it: the ones this message just launched (one per GitHub launcher slot), whose opening input it is. */
   exceptAgentIds?: readonly string[];
+  /** The subscription event it is (GitHub's `commit`, …): only subscriptions selecting it get it. None: every subscription does. */
+  event?: string;
+}
+
+/** What a delivery found: the conversation's subscribed agents whatever their selection, and how many got a new input. */
+export interface Delivered {
+  subscribers: number;
+  reached: number;
 }
 
 /**
@@ -36,21 +44,22 @@ export type ConversationDelivery = "steering" | "queued";
  * A message a person wrote in a subscribed conversation steers each subscribed, active agent (reference
  * docs: integrations/slack, "Thread replies steer the selected agent and cancel its outstanding interactions").
  */
-export function steerSubscribers(deps: { db: Database; artifacts: ArtifactsService }, integration: IntegrationRow, message: ConversationMessage): Promise<number> {
+export function steerSubscribers(deps: { db: Database; artifacts: ArtifactsService }, integration: IntegrationRow, message: ConversationMessage): Promise<Delivered> {
   return deliverToSubscribers(deps, integration, message, "steering");
 }
 
 /**
- * Kind-neutral: the message becomes an input of each subscribed, active agent (at most 16) in `delivery`
- * mode, a steering one with cancel_open_interactions, attributed to the writer's integration actor, keyed
- * by the message. One transaction; answers how many agents it reached.
+ * Kind-neutral: the message becomes an input of each subscribed, active agent (at most 16) whose
+ * subscription selects its event, in `delivery` mode, a steering one with cancel_open_interactions,
+ * attributed to the writer's integration actor, keyed by the message. One transaction; answers how many
+ * agents subscribe to the conversation and how many it reached.
  */
 export async function deliverToSubscribers(
   deps: { db: Database; artifacts: ArtifactsService },
   integration: IntegrationRow,
   message: ConversationMessage,
   delivery: ConversationDelivery,
-): Promise<number> {
+): Promise<Delivered> {
   const blocks = [{ type: "text" as const, text: message.text }];
   // A text block is checked in memory, so this may precede the transaction.
   const prepared = await deps.artifacts.prepareContentBlocks(blocks, new Set(["text"]));
@@ -58,8 +67,10 @@ export async function deliverToSubscribers(
   const cancel = delivery === "steering";
   const digest = jsonDigest({ mode: delivery, actor: message.person, blocks, cancel });
   return deps.db.tx(async (tx) => {
-    const agentIds = await subs.conversationAgents(tx, integration.id, canonicalJson(message.conversation), MAX_AGENTS_PER_CONVERSATION);
-    if (agentIds.length === 0) return 0;
+    const conversationKey = canonicalJson(message.conversation);
+    const subscribers = await subs.countConversationAgents(tx, integration.id, conversationKey);
+    const agentIds = await subs.conversationAgents(tx, integration.id, conversationKey, MAX_AGENTS_PER_CONVERSATION, message.event);
+    if (agentIds.length === 0) return { subscribers, reached: 0 };
     const actor = await upsertIntegrationActor(tx, integration.orgId, integration.projectId, message.person);
     let reached = 0;
     for (const agentId of agentIds.filter((id) => !message.exceptAgentIds?.includes(id)).sort()) {
@@ -69,6 +80,6 @@ export async function deliverToSubscribers(
       if (cancel) await cancelOpenInteractions(tx, agent, input.id);
       reached += 1;
     }
-    return reached;
+    return { subscribers, reached };
   });
 }

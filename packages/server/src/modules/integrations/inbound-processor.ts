@@ -10,8 +10,27 @@ export type ReceiptHandler = (receipt: receipts.ReceiptRow, integration: Integra
 /** Handlers by integration kind, then by the receipt's event_kind. */
 export type ReceiptHandlers = Readonly<Record<string, Readonly<Record<string, ReceiptHandler>>>>;
 
+/**
+ * Thrown by a handler whose event depends on work another receipt has not finished yet (a pull request's
+ * new commits before the launch its opening makes): the receipt is kept, not failed, and tried again.
+ */
+export class ReceiptHeld extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ReceiptHeld";
+  }
+}
+
 /** A receipt that failed this many times stays failed (reference docs: "Inbound events retry automatically with a bounded budget"). */
 export const MAX_RECEIPT_ATTEMPTS = 5;
+/**
+ * How long a held receipt waits for what it depends on, from when it was received. The receipt it waits
+ * for retries within this: five attempts, each at most a two-minute lease, with pauses of 10 to 80 s in
+ * between, take at most 12.5 minutes. Later, what it waited for is not coming.
+ */
+export const HOLD_LIFETIME_SECONDS = 15 * 60;
+/** The longest pause between tries of a held receipt; the pause grows with its age up to this. */
+const HOLD_MAX_DELAY_SECONDS = 30;
 const BATCH = 20;
 const SWEEP_BATCH = 500;
 /** How long a claimed receipt is kept from other processes; longer than any handler's provider calls. */
@@ -44,6 +63,29 @@ export function createReceiptProcessor(deps: { db: Database; handlers: ReceiptHa
   let again = false;
   let stopped = false;
   let unfollow: (() => Promise<void>) | undefined;
+  let wake: { timer: NodeJS.Timeout; at: number } | undefined;
+
+  /**
+   * Kicks this process when a held receipt is next due: a hint like a notification, since maintenance's
+   * tick finds the receipt anyway; one timer, for the soonest.
+   */
+  function wakeIn(ms: number): void {
+    const at = Date.now() + ms;
+    if (stopped || (wake && wake.at <= at)) return;
+    if (wake) clearTimeout(wake.timer);
+    const timer = setTimeout(() => {
+      wake = undefined;
+      processor.kick();
+    }, ms);
+    timer.unref();
+    wake = { timer, at };
+  }
+
+  async function hold(receipt: receipts.ReceiptRow, held: ReceiptHeld): Promise<void> {
+    const limits = { lifetimeSeconds: HOLD_LIFETIME_SECONDS, maxDelaySeconds: HOLD_MAX_DELAY_SECONDS };
+    const waitMs = await db.tx((tx) => receipts.holdReceipt(tx, receipt.id, limits, `${held.message}; gave up after ${HOLD_LIFETIME_SECONDS / 60} minutes`));
+    if (waitMs !== null) wakeIn(Math.max(waitMs, 0));
+  }
 
   async function handleOne(receipt: receipts.ReceiptRow, integration: IntegrationRow): Promise<void> {
     const handler = handlers[integration.kind]?.[receipt.eventKind];
@@ -56,6 +98,7 @@ export function createReceiptProcessor(deps: { db: Database; handlers: ReceiptHa
         if (integration.runtimeFailureMessage !== null) await receipts.clearRuntimeFailure(tx, integration.id);
       });
     } catch (err) {
+      if (err instanceof ReceiptHeld) return hold(receipt, err);
       const retry = retryIn(err, receipt.attempts);
       await db.tx(async (tx) => {
         await receipts.markFailure(tx, receipt.id, (err as Error).message, retry);
@@ -103,6 +146,7 @@ export function createReceiptProcessor(deps: { db: Database; handlers: ReceiptHa
     },
     async stop() {
       stopped = true;
+      if (wake) clearTimeout(wake.timer);
       await unfollow?.();
       await running;
     },

@@ -91,6 +91,30 @@ export async function markFailure(tx: Tx, receiptId: string, failure: string, re
     .where(eq(r.id, receiptId));
 }
 
+/**
+ * Keeps a receipt whose event waits for something not yet done (ReceiptHeld) for another try, without
+ * spending one of its attempts: after half its age, at least a second and at most `maxDelaySeconds`, while
+ * it is younger than `lifetimeSeconds` by the database clock. Older, it is settled as processed with `note`.
+ * Answers the milliseconds to the next try, or null when it was settled.
+ */
+export async function holdReceipt(tx: Tx, receiptId: string, limits: { lifetimeSeconds: number; maxDelaySeconds: number }, note: string): Promise<number | null> {
+  const age = sql`(${dbNow} - ${r.receivedAt})`;
+  const young = sql`${age} < make_interval(secs => ${limits.lifetimeSeconds})`;
+  const delay = sql`least(make_interval(secs => ${limits.maxDelaySeconds}), greatest(interval '1 second', ${age} / 2))`;
+  const [row] = await tx
+    .update(r)
+    .set({
+      attempts: sql`${r.attempts} - 1`,
+      state: sql`CASE WHEN ${young} THEN 'pending' ELSE 'processed' END`,
+      retryAt: sql`CASE WHEN ${young} THEN ${dbNow} + ${delay} END`,
+      processedAt: sql`CASE WHEN ${young} THEN NULL ELSE ${dbNow} END`,
+      failure: sql`CASE WHEN ${young} THEN NULL ELSE ${note}::text END`,
+    })
+    .where(eq(r.id, receiptId))
+    .returning({ waitMs: sql<number | null>`(extract(epoch from ${r.retryAt} - ${dbNow}) * 1000)::float8` });
+  return row?.waitMs ?? null;
+}
+
 /** Records that the provider failed the integration's runtime work, and when it will be tried again (spec: Integration, runtime_failure). */
 export async function recordRuntimeFailure(tx: Tx, integrationId: string, message: string, retryInSeconds: number): Promise<void> {
   await tx

@@ -1,10 +1,11 @@
-import { and, eq, sql } from "drizzle-orm";
+import { and, asc, eq, isNull, sql } from "drizzle-orm";
 import { integrationLaunchChoices } from "../../db/schema/index.js";
 import { dbNow, dbSecondsFromNow } from "../../db/schema/columns.js";
 import type { Database, Tx } from "../../platform/db/index.js";
 import { newUuid } from "../../platform/ids.js";
 import { findProfile } from "../agent-profiles/service.js";
 import type { IntegrationRow } from "./store.js";
+import { canonicalJson } from "./subscriptions-service.js";
 
 export type ChoiceRow = typeof integrationLaunchChoices.$inferSelect;
 const c = integrationLaunchChoices;
@@ -19,6 +20,12 @@ export interface NewChoice {
   profileIds: string[];
   person: { tenantId: string; userId: string };
   text: string;
+  /**
+   * One open chooser per conversation: while one is unanswered and unexpired there, a mention gets that
+   * one instead of a new one (its `sourceEventId` is the earlier mention's). Concurrent mentions in the
+   * conversation are serialized by a transaction-scoped advisory lock, so two processes cannot both open one.
+   */
+  onePerConversation?: boolean;
 }
 
 /**
@@ -28,6 +35,8 @@ export interface NewChoice {
 export async function openChoice(db: Database, input: NewChoice): Promise<{ choice: ChoiceRow; options: Array<{ profileId: string; name: string }> }> {
   const { integration } = input;
   return db.tx(async (tx) => {
+    const open = input.onePerConversation ? await openInConversation(tx, integration.id, input.conversation, input.sourceEventId) : undefined;
+    if (open) return { choice: open, options: await optionsOf(tx, integration, open) };
     await tx
       .insert(c)
       .values({
@@ -47,13 +56,41 @@ export async function openChoice(db: Database, input: NewChoice): Promise<{ choi
       .select()
       .from(c)
       .where(and(eq(c.integrationId, integration.id), eq(c.sourceEventId, input.sourceEventId)));
-    const options: Array<{ profileId: string; name: string }> = [];
-    for (const profileId of choice!.profileIds) {
-      const profile = await findProfile(tx, integration.orgId, integration.projectId, profileId);
-      if (profile) options.push({ profileId, name: profile.name });
-    }
-    return { choice: choice!, options };
+    return { choice: choice!, options: await optionsOf(tx, integration, choice!) };
   });
+}
+
+/** The offered profiles that still exist, with their names, in the launcher's order. */
+async function optionsOf(tx: Tx, integration: IntegrationRow, choice: ChoiceRow): Promise<Array<{ profileId: string; name: string }>> {
+  const options: Array<{ profileId: string; name: string }> = [];
+  for (const profileId of choice.profileIds) {
+    const profile = await findProfile(tx, integration.orgId, integration.projectId, profileId);
+    if (profile) options.push({ profileId, name: profile.name });
+  }
+  return options;
+}
+
+/**
+ * Under the conversation's lock: another mention's chooser still open there (unanswered, unexpired by the
+ * database clock). This mention's own chooser (a redelivery) is not another's: it is found by its event.
+ */
+async function openInConversation(tx: Tx, integrationId: string, conversation: Record<string, unknown>, sourceEventId: string): Promise<ChoiceRow | undefined> {
+  await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtext(${`launch_choices:${integrationId}:${canonicalJson(conversation)}`}))`);
+  const [open] = await tx
+    .select()
+    .from(c)
+    .where(
+      and(
+        eq(c.integrationId, integrationId),
+        sql`${c.conversation} = ${JSON.stringify(conversation)}::jsonb`,
+        sql`${c.sourceEventId} <> ${sourceEventId}`,
+        isNull(c.chosenEvent),
+        sql`${c.expiresAt} > ${dbNow}`,
+      ),
+    )
+    .orderBy(asc(c.createdAt), asc(c.id))
+    .limit(1);
+  return open;
 }
 
 export async function markChoicePosted(db: Database, choiceId: string, postedTs: string): Promise<void> {

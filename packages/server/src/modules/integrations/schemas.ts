@@ -154,13 +154,29 @@ export const Subscription = component("IntegrationSubscription", Type.Object(
     agent_id: Id("agent"),
     agent_name: Type.String(),
     conversation: anyObject("One concrete provider conversation, as capabilities.subscription.conversation_schema describes it."),
+    events: Type.Optional(Type.Array(Type.String(), { description: "The events the subscription selects; absent, it forwards every event." })),
     created_at: Timestamp,
   },
   strict,
 ));
 
+const EventName = Type.String({ minLength: 1, maxLength: 64 });
+
 export const CreateSubscriptionRequest = Type.Object(
-  { agent_id: Id("agent"), conversation: anyObject("Validated against capabilities.subscription.conversation_schema.") },
+  {
+    agent_id: Id("agent"),
+    conversation: anyObject("Validated against capabilities.subscription.conversation_schema."),
+    events: Type.Optional(
+      Type.Array(EventName, {
+        minItems: 1,
+        maxItems: 16,
+        uniqueItems: true,
+        description:
+          "The events to forward, from the kind's list (github_pr: discussion_comment, review_comment, commit); omitted, all of them. " +
+          "Kinds without a list (slack_thread, discord_thread) refuse it. Repeating an attachment replaces its selection.",
+      }),
+    ),
+  },
   strict,
 );
 

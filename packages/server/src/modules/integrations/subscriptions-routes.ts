@@ -24,8 +24,9 @@ export function subscriptionRoutes(app: HttpApp, deps: { subscriptions: Subscrip
         operationId: "createIntegrationSubscription",
         summary: "Subscribe an agent to a conversation",
         description:
-          "Forwards one provider conversation to an active agent of the project (project manage). Repeating an active " +
-          "attachment answers it with 200; a new one is 201. At most 16 agents per conversation and integration (409).",
+          "Forwards one provider conversation to an active agent of the project (project manage), every event or those " +
+          "`events` selects. Repeating an active attachment answers it with 200 (with `events` as this request says); a new " +
+          "one is 201. At most 16 agents per conversation and integration (409).",
         params: s.IntegrationParams,
         body: s.CreateSubscriptionRequest,
         response: { 200: s.Subscription, 201: s.Subscription, ...errorResponses(409) },
@@ -35,6 +36,7 @@ export function subscriptionRoutes(app: HttpApp, deps: { subscriptions: Subscrip
       const result = await subscriptions.create(request.principal!, pathOf(request.params), {
         agentId: pathId("agent", request.body.agent_id),
         conversation: request.body.conversation,
+        events: request.body.events ?? null,
       });
       return reply.status(result.created ? 201 : 200).send(subscriptionView(result.subscription));
     },
@@ -92,6 +94,7 @@ export function subscriptionView(row: SubscriptionWithAgent) {
     agent_id: encodeId("agent", row.agentId),
     agent_name: row.agentName,
     conversation: row.conversation,
+    ...(row.events === null ? {} : { events: row.events }),
     created_at: iso(row.createdAt),
   };
 }

@@ -4,7 +4,7 @@ import type { Principal } from "../../platform/http/auth.js";
 import type { PageRequest } from "../../platform/http/lists.js";
 import { newUuid } from "../../platform/ids.js";
 import { capabilityIssues, hasCapability } from "../../integrations/capability-schemas.js";
-import type { IntegrationKindCatalog } from "../../integrations/kind.js";
+import type { IntegrationKind, IntegrationKindCatalog } from "../../integrations/kind.js";
 import { KIND_CATALOGS, type IntegrationKinds } from "../../integrations/registry.js";
 import { requireProject } from "../orgs/access.js";
 import { invalid } from "./settings.js";
@@ -16,7 +16,6 @@ import * as subs from "./subscriptions-store.js";
 /** At most this many agents subscribe to one conversation through one integration (reference docs: "Subscribe a conversation"). */
 export const MAX_AGENTS_PER_CONVERSATION = 16;
 
-
 /**
  * Subscriptions: one integration, one agent, one concrete conversation (reference docs:
  * integrations/overview). Listing needs project read, attaching and removing project manage. They
@@ -27,11 +26,13 @@ export function createSubscriptionsService(deps: { db: Database; kinds: Integrat
   const { db, kinds } = deps;
 
   return {
-    async create(principal: Principal, path: IntegrationPath, input: { agentId: string; conversation: Record<string, unknown> }) {
+    /** `events` null selects every event; a repeated attachment takes the selection this request gives. */
+    async create(principal: Principal, path: IntegrationPath, input: { agentId: string; conversation: Record<string, unknown>; events: string[] | null }) {
       return db.tx(async (tx) => {
         await requireProject(tx, principal, path.orgId, path.projectId, "project.manage");
         const integration = requireIntegration(await store.findIntegration(tx, path.orgId, path.projectId, path.integrationId, "update"));
-        return attach(tx, kindOf(kinds, integration.kind), integration, input, "");
+        const kind = kindOf(kinds, integration.kind);
+        return attach(tx, kind, integration, { ...input, events: eventSelection(kind, input.events) }, "");
       });
     },
 
@@ -57,15 +58,32 @@ export function createSubscriptionsService(deps: { db: Database; kinds: Integrat
 export type SubscriptionsService = ReturnType<typeof createSubscriptionsService>;
 
 /**
+ * The subscription's `events`, checked against the kind's list (reference docs: integrations/github,
+ * "A PR subscription selects discussion_comment, review_comment and/or commit; omitting events selects all
+ * three"), in the list's order; null selects every event. A kind without a list takes no selection.
+ */
+function eventSelection(kind: IntegrationKind, events: string[] | null): string[] | null {
+  if (events === null) return null;
+  const known = kind.subscriptionEvents ?? [];
+  if (known.length === 0) throw invalid([{ path: "/events", message: `${kind.name} subscriptions forward every event and take no events filter` }]);
+  const issues = events.flatMap((name, index) =>
+    known.includes(name) ? [] : [{ path: `/events/${index}`, message: `is not an event of ${kind.name}; one of ${known.join(", ")}` }],
+  );
+  if (issues.length > 0) throw invalid(issues);
+  return known.filter((name) => events.includes(name));
+}
+
+/**
  * Attaches `agentId` to the conversation, in the caller's transaction, which holds the integration row
- * locked. Repeating an active attachment answers it (`created: false`). Problems are reported under
- * `pointer`, where the attachment sits in the request body.
+ * locked. Repeating an active attachment answers it (`created: false`), with its event selection replaced
+ * when `events` is given (undefined keeps it: a launch never changes what a person chose). Problems are
+ * reported under `pointer`, where the attachment sits in the request body.
  */
 async function attach(
   tx: Tx,
   kind: IntegrationKindCatalog,
   integration: store.IntegrationRow,
-  input: { agentId: string; conversation: Record<string, unknown> },
+  input: { agentId: string; conversation: Record<string, unknown>; events?: string[] | null },
   pointer: string,
 ): Promise<{ created: boolean; subscription: subs.SubscriptionWithAgent }> {
   if (!hasCapability(kind.name, "conversation")) throw invalidRequest(`${kind.name} integrations do not accept subscriptions`);
@@ -76,7 +94,11 @@ async function attach(
   if (agent.state !== "active") throw stateConflict("the agent is archived; archived agents cannot subscribe");
   const key = canonicalJson(input.conversation);
   const existing = await subs.findAttachment(tx, integration.id, key, input.agentId);
-  if (existing) return { created: false, subscription: { ...existing, agentName: agent.name } };
+  if (existing) {
+    const changed = input.events !== undefined && canonicalJson(input.events) !== canonicalJson(existing.events);
+    const current = changed ? await subs.setEvents(tx, existing.id, input.events ?? null) : existing;
+    return { created: false, subscription: { ...current, agentName: agent.name } };
+  }
   if ((await subs.countConversationAgents(tx, integration.id, key)) >= MAX_AGENTS_PER_CONVERSATION) {
     throw conflict(`${MAX_AGENTS_PER_CONVERSATION} agents already subscribe to this conversation through this integration`);
   }
@@ -88,6 +110,7 @@ async function attach(
     agentId: input.agentId,
     conversation: input.conversation,
     conversationKey: key,
+    events: input.events ?? null,
   });
   return { created: true, subscription: { ...subscription, agentName: agent.name } };
 }

@@ -1,4 +1,4 @@
-import { and, countDistinct, eq, getTableColumns } from "drizzle-orm";
+import { and, countDistinct, eq, getTableColumns, isNull, or, sql } from "drizzle-orm";
 import type { PgInsertValue } from "drizzle-orm/pg-core";
 import { agents, integrationSubscriptions } from "../../db/schema/index.js";
 import type { Tx } from "../../platform/db/index.js";
@@ -23,6 +23,12 @@ export async function findAttachment(tx: Tx, integrationId: string, conversation
     .from(sub)
     .where(and(eq(sub.integrationId, integrationId), eq(sub.conversationKey, conversationKey), eq(sub.agentId, agentId)));
   return row;
+}
+
+/** Replaces an attachment's event selection (null: every event). */
+export async function setEvents(tx: Tx, subscriptionId: string, events: string[] | null): Promise<SubscriptionRow> {
+  const [updated] = await tx.update(sub).set({ events }).where(eq(sub.id, subscriptionId)).returning();
+  return updated!;
 }
 
 /** How many agents the conversation forwards to through this integration. */
@@ -82,12 +88,16 @@ export async function shareAgent(tx: Tx, orgId: string, projectId: string, agent
   return row;
 }
 
-/** The agents the conversation forwards to through this integration (at most `limit`), oldest attachment first. */
-export async function conversationAgents(tx: Tx, integrationId: string, conversationKey: string, limit: number): Promise<string[]> {
+/**
+ * The agents the conversation forwards to through this integration (at most `limit`). With `event`, only
+ * those whose subscription selects it (no selection selects every event).
+ */
+export async function conversationAgents(tx: Tx, integrationId: string, conversationKey: string, limit: number, event?: string): Promise<string[]> {
+  const selects = event === undefined ? undefined : or(isNull(sub.events), sql`${event} = ANY(${sub.events})`);
   const rows = await tx
     .selectDistinct({ agentId: sub.agentId })
     .from(sub)
-    .where(and(eq(sub.integrationId, integrationId), eq(sub.conversationKey, conversationKey)))
+    .where(and(eq(sub.integrationId, integrationId), eq(sub.conversationKey, conversationKey), selects))
     .limit(limit);
   return rows.map((row) => row.agentId);
 }

@@ -1,0 +1,1 @@
+ALTER TABLE "integration_subscriptions" ADD COLUMN "events" text[];
