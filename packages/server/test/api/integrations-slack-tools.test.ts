@@ -320,8 +320,11 @@ describe("integrations: what agents post to Slack is what they mean to post", ()
     expect(links.posted.map((m) => m.text)).toEqual(["&lt;!channel&gt; &lt;!here&gt; &lt;!everyone&gt; &lt;!subteam^S0TEAM01&gt; &lt;@U0PERSON1&gt; see <https://evil.example/x|the docs> &amp; &lt;#C0OTHER01&gt;"]);
   });
 
-  it("refuses settings whose allow_mentions or allow_links is not a boolean", async () => {
+  it("takes allow_mentions and allow_links as booleans in the settings, and refuses anything else", async () => {
     const project = await slackProject();
+    const accepted = await server.api.put(project.path, { settings: { allow_mentions: true, allow_links: false } }, project.auth);
+    expect(accepted.status, accepted.text).toBe(200);
+    expect(accepted.body.settings).toEqual({ allow_mentions: true, allow_links: false });
     const reply = await server.api.put(project.path, { settings: { allow_mentions: "yes", allow_links: 1 } }, project.auth);
     expect(reply.status, reply.text).toBe(400);
     expect(reply.body.code).toBe("validation_failed");
