@@ -47,7 +47,8 @@ function interactionMessage(interaction: InteractionRow, rules: PostingRules): {
   const clickable = form.questions.length === 1 && only!.options.length > 0 && only!.options.length <= MAX_BUTTONS && !only!.multiple;
   lines.push(...form.questions.map((question) => agents(question.prompt)));
   if (!clickable) lines.push(only?.options.length ? "Answer this in svc." : "Reply in this thread to answer.");
-  const text = lines.join("\n").slice(0, MAX_SECTION_TEXT);
+  // Cut to Slack's limit without leaving half an escape (every literal & is escaped, so a trailing & starts one).
+  const text = lines.join("\n").slice(0, MAX_SECTION_TEXT).replace(/&[a-z]*$/, "");
   const blocks: object[] = [{ type: "section", text: { type: "mrkdwn", text } }];
   if (clickable) {
     const buttons = only!.options.map((option, index) => ({

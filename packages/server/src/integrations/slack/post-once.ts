@@ -1,6 +1,6 @@
 import { AppError } from "../../platform/errors.js";
 import type { Paced } from "./pacing.js";
-import { stringMember, type SlackAnswer, type SlackWebApi } from "./web-api.js";
+import { isRecord, stringMember, type SlackAnswer, type SlackWebApi } from "./web-api.js";
 
 /**
  * Posting in a thread at most once (docs/integrations.md, "Rate limits and lost answers"). A post whose
@@ -74,8 +74,4 @@ async function readBack(post: PostOnce, lost: AppError): Promise<string | undefi
     if (cursor === undefined) return undefined;
   }
   throw unknown(`the thread is longer than ${READBACK_PAGE * READBACK_PAGES} messages`);
-}
-
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

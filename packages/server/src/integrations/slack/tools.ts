@@ -2,8 +2,8 @@ import { randomUUID } from "node:crypto";
 import type { IntegrationToolExecutor, ToolAnswer, ToolArtifact, ToolContext } from "../kind.js";
 import { escapeMrkdwn, postingRules } from "./mrkdwn.js";
 import { createPacer, type Paced } from "./pacing.js";
-import { isRecord, postOnce, type PostOnce, type Thread } from "./post-once.js";
-import { stringMember, type SlackAnswer, type SlackWebApi } from "./web-api.js";
+import { postOnce, type PostOnce, type Thread } from "./post-once.js";
+import { isRecord, stringMember, type SlackAnswer, type SlackWebApi } from "./web-api.js";
 
 /**
  * The `slack_thread` tools (reference docs: integrations/slack, "Thread tools and subscriptions"): `read`
