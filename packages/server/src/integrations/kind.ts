@@ -117,10 +117,13 @@ export interface ToolArtifact {
   bytes: Buffer;
 }
 
-/** What a tool call acts with: the conversation assigned at launch, the integration's credential as loaded for this call, the agent's artifacts. */
+/** What a tool call acts with: the conversation assigned at launch, the integration's credential as loaded for this call and its settings, the agent's artifacts. */
 export interface ToolContext {
   conversation: Record<string, unknown>;
   credential: SecretMaterial;
+  settings: Record<string, unknown>;
+  /** Aborts when the worker stops or the agent is canceled: a kind that waits (a provider's Retry-After) stops waiting. */
+  signal: AbortSignal;
   /** The integration's provider_account_ref (for github_pr the App installation id its tokens are minted for). */
   accountRef?: string;
   /** The agent's artifact `art_…` (public id), or a message for the model when it is not one of the agent's. */
@@ -135,7 +138,8 @@ export type ToolAnswer = { ok: true; value: Record<string, unknown> } | { ok: fa
  * arguments and use the conversation assigned at launch"). The arguments were validated against the
  * operation's input_schema. A provider that is rate limiting or down throws AppError `rate_limited` (with
  * `retryAfterSeconds`) or `upstream_unavailable`; the caller records it as the integration's runtime failure.
- * Never retries or sleeps.
+ * A kind may wait out a short Retry-After within the call (bounded, ending when `signal` aborts); any
+ * longer retry is the model's to make.
  */
 export interface IntegrationToolExecutor {
   execute(operation: string, args: Record<string, unknown>, context: ToolContext): Promise<ToolAnswer>;

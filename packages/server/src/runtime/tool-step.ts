@@ -47,7 +47,7 @@ export async function runToolStep(deps: StepDeps, step: ToolStep, signal: AbortS
   const targetOf = mcpTargets(deps, step);
   const definitionFor = definitionsOfCalls(deps.db.read);
   const queue = [...step.calls];
-  const run = (call: ToolCallRow) => (call.type === "mcp" ? runMcpCall(deps, step, call, targetOf, signal) : runBuiltInCall(deps, step, call, definitionFor));
+  const run = (call: ToolCallRow) => (call.type === "mcp" ? runMcpCall(deps, step, call, targetOf, signal) : runBuiltInCall(deps, step, call, definitionFor, signal));
   const lanes = Array.from({ length: Math.min(PARALLEL_CALLS, queue.length) }, async () => {
     for (let call = queue.shift(); call && !signal.aborted; call = queue.shift()) await tracedCall(call, () => run(call));
   });
@@ -143,9 +143,10 @@ async function runMcpCall(deps: StepDeps, step: ToolStep, call: ToolCallRow, tar
  * A built-in tool that runs in a step (tools/catalog.ts, runsInToolStep): the `skill` tool, the file tools and integration tools.
  * A `skill` call that asked machines to install its files is left waiting (undefined): their reports complete it.
  */
-async function runBuiltInCall(deps: StepDeps, step: ToolStep, call: ToolCallRow, definitionFor: (call: ToolCallRow) => Promise<AgentDefinition>): Promise<ToolOutcome | undefined> {
+async function runBuiltInCall(deps: StepDeps, step: ToolStep, call: ToolCallRow, definitionFor: (call: ToolCallRow) => Promise<AgentDefinition>, signal: AbortSignal): Promise<ToolOutcome | undefined> {
   if (isIntegrationToolName(call.name)) {
-    const ran = await runIntegrationTool(deps, step, call, await definitionFor(call));
+    const ran = await runIntegrationTool(deps, step, call, await definitionFor(call), signal);
+    if (!ran) return undefined;
     await recordCall(deps, step, call, ran.outcome, ran.prepared);
     return ran.outcome;
   }

@@ -39,7 +39,7 @@ describe("integrations: setup and credentials", () => {
     expect(reply.body).not.toHaveProperty("bot_mention");
     expectClosedIntegration(reply.body);
     expect(reply.text).not.toContain("SENTINEL");
-    expect(slack.calls).toEqual([{ method: "auth.test", token: bot.token, args: {} }]);
+    expect(slack.calls).toEqual([{ method: "auth.test", token: bot.token, args: {}, status: 200 }]);
     expect((await server.api.get(path, { token: p.token })).body).toEqual(reply.body);
   });
 
@@ -109,6 +109,8 @@ describe("integrations: setup and credentials", () => {
     expect(limited.status, limited.text).toBe(429);
     expect(limited.body.code).toBe("rate_limited");
     expect(limited.headers.get("retry-after")).toBe("17");
+    // Slack refuses every call inside the Retry-After window: end it before the outage.
+    slack.reset();
     slack.failNext("auth.test", 503);
     const down = await server.api.post(`${path}/setup`, { expected_setup_revision: 1, credential_secret_id: secretId }, { token: p.token });
     expect(down.status, down.text).toBe(502);

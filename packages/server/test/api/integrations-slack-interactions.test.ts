@@ -24,8 +24,8 @@ const SIGNING_SECRET = "signing-SENTINEL";
 const CHANNEL = "C0ASKING1";
 const askFirst = "  ask_question:\n    permission:\n      mode: always_ask\n";
 
-/** A connected Slack integration `eng` whose launcher offers one profile routing its interactions to `eng`. */
-async function askingLauncher(p: AgentProject) {
+/** A connected Slack integration `eng` whose launcher offers one profile routing its interactions to `eng`, with these `tools`. */
+async function askingLauncher(p: AgentProject, tools = askFirst) {
   const auth = { token: p.token };
   const created = await server.api.post(`${p.base}/integrations`, { name: "eng", integration_kind: "slack_thread", settings: {} }, auth);
   expect(created.status, created.text).toBe(201);
@@ -33,7 +33,7 @@ async function askingLauncher(p: AgentProject) {
   const bot = slack.addBot();
   const secretId = await slackSecret(server.api, p, bot.token);
   expect((await server.api.post(`${path}/setup`, { expected_setup_revision: 1, credential_secret_id: secretId }, auth)).status).toBe(200);
-  const config = await createConfig(server.api, p, yamlConfig(p, `interaction_handlers:\n  eng: {}\ntools:\n${askFirst}`));
+  const config = await createConfig(server.api, p, yamlConfig(p, `interaction_handlers:\n  eng: {}\ntools:\n${tools}`));
   const profile = await server.api.post(`${p.base}/agent-profiles`, { name: "asker", config }, auth);
   expect(profile.status, profile.text).toBe(201);
   const put = await server.api.put(path, { settings: { launcher: { profiles: [profile.body.id] } } }, auth);
@@ -151,6 +151,25 @@ describe("integrations: questions and approvals in the Slack thread", () => {
     expect(byId.get(approval.id)).toMatchObject((await listed()).find((row) => row.id === approval.id));
     expect(slack.thread.updated).toEqual([{ channel: CHANNEL, ts: first.ts }]);
     expect(slack.thread.posted).toHaveLength(2);
+  });
+});
+
+describe("integrations: what agents ask in Slack is what they mean to ask", () => {
+  it("escapes the agent's words in a prompt, so a question cannot notify the channel or hide a link", async () => {
+    const p = await agentProject(server.api, provider.baseUrl);
+    const { bot, settled } = await askingLauncher(p, "  ask_question: {}\n");
+    const prompt = "<!here> pick <https://evil.example|a colour> & go";
+    provider.script({ toolCalls: [{ name: "ask_question", input: { questions: [{ prompt, options: [{ label: "blue" }] }] } }] }, { text: "ok" });
+    const thread = "1700000980.000100";
+    const mention = { type: "app_mention", user: "U0ASKER01", text: `<@${bot.botUserId}> ask me`, ts: thread, channel: CHANNEL };
+    expect((await postSlackEvent(server.url, SIGNING_SECRET, eventCallback(bot, mention))).status).toBe(200);
+    await settled(2);
+    const posted = slack.thread.posted.filter((message) => message.thread_ts === thread);
+    expect(posted).toHaveLength(1);
+    const escaped = "&lt;!here&gt; pick &lt;https://evil.example|a colour&gt; &amp; go";
+    expect(posted[0]!.text).toContain(escaped);
+    expect(posted[0]!.text).not.toContain("<!here>");
+    expect((posted[0]!.blocks as any[])[0].text.text).toContain(escaped);
   });
 });
 

@@ -51,6 +51,8 @@ async function slackProject() {
 
 const toolResults = (list: any[]) => list.filter((e) => e.event_kind === "tool_result");
 const slackCalls = (method: string) => slack.calls.filter((call) => call.method === method);
+/** The calls a post makes: its sends and the thread reads that check a lost one. */
+const postingCalls = () => slack.calls.filter((call) => call.method === "chat.postMessage" || call.method === "conversations.replies");
 
 describe("integrations: Slack thread tools", () => {
   it("a mention-launched agent posts in its thread with int__eng__post_message, with an artifact uploaded as a file", async () => {
@@ -68,10 +70,12 @@ describe("integrations: Slack thread tools", () => {
     const list = await untilEvents(server.api, p, agentId, (e) => finalOutputs(e).length === 3);
     const [result] = toolResults(list);
     expect(result.outcome, JSON.stringify(result)).toBe("succeeded");
-    const posted = slack.thread.posted.filter((m) => m.text === "Here is the chart");
-    expect(posted).toEqual([expect.objectContaining({ channel: CHANNEL, thread_ts: "1700001000.000100" })]);
+    // One message: the file shared into the thread with the text as its comment, never the text alone first.
+    const fileId = slack.thread.files[0]!.id;
+    expect(slack.thread.posted.filter((m) => m.thread_ts === "1700001000.000100")).toEqual([expect.objectContaining({ channel: CHANNEL, text: "Here is the chart", files: [fileId] })]);
+    expect(slackCalls("chat.postMessage")).toEqual([]);
     expect(slack.thread.files).toEqual([expect.objectContaining({ filename: "chart.png", length: PNG.length, bytes: PNG, channel: CHANNEL, thread_ts: "1700001000.000100" })]);
-    expect(result.content_blocks[0].value).toEqual({ ts: posted[0]!.ts, channel_id: CHANNEL, thread_ts: "1700001000.000100", file_ids: [slack.thread.files[0]!.id] });
+    expect(result.content_blocks[0].value).toEqual({ channel_id: CHANNEL, thread_ts: "1700001000.000100", file_ids: [fileId] });
   });
 
   it("int__eng__read pages through the assigned thread, oldest first", async () => {
@@ -112,9 +116,10 @@ describe("integrations: Slack thread tools", () => {
     expect(slack.calls).toEqual([]);
   });
 
-  it("a Slack 500 is a tool error that says when to retry, and sets the integration's runtime_failure", async () => {
+  it("a Slack 500 on every send is a tool error that says when to retry, and sets the integration's runtime_failure", async () => {
     const { p, auth, path, mention } = await slackProject();
-    slack.failNext("chat.postMessage", 500);
+    slack.failNext("chat.postMessage", 500, { times: 3 });
+    slack.thread.addMessages(CHANNEL, "1700001200.000100", [{ ts: "1700001200.000100", user: "U0ASKER01", text: "go" }]);
     provider.script({ toolCalls: [{ name: "int__eng__post_message", input: { text: "hello" } }] }, { text: "will retry" });
     const agentId = await mention("1700001200.000100");
     const list = await untilEvents(server.api, p, agentId, (e) => finalOutputs(e).length === 1);
@@ -122,6 +127,8 @@ describe("integrations: Slack thread tools", () => {
     expect(result.outcome).toBe("failed");
     expect(result.content_blocks[0].text).toMatch(/HTTP 500.*Try again in 60 seconds/);
     expect(slack.thread.posted.filter((m) => m.text === "hello")).toEqual([]);
+    // Each lost answer was read back (nothing found) before the next send; three sends in all.
+    expect(postingCalls().map((call) => [call.method, call.status])).toEqual(Array(3).fill([["chat.postMessage", 500], ["conversations.replies", 200]]).flat());
     const integration = await server.api.get(path, auth);
     expect(integration.body.runtime_failure).toEqual({ message: expect.stringContaining("chat.postMessage"), retry_at: expect.any(String) });
   });
@@ -176,5 +183,151 @@ describe("integrations: Slack thread tools", () => {
     const saved = await server.api.get(`${p.base}/agents/${agentId}/artifacts/${artifactId}/content`, auth);
     expect(JSON.parse(saved.text).messages.map((m: any) => m.text.length)).toEqual([30_000, 30_000]);
     expect(Buffer.byteLength(saved.text)).toBe(marker.size_bytes);
+  });
+});
+
+/** Mentions the bot in a new thread at `ts`; the agent posts `text` once; answers the call's result and the thread's messages. */
+async function postInNewThread(project: Awaited<ReturnType<typeof slackProject>>, ts: string, text: string) {
+  // The mention is the thread's parent in Slack: a read-back lists it.
+  slack.thread.addMessages(CHANNEL, ts, [{ ts, user: "U0ASKER01", text: "go" }]);
+  provider.script({ toolCalls: [{ name: "int__eng__post_message", input: { text } }] }, { text: "done" });
+  const agentId = await project.mention(ts);
+  const [result] = toolResults(await untilEvents(server.api, project.p, agentId, (e) => finalOutputs(e).length === 1));
+  return { result, posted: slack.thread.posted.filter((m) => m.thread_ts === ts) };
+}
+
+describe("integrations: Slack posts as the reference makes them", () => {
+  it("retries a rate-limited post inside the call after Slack's Retry-After, never before it, and posts once", async () => {
+    const project = await slackProject();
+    slack.rateLimitNext("chat.postMessage", 1);
+    const { result, posted } = await postInNewThread(project, "1700002000.000100", "after the wait");
+    expect(result.outcome, JSON.stringify(result)).toBe("succeeded");
+    // The fake refuses every call inside the Retry-After window: an early retry would show as a second 429.
+    expect(slackCalls("chat.postMessage").map((call) => call.status)).toEqual([429, 200]);
+    expect(posted.map((m) => m.text)).toEqual(["after the wait"]);
+    expect(result.content_blocks[0].value.ts).toBe(posted[0]!.ts);
+    expect((await server.api.get(project.path, project.auth)).body.runtime_failure).toBeUndefined();
+  });
+
+  it("a post whose 5xx came after Slack stored it is found by its metadata marker and not sent again", async () => {
+    const project = await slackProject();
+    slack.failNext("chat.postMessage", 503, { afterStoring: true });
+    const { result, posted } = await postInNewThread(project, "1700002100.000100", "exactly once");
+    expect(result.outcome, JSON.stringify(result)).toBe("succeeded");
+    expect(posted).toEqual([expect.objectContaining({ text: "exactly once", metadata: { event_type: "svc_post", event_payload: { post_id: expect.any(String) } } })]);
+    expect(result.content_blocks[0].value.ts).toBe(posted[0]!.ts);
+    const [read] = slackCalls("conversations.replies");
+    expect(read!.args).toMatchObject({ channel: CHANNEL, ts: "1700002100.000100", include_all_metadata: "true" });
+    expect(postingCalls().map((call) => [call.method, call.status])).toEqual([["chat.postMessage", 503], ["conversations.replies", 200]]);
+  });
+
+  it("a post whose answer never came (the connection dropped after Slack stored it) is read back, not sent again", async () => {
+    const project = await slackProject();
+    slack.dropNext("chat.postMessage");
+    const { result, posted } = await postInNewThread(project, "1700002200.000100", "no answer");
+    expect(result.outcome, JSON.stringify(result)).toBe("succeeded");
+    expect(posted.map((m) => m.text)).toEqual(["no answer"]);
+    expect(postingCalls().map((call) => [call.method, call.status])).toEqual([["chat.postMessage", 0], ["conversations.replies", 200]]);
+  });
+
+  it("a post Slack lost before storing it is read back, found missing and sent again: one message", async () => {
+    const project = await slackProject();
+    slack.failNext("chat.postMessage", 502);
+    const { result, posted } = await postInNewThread(project, "1700002300.000100", "second send");
+    expect(result.outcome, JSON.stringify(result)).toBe("succeeded");
+    expect(posted.map((m) => m.text)).toEqual(["second send"]);
+    expect(postingCalls().map((call) => [call.method, call.status])).toEqual([["chat.postMessage", 502], ["conversations.replies", 200], ["chat.postMessage", 200]]);
+  });
+
+  it("a lost post the thread cannot be checked for is not sent again: the model is told to read the thread first", async () => {
+    const project = await slackProject();
+    slack.failNext("chat.postMessage", 503, { afterStoring: true });
+    slack.failNext("conversations.replies", 503);
+    const { result, posted } = await postInNewThread(project, "1700002400.000100", "maybe posted");
+    expect(result.outcome).toBe("failed");
+    expect(result.content_blocks[0].text).toContain("Slack may have posted the message, so read the thread before posting again");
+    expect(posted.map((m) => m.text)).toEqual(["maybe posted"]);
+    expect(slackCalls("chat.postMessage")).toHaveLength(1);
+  });
+
+  it("a Retry-After past the call's budget is a rate_limited tool error with Slack's delay, and nothing is posted", async () => {
+    const project = await slackProject();
+    slack.rateLimitNext("chat.postMessage", 45);
+    const { result, posted } = await postInNewThread(project, "1700002500.000100", "too soon");
+    expect(result.outcome).toBe("failed");
+    expect(result.content_blocks[0].text).toContain("Try again in 45 seconds");
+    expect(posted).toEqual([]);
+    expect(slackCalls("chat.postMessage")).toHaveLength(1);
+  });
+
+  it("a failed file upload posts nothing, not even the text", async () => {
+    const { p, auth, mention } = await slackProject();
+    provider.script({ text: "ready" });
+    const thread = "1700002600.000100";
+    const agentId = await mention(thread);
+    await untilEvents(server.api, p, agentId, (e) => finalOutputs(e).length === 1);
+    provider.script({ text: "got it" });
+    const sent = await server.api.post(`${p.base}/agents/${agentId}/inputs`, { content_blocks: [{ type: "media", media_type: "image/png", data: PNG.toString("base64"), filename: "chart.png" }], delivery_mode: "queued" }, auth);
+    expect(sent.status, sent.text).toBe(201);
+    const artifactId = sent.body.agent_input.content_blocks[0].artifact_id as string;
+    await untilEvents(server.api, p, agentId, (e) => finalOutputs(e).length === 2);
+    slack.failNext("files.getUploadURLExternal", 500);
+    provider.script({ toolCalls: [{ name: "int__eng__post_message", input: { text: "Here is the chart", artifact_ids: [artifactId] } }] }, { text: "failed" });
+    await server.api.post(`${p.base}/agents/${agentId}/inputs`, { content_blocks: [{ type: "text", text: "post it" }], delivery_mode: "queued" }, auth);
+    const [result] = toolResults(await untilEvents(server.api, p, agentId, (e) => finalOutputs(e).length === 3));
+    expect(result.outcome).toBe("failed");
+    expect(slack.thread.posted.filter((m) => m.thread_ts === thread)).toEqual([]);
+  });
+
+  it("a cancel during a Retry-After wait ends the wait: nothing is sent after it", async () => {
+    const { p, auth, mention } = await slackProject();
+    slack.rateLimitNext("chat.postMessage", 3);
+    provider.script({ toolCalls: [{ name: "int__eng__post_message", input: { text: "never" } }] }, { text: "canceled" });
+    const agentId = await mention("1700002700.000100");
+    await eventually(async () => slackCalls("chat.postMessage"), (calls) => calls.length === 1 && calls[0]!.status === 429, 60_000);
+    const canceled = await server.api.post(`${p.base}/agents/${agentId}/cancel`, {}, auth);
+    expect(canceled.status, canceled.text).toBe(200);
+    const [result] = toolResults(await untilEvents(server.api, p, agentId, (e) => toolResults(e).length === 1));
+    expect(result.outcome).toBe("canceled");
+    // Past the Retry-After (and its margin), a wait that went on would have sent again by now.
+    await new Promise((resolve) => setTimeout(resolve, 4_500));
+    expect(slackCalls("chat.postMessage")).toHaveLength(1);
+    expect(slack.thread.posted.filter((m) => m.text === "never")).toEqual([]);
+  });
+});
+
+describe("integrations: what agents post to Slack is what they mean to post", () => {
+  const LOUD = "<!channel> <!here> <!everyone> <!subteam^S0TEAM01> <@U0PERSON1> see <https://evil.example/x|the docs> & <#C0OTHER01>";
+
+  it("escapes mentions, user groups and labelled links by default, so Slack shows them as written", async () => {
+    const project = await slackProject();
+    const { result, posted } = await postInNewThread(project, "1700003000.000100", LOUD);
+    expect(result.outcome).toBe("succeeded");
+    expect(posted.map((m) => m.text)).toEqual([
+      "&lt;!channel&gt; &lt;!here&gt; &lt;!everyone&gt; &lt;!subteam^S0TEAM01&gt; &lt;@U0PERSON1&gt; see &lt;https://evil.example/x|the docs&gt; &amp; &lt;#C0OTHER01&gt;",
+    ]);
+  });
+
+  it("lets mentions and links through when the integration's settings allow them, each on its own", async () => {
+    const project = await slackProject();
+    const launcher = (await server.api.get(project.path, project.auth)).body.settings.launcher;
+    const put = (settings: object) => server.api.put(project.path, { settings: { launcher, ...settings } }, project.auth);
+    expect((await put({ allow_mentions: true })).status).toBe(200);
+    const mentions = await postInNewThread(project, "1700003100.000100", LOUD);
+    expect(mentions.posted.map((m) => m.text)).toEqual(["<!channel> <!here> <!everyone> <!subteam^S0TEAM01> <@U0PERSON1> see &lt;https://evil.example/x|the docs&gt; &amp; <#C0OTHER01>"]);
+    expect((await put({ allow_links: true })).status).toBe(200);
+    const links = await postInNewThread(project, "1700003200.000100", LOUD);
+    expect(links.posted.map((m) => m.text)).toEqual(["&lt;!channel&gt; &lt;!here&gt; &lt;!everyone&gt; &lt;!subteam^S0TEAM01&gt; &lt;@U0PERSON1&gt; see <https://evil.example/x|the docs> &amp; &lt;#C0OTHER01&gt;"]);
+  });
+
+  it("takes allow_mentions and allow_links as booleans in the settings, and refuses anything else", async () => {
+    const project = await slackProject();
+    const accepted = await server.api.put(project.path, { settings: { allow_mentions: true, allow_links: false } }, project.auth);
+    expect(accepted.status, accepted.text).toBe(200);
+    expect(accepted.body.settings).toEqual({ allow_mentions: true, allow_links: false });
+    const reply = await server.api.put(project.path, { settings: { allow_mentions: "yes", allow_links: 1 } }, project.auth);
+    expect(reply.status, reply.text).toBe(400);
+    expect(reply.body.code).toBe("validation_failed");
+    expect(reply.body.issues.map((issue: { path: string }) => issue.path).sort()).toEqual(["/settings/allow_links", "/settings/allow_mentions"]);
   });
 });

@@ -5,8 +5,10 @@ import type { AddressInfo } from "node:net";
  * A Slack Web API (https://api.slack.com/web) on a loopback port: `POST /api/<method>` with arguments
  * form-encoded or as JSON, the token in `Authorization: Bearer` or a `token` argument, and Slack's
  * answers: HTTP 200 with `{ok: true, …}` or `{ok: false, error}`, HTTP 429 with Retry-After when rate
- * limited. Speaks auth.test, oauth.v2.access, apps.manifest.create, and for the thread runtime
- * chat.postMessage, reactions.add, conversations.replies and the external file upload.
+ * limited (and again for every call of that method until the Retry-After has passed, as Slack does).
+ * Speaks auth.test, oauth.v2.access, apps.manifest.create, and for the thread runtime chat.postMessage
+ * (with message metadata), reactions.add, conversations.replies (metadata with include_all_metadata) and
+ * the external file upload (files shared into a thread with their initial_comment as one message).
  */
 
 export interface FakeBot {
@@ -31,6 +33,15 @@ export interface SlackCall {
   method: string;
   token: string | undefined;
   args: Record<string, string>;
+  /** The HTTP status answered; 0 when no answer was sent (the connection was dropped). */
+  status: number;
+}
+
+export interface FailureOptions {
+  /** How many calls in a row fail; 1 when not given. */
+  times?: number;
+  /** The method does its work (a message is stored) before the failure is answered: the caller cannot tell. */
+  afterStoring?: boolean;
 }
 
 export interface FakeSlack {
@@ -41,10 +52,15 @@ export interface FakeSlack {
   addBot(overrides?: Partial<FakeBot>): FakeBot;
   /** Makes `code` redeemable once with oauth.v2.access for this app. */
   addInstall(install: FakeInstall): void;
-  /** The next call of `method` answers HTTP 429 with this Retry-After. */
+  /**
+   * The next call of `method` answers HTTP 429 with this Retry-After, and so does every call of it until
+   * that many seconds have passed (each with the seconds still left): a caller that retries early is refused again.
+   */
   rateLimitNext(method: string, retryAfterSeconds: number): void;
-  /** The next call of `method` answers this HTTP status (a 5xx outage). */
-  failNext(method: string, status: number): void;
+  /** The next call(s) of `method` answer this HTTP status (a 5xx outage), by default before doing anything. */
+  failNext(method: string, status: number, options?: FailureOptions): void;
+  /** The next call of `method` does its work, then the connection closes with no answer (as a timeout looks to the caller). */
+  dropNext(method: string): void;
   /** Revokes a token: auth.test answers token_revoked. */
   revoke(token: string): void;
   /** apps.manifest.create: an app configuration token it accepts, and the apps created so far. */
@@ -64,41 +80,69 @@ export async function startFakeSlack(): Promise<FakeSlack> {
   const bots = new Map<string, FakeBot>();
   const revoked = new Set<string>();
   const installs = new Map<string, FakeInstall & { used: boolean }>();
-  const rateLimited = new Map<string, number>();
-  const failing = new Map<string, number>();
+  const rateLimits = new Map<string, RateLimit>();
+  const failing = new Map<string, { status: number; left: number; afterStoring: boolean }>();
+  const dropping = new Set<string>();
   const calls: SlackCall[] = [];
   const manifests = fakeManifests();
   const threads = createThreads(() => `http://127.0.0.1:${(http.address() as AddressInfo).port}`);
 
   const http: Server = createServer(async (req, res) => {
-    const answer = (status: number, body: object, headers: Record<string, string> = {}) =>
-      res.writeHead(status, { "content-type": "application/json; charset=utf-8", ...headers }).end(JSON.stringify(body));
     const pathname = new URL(req.url ?? "/", "http://slack.test").pathname;
     // files.getUploadURLExternal's upload_url: the file's raw bytes, no token (the URL is the credential).
-    if (pathname.startsWith("/upload/")) return answer(threads.receiveUpload(pathname.slice("/upload/".length), await readBytes(req)) ? 200 : 404, {});
+    if (pathname.startsWith("/upload/")) {
+      const received = threads.receiveUpload(pathname.slice("/upload/".length), await readBytes(req));
+      return res.writeHead(received ? 200 : 404, { "content-type": "text/plain" }).end(received ? "OK" : "");
+    }
     const method = pathname.replace(/^\/api\//, "");
     const args = await readArgs(req);
     const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? "")?.[1];
     const token = bearer ?? args["token"];
-    calls.push({ method, token, args });
+    const call: SlackCall = { method, token, args, status: 0 };
+    calls.push(call);
+    const answer = (status: number, body: object, headers: Record<string, string> = {}) => {
+      call.status = status;
+      res.writeHead(status, { "content-type": "application/json; charset=utf-8", ...headers }).end(JSON.stringify(body));
+    };
     if (req.method !== "POST" && req.method !== "GET") return answer(405, { ok: false, error: "method_not_supported" });
-    const retryAfter = rateLimited.get(method);
-    if (retryAfter !== undefined) {
-      rateLimited.delete(method);
-      return answer(429, { ok: false, error: "ratelimited" }, { "retry-after": String(retryAfter) });
-    }
-    const status = failing.get(method);
-    if (status !== undefined) {
-      failing.delete(method);
-      return res.writeHead(status, { "content-type": "text/html" }).end("<html>upstream error</html>");
-    }
-    if (method === "auth.test") return answer(200, authTest(token));
-    if (method === "oauth.v2.access") return answer(200, oauthAccess(req, args));
-    if (method === "apps.manifest.create") return answer(200, manifests.create(token, args));
-    const threadAnswer = threads.answer(method, token === undefined ? undefined : bots.get(token), args);
-    if (threadAnswer) return answer(200, threadAnswer);
+    const retryAfter = rateLimitedFor(method);
+    if (retryAfter !== undefined) return answer(429, { ok: false, error: "ratelimited" }, { "retry-after": String(retryAfter) });
+    const failure = failing.get(method);
+    if (failure && --failure.left === 0) failing.delete(method);
+    if (failure && !failure.afterStoring) return failWith(failure.status);
+    const body = work(method, token, req, args);
+    if (failure) return failWith(failure.status);
+    if (dropping.delete(method)) return void res.socket?.destroy();
+    if (body) return answer(200, body);
     return answer(404, { ok: false, error: "unknown_method" });
+
+    function failWith(status: number) {
+      call.status = status;
+      res.writeHead(status, { "content-type": "text/html" }).end("<html>upstream error</html>");
+    }
   });
+
+  /** What a method answers when it is not failing: undefined for a method the fake does not speak. */
+  function work(method: string, token: string | undefined, req: IncomingMessage, args: Record<string, string>): object | undefined {
+    if (method === "auth.test") return authTest(token);
+    if (method === "oauth.v2.access") return oauthAccess(req, args);
+    if (method === "apps.manifest.create") return manifests.create(token, args);
+    return threads.answer(method, token === undefined ? undefined : bots.get(token), args);
+  }
+
+  /** The seconds left of `method`'s rate limit, starting the window armed by rateLimitNext; undefined when not limited. */
+  function rateLimitedFor(method: string): number | undefined {
+    const limit = rateLimits.get(method);
+    if (!limit) return undefined;
+    if (limit.until === undefined) {
+      limit.until = Date.now() + limit.seconds * 1000;
+      return limit.seconds;
+    }
+    const left = limit.until - Date.now();
+    if (left > 0) return Math.ceil(left / 1000);
+    rateLimits.delete(method);
+    return undefined;
+  }
 
   function authTest(token: string | undefined): object {
     if (!token) return { ok: false, error: "not_authed" };
@@ -164,19 +208,27 @@ export async function startFakeSlack(): Promise<FakeSlack> {
     addInstall(install) {
       installs.set(install.code, { ...install, used: false });
     },
-    rateLimitNext: (method, seconds) => void rateLimited.set(method, seconds),
-    failNext: (method, status) => void failing.set(method, status),
+    rateLimitNext: (method, seconds) => void rateLimits.set(method, { seconds, until: undefined }),
+    failNext: (method, status, options = {}) => void failing.set(method, { status, left: options.times ?? 1, afterStoring: options.afterStoring ?? false }),
+    dropNext: (method) => void dropping.add(method),
     revoke: (token) => void revoked.add(token),
     manifests,
     thread: threads.state,
     reset() {
       calls.length = 0;
-      rateLimited.clear();
+      rateLimits.clear();
       failing.clear();
+      dropping.clear();
       threads.reset();
     },
     close: () => new Promise((resolve) => http.close(() => resolve())),
   };
+}
+
+/** A rate limit armed by rateLimitNext: its window starts (`until`) when the first call is refused. */
+interface RateLimit {
+  seconds: number;
+  until: number | undefined;
 }
 
 // ---- apps.manifest.create (Slack: "Create an app from an app manifest"), kept apart from the runtime's methods.
@@ -242,6 +294,18 @@ function manifestErrors(manifest: Record<string, unknown>): Array<{ message: str
   return errors;
 }
 
+/** Slack's metadata argument: a JSON object with an event_type and an event_payload object; null when it is not. */
+function metadataOf(text: string): PostedMessage["metadata"] | null {
+  try {
+    const parsed = JSON.parse(text) as { event_type?: unknown; event_payload?: unknown };
+    const payload = parsed.event_payload;
+    if (typeof parsed.event_type !== "string" || typeof payload !== "object" || payload === null || Array.isArray(payload)) return null;
+    return { event_type: parsed.event_type, event_payload: payload as Record<string, unknown> };
+  } catch {
+    return null;
+  }
+}
+
 async function readBytes(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
@@ -268,6 +332,10 @@ export interface PostedMessage {
   blocks: unknown;
   /** The bot user that posted it. */
   user: string;
+  /** chat.postMessage's `metadata` (Slack: "Using message metadata"), as given. */
+  metadata: { event_type: string; event_payload: Record<string, unknown> } | undefined;
+  /** The files a files.completeUploadExternal shared with this message (its initial_comment is the text). */
+  files: string[];
 }
 
 export interface UploadedFile {
@@ -303,24 +371,41 @@ function createThreads(origin: () => string) {
     addMessages: (channel, threadTs, messages) => void written.push(...messages.map((m) => ({ channel, thread_ts: threadTs, ...m }))),
   };
   /** A thread's messages as conversations.replies lists them: the parent first, then replies by ts. */
-  const threadMessages = (channel: string, ts: string) =>
+  const threadMessages = (channel: string, ts: string, withMetadata: boolean) =>
     [
       ...written.filter((m) => m.channel === channel && m.thread_ts === ts).map((m) => ({ type: "message", user: m.user, text: m.text, ts: m.ts, thread_ts: ts })),
-      ...state.posted.filter((m) => m.channel === channel && (m.thread_ts === ts || m.ts === ts)).map((m) => ({ type: "message", user: m.user, bot_id: "B0BOT", text: m.text, ts: m.ts, thread_ts: ts })),
+      ...state.posted.filter((m) => m.channel === channel && (m.thread_ts === ts || m.ts === ts)).map((m) => botMessage(m, ts, withMetadata)),
     ].sort((a, b) => (a.ts === ts ? -1 : b.ts === ts ? 1 : Number(a.ts) - Number(b.ts)));
+  /** A bot's message as Slack lists it: its files, and its metadata only when include_all_metadata asked for it. */
+  const botMessage = (m: PostedMessage, threadTs: string, withMetadata: boolean) => ({
+    type: "message",
+    user: m.user,
+    bot_id: "B0BOT",
+    text: m.text,
+    ts: m.ts,
+    thread_ts: threadTs,
+    ...(m.files.length > 0 ? { files: m.files.map((id) => ({ id, name: state.files.find((f) => f.id === id)?.filename ?? "" })) } : {}),
+    ...(withMetadata && m.metadata ? { metadata: m.metadata } : {}),
+  });
+  const post = (bot: FakeBot, message: Omit<PostedMessage, "ts" | "user">): PostedMessage => {
+    const posted = { ...message, ts: `${1800000000 + ++tsCounter}.000100`, user: bot.botUserId };
+    state.posted.push(posted);
+    return posted;
+  };
   const methods: Record<string, (bot: FakeBot, args: Record<string, string>) => object> = {
     "chat.postMessage"(bot, args) {
       if (!args["channel"]) return { ok: false, error: "channel_not_found" };
       if (!args["text"] && !args["blocks"]) return { ok: false, error: "no_text" };
-      const ts = `${1800000000 + ++tsCounter}.000100`;
+      const metadata = args["metadata"] === undefined ? undefined : metadataOf(args["metadata"]);
+      if (metadata === null) return { ok: false, error: "invalid_metadata_format" };
       const blocks = args["blocks"] ? (JSON.parse(args["blocks"]) as unknown) : undefined;
-      state.posted.push({ channel: args["channel"], ts, thread_ts: args["thread_ts"], text: args["text"] ?? "", blocks, user: bot.botUserId });
+      const { ts } = post(bot, { channel: args["channel"], thread_ts: args["thread_ts"], text: args["text"] ?? "", blocks, metadata, files: [] });
       return { ok: true, channel: args["channel"], ts, message: { type: "message", user: bot.botUserId, bot_id: bot.botId, text: args["text"] ?? "", ts } };
     },
     "conversations.replies"(_bot, args) {
       if (!args["channel"]) return { ok: false, error: "channel_not_found" };
       if (!args["ts"]) return { ok: false, error: "thread_not_found" };
-      const all = threadMessages(args["channel"], args["ts"]);
+      const all = threadMessages(args["channel"], args["ts"], args["include_all_metadata"] === "true");
       if (all.length === 0) return { ok: false, error: "thread_not_found" };
       // Slack's cursors are opaque; this one is base64 of the next offset.
       const offset = args["cursor"] ? Number(Buffer.from(args["cursor"], "base64").toString("utf8").replace("next_ts:", "")) : 0;
@@ -338,7 +423,8 @@ function createThreads(origin: () => string) {
       state.files.push({ id, filename: args["filename"], length, bytes: undefined, channel: undefined, thread_ts: undefined });
       return { ok: true, upload_url: `${origin()}/upload/${id}`, file_id: id };
     },
-    "files.completeUploadExternal"(_bot, args) {
+    /** With channel_id the files are shared there, in thread_ts when given, as ONE message whose text is initial_comment. */
+    "files.completeUploadExternal"(bot, args) {
       let listed: Array<{ id?: unknown }>;
       try {
         listed = JSON.parse(args["files"] ?? "") as Array<{ id?: unknown }>;
@@ -347,7 +433,10 @@ function createThreads(origin: () => string) {
       }
       const files = listed.map((entry) => state.files.find((file) => file.id === entry.id));
       if (files.some((file) => !file || file.bytes === undefined || file.bytes.length !== file.length)) return { ok: false, error: "file_not_found" };
+      if (args["thread_ts"] && !args["channel_id"]) return { ok: false, error: "invalid_arguments" };
       for (const file of files) Object.assign(file!, { channel: args["channel_id"], thread_ts: args["thread_ts"] });
+      const fileIds = files.map((file) => file!.id);
+      if (args["channel_id"]) post(bot, { channel: args["channel_id"], thread_ts: args["thread_ts"], text: args["initial_comment"] ?? "", blocks: undefined, metadata: undefined, files: fileIds });
       return { ok: true, files: files.map((file) => ({ id: file!.id, title: file!.filename })) };
     },
     /** Slack lets a bot edit only its own message: another's is cant_update_message. */

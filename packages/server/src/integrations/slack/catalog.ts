@@ -46,7 +46,9 @@ export const slackThreadCatalog: IntegrationKindCatalog = {
     settings: {
       description:
         "The integration's settings. With launcher.profiles, a mention of the bot (in launcher.channel_id only, when given) starts an agent " +
-        "in its thread: one profile starts at once, several offer a choice. An empty list launches nothing.",
+        "in its thread: one profile starts at once, several offer a choice. An empty list launches nothing. What agents post (messages, " +
+        "question and approval prompts) is escaped so Slack shows it as written: allow_mentions lets their <!here>, <!channel>, " +
+        "<!everyone>, <!subteam^…>, <@U…> and <#C…> notify, allow_links lets their <url|label> links through; both are off by default.",
       input_schema: {
         type: "object",
         properties: {
@@ -59,6 +61,8 @@ export const slackThreadCatalog: IntegrationKindCatalog = {
             required: ["profiles"],
             additionalProperties: false,
           },
+          allow_mentions: { type: "boolean", description: "Whether agents' mentions notify (broadcasts, user groups, people, channels). Off by default." },
+          allow_links: { type: "boolean", description: "Whether agents' <url|label> links are sent as links. Off by default." },
         },
         additionalProperties: false,
       },

@@ -7,6 +7,7 @@ import { ALLOW, answerInteraction } from "../../modules/interactions/service.js"
 import type { ReceiptRow } from "../../modules/integrations/inbound-store.js";
 import { findAssignment } from "../../modules/integrations/launch-store.js";
 import type { SlackBot } from "./bot.js";
+import { escapeMrkdwn, postingRules, type PostingRules } from "./mrkdwn.js";
 import type { IntegrationRow } from "../../modules/integrations/store.js";
 
 /**
@@ -33,18 +34,21 @@ export async function postInteraction(deps: Deps, receipt: ReceiptRow, integrati
   const { interaction_id: interactionId, conversation } = receipt.payload as { interaction_id: string; conversation: { channel_id: string; thread_ts: string } };
   const interaction = await deps.db.tx((tx) => findInteractionById(tx, interactionId));
   if (!interaction || interaction.state !== "open") return;
-  const { text, blocks } = interactionMessage(interaction);
+  const { text, blocks } = interactionMessage(interaction, postingRules(integration.settings));
   await deps.bot.call(integration, "chat.postMessage", { channel: conversation.channel_id, thread_ts: conversation.thread_ts, text, blocks: JSON.stringify(blocks) });
 }
 
-function interactionMessage(interaction: InteractionRow): { text: string; blocks: object[] } {
+/** The agent's words (title, context, prompts) are escaped as its posts are (mrkdwn.ts); button labels are plain_text, which Slack never parses. */
+function interactionMessage(interaction: InteractionRow, rules: PostingRules): { text: string; blocks: object[] } {
   const form = interaction.request as unknown as InteractionForm;
-  const lines = [`*${form.title}*`, ...(form.context ?? []).map((item) => `${item.label}: ${item.value}`)];
+  const agents = (text: string) => escapeMrkdwn(text, rules);
+  const lines = [`*${agents(form.title)}*`, ...(form.context ?? []).map((item) => agents(`${item.label}: ${item.value}`))];
   const [only] = form.questions;
   const clickable = form.questions.length === 1 && only!.options.length > 0 && only!.options.length <= MAX_BUTTONS && !only!.multiple;
-  lines.push(...form.questions.map((question) => question.prompt));
+  lines.push(...form.questions.map((question) => agents(question.prompt)));
   if (!clickable) lines.push(only?.options.length ? "Answer this in svc." : "Reply in this thread to answer.");
-  const text = lines.join("\n").slice(0, MAX_SECTION_TEXT);
+  // Cut to Slack's limit without leaving half an escape (every literal & is escaped, so a trailing & starts one).
+  const text = lines.join("\n").slice(0, MAX_SECTION_TEXT).replace(/&[a-z]*$/, "");
   const blocks: object[] = [{ type: "section", text: { type: "mrkdwn", text } }];
   if (clickable) {
     const buttons = only!.options.map((option, index) => ({

@@ -22,8 +22,8 @@ export interface SlackWebApi {
 /**
  * Slack's Web API (`<SVC_SLACK_API_URL>/<method>`), through the SSRF guard. A rate limit (HTTP 429) is
  * `rate_limited` with Slack's Retry-After; no answer, a 5xx or a body that is not Slack's JSON is
- * `upstream_unavailable`. `ok: false` answers are returned for the caller to judge. Never retries: a
- * caller that wants another try makes it durable.
+ * `upstream_unavailable`. `ok: false` answers are returned for the caller to judge. Never retries by
+ * itself: the thread tools wait out a short Retry-After (pacing.ts), other callers make retries durable.
  */
 export function createSlackWebApi(deps: { apiUrl: string; policy: OutboundPolicy }): SlackWebApi {
   const fetchCapped = capResponseBytes(createGuardedFetch(deps.policy), MAX_RESPONSE_BYTES);
@@ -86,6 +86,10 @@ export function createSlackWebApi(deps: { apiUrl: string; policy: OutboundPolicy
       if (response.status < 200 || response.status >= 300) throw new AppError("upstream_unavailable", `Slack answered the file upload with HTTP ${response.status}`);
     },
   };
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** A string member of an answer, or undefined: Slack's answers are checked member by member, never trusted whole. */

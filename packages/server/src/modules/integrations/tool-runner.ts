@@ -28,7 +28,7 @@ export function createIntegrationToolRunner(deps: {
   artifacts: Pick<ArtifactsService, "findAgentArtifact" | "artifactBytes">;
 }): IntegrationToolRunner {
   return {
-    async run(agent, tool, input): Promise<IntegrationToolResult> {
+    async run(agent, tool, input, signal): Promise<IntegrationToolResult> {
       const prepared = await deps.db.tx(async (tx): Promise<Prepared | { message: string }> => {
         const integration = await store.findIntegration(tx, agent.orgId, agent.projectId, tool.integrationId);
         if (!integration) return { message: `${tool.name} cannot run: the integration it names no longer exists. Tell the person you are working for.` };
@@ -46,6 +46,8 @@ export function createIntegrationToolRunner(deps: {
       const context: ToolContext = {
         conversation: prepared.conversation,
         credential: prepared.credential,
+        settings: prepared.integration.settings,
+        signal,
         ...(prepared.integration.providerAccountRef ? { accountRef: prepared.integration.providerAccountRef } : {}),
         artifact: (id) => artifactOf(deps, agent, id),
       };

@@ -10,25 +10,31 @@ import { OVERFLOW_BYTES, previewOf, saveAsArtifact } from "./overflow.js";
  * (modules/integrations/tool-runner.ts): the engine reads no integration tables and holds no provider client.
  */
 export interface IntegrationToolRunner {
-  run(agent: { id: string; orgId: string; projectId: string }, tool: IntegrationToolRef & { name: string }, input: Record<string, unknown>): Promise<IntegrationToolResult>;
+  /** `signal` aborts when the worker stops or the agent is canceled; a call it interrupted throws. */
+  run(agent: { id: string; orgId: string; projectId: string }, tool: IntegrationToolRef & { name: string }, input: Record<string, unknown>, signal: AbortSignal): Promise<IntegrationToolResult>;
 }
 
 export type IntegrationToolResult = { ok: true; value: Record<string, unknown> } | { ok: false; message: string };
 
-/** Runs one ready integration call in a tool step; any failure is the call's tool error, never the step's. */
+/**
+ * Runs one ready integration call in a tool step; any failure is the call's tool error, never the step's.
+ * A call interrupted by `signal` is undefined: a cancel has completed it, or the next claim runs it again.
+ */
 export async function runIntegrationTool(
   deps: Pick<StepDeps, "integrationTools" | "artifacts">,
   step: { agentId: string; orgId: string; projectId: string },
   call: ToolCallRow,
   definition: AgentDefinition,
-): Promise<{ outcome: ToolOutcome; prepared: PreparedBlocks }> {
+  signal: AbortSignal,
+): Promise<{ outcome: ToolOutcome; prepared: PreparedBlocks } | undefined> {
   const tool = definition.tools.find((t) => t.name === call.name && t.integration !== undefined);
   let result: IntegrationToolResult;
   if (!tool?.integration || !deps.integrationTools) result = { ok: false, message: `The tool ${call.name} cannot run in this deployment.` };
   else {
     try {
-      result = await deps.integrationTools.run({ id: step.agentId, orgId: step.orgId, projectId: step.projectId }, { ...tool.integration, name: call.name }, call.input);
+      result = await deps.integrationTools.run({ id: step.agentId, orgId: step.orgId, projectId: step.projectId }, { ...tool.integration, name: call.name }, call.input, signal);
     } catch (err) {
+      if (signal.aborted) return undefined;
       result = { ok: false, message: `${call.name} could not run: ${(err as Error).message}` };
     }
   }
