@@ -108,6 +108,19 @@ export async function assertOutboundAllowed(url: string | URL, policy: OutboundP
   refuseInternal(host, addresses);
 }
 
+/**
+ * The check made when a tenant gives an address svc will call later (a model provider's base_url): an
+ * internal destination is refused there and then, as every call to it would be. A name that does not
+ * resolve at this moment passes, since DNS may be down for a while; each call checks again.
+ */
+export async function assertConfiguredDestination(url: string | URL, policy: OutboundPolicy, resolve: Resolver = systemResolver): Promise<void> {
+  const parsed = typeof url === "string" ? new URL(url) : url;
+  if (policy.allowPrivateNetwork) return;
+  const host = urlHost(parsed);
+  const addresses = await resolve(host).catch(() => []);
+  refuseInternal(host, addresses);
+}
+
 function refuseInternal(host: string, addresses: readonly LookupAddress[]): void {
   for (const { address } of addresses) {
     const reason = internalAddressReason(address);
