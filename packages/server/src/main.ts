@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { createServer } from "node:net";
 import type pino from "pino";
 import { createLogger } from "./platform/log.js";
 import { startTracing } from "./platform/tracing.js";
@@ -84,6 +85,14 @@ async function main(argv: string[]): Promise<number> {
 }
 
 async function run(command: Command, config: Config, log: pino.Logger): Promise<number> {
+  if (command === "serve" || command === "api") {
+    // Said before the database is opened and migrated, which takes a while, rather than as a stack trace after it.
+    const taken = await portProblem(config.host, config.port);
+    if (taken) {
+      console.error(`svc: ${taken}`);
+      return 2;
+    }
+  }
   let db: Database;
   try {
     db = await openDatabase(config, { migrate: command === "serve" || command === "migrate" });
@@ -176,6 +185,23 @@ async function startServices(command: Command, config: Config, db: Database, log
   return { services: started, pages };
 }
 
+/**
+ * Why svc could not listen on host:port, or undefined when it can: a listen probe, closed again at once.
+ * Another process may still take the port before svc listens; then the listen itself fails as before.
+ */
+function portProblem(host: string, port: number): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once("error", (err: NodeJS.ErrnoException) => {
+      if (err.code === "EADDRINUSE") resolve(`port ${port} on ${host} is in use by another program; stop it, or set PORT to a free port`);
+      else if (err.code === "EACCES") resolve(`svc may not listen on port ${port} on ${host} (${err.code}); set PORT to a port above 1023`);
+      else if (err.code === "EADDRNOTAVAIL") resolve(`${host} is not an address of this machine; set HOST to one (127.0.0.1, 0.0.0.0)`);
+      else resolve(`cannot listen on ${host}:${port}: ${err.message}`);
+    });
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve(undefined)));
+  });
+}
+
 /** Listening beyond loopback is the operator's choice; the log says what that opens (docs/operations.md). */
 function warnIfExposed(config: Config, log: pino.Logger): void {
   if (isLoopbackHost(config.host)) return;
@@ -218,12 +244,19 @@ export function maintenanceTasks(db: Database, services: Services, config: Confi
   ];
 }
 
+/**
+ * Resolves at the first SIGTERM or SIGINT. The handlers stay: Ctrl-C on `npm start` signals svc more than
+ * once (the terminal's SIGINT to the whole process group, npm passing it on, then the orphan watcher's
+ * SIGTERM once npm has exited), and a signal without a handler would end svc in the middle of its
+ * shutdown, its data directory still locked. The shutdown deadline bounds how long they are ignored.
+ */
 function waitForSignal(log: pino.Logger): Promise<void> {
   return new Promise((resolve) => {
+    let stopping = false;
     const onSignal = (signal: NodeJS.Signals) => {
+      if (stopping) return log.debug({ signal }, "already shutting down");
+      stopping = true;
       log.info({ signal }, "shutting down");
-      process.off("SIGTERM", onSignal);
-      process.off("SIGINT", onSignal);
       resolve();
     };
     process.on("SIGTERM", onSignal);

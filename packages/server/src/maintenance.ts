@@ -7,6 +7,14 @@ export interface MaintenanceTask {
 }
 
 /**
+ * A task's failure that is the world's, not svc's (a registry an offline machine cannot reach): the log
+ * gets one warning with the reason, not an error's stack.
+ */
+export class TaskUnavailable extends Error {
+  override name = "TaskUnavailable";
+}
+
+/**
  * Periodic housekeeping (expired sessions, rate-limit windows, device flows…). Each tick runs every task
  * once; a failing task is logged and retried next tick. `stop` waits for the tick in flight.
  */
@@ -22,7 +30,8 @@ export function startMaintenance(tasks: MaintenanceTask[], log: FastifyBaseLogge
         const handled = await task.run();
         if (handled > 0) log.debug({ task: task.name, handled }, "maintenance task ran");
       } catch (err) {
-        log.warn({ err, task: task.name }, "maintenance task failed; retrying next tick");
+        if (err instanceof TaskUnavailable) log.warn({ task: task.name, reason: err.message }, `maintenance task ${task.name} could not run: ${err.message}`);
+        else log.warn({ err, task: task.name }, "maintenance task failed; retrying next tick");
       }
     }
   }

@@ -32,7 +32,7 @@ export type paths = {
         put?: never;
         /**
          * Sign in
-         * @description Checks the email and password and starts a browser session: the session cookie (HttpOnly), the CSRF cookie, and `csrf_token` in the body. Browser-session writes send that value in `X-Svc-Csrf`. Repeated failures are rate limited (429).
+         * @description Checks the email and password and starts a browser session: the session cookie (HttpOnly), the CSRF cookie, and `csrf_token` in the body. Browser-session writes send that value in `X-Svc-Csrf`. Repeated failures are rate limited (429). A browser request from an origin other than svc's public URL is 403 csrf_check_failed.
          */
         post: operations["signIn"];
         delete?: never;
@@ -836,7 +836,7 @@ export type paths = {
         put?: never;
         /**
          * Start an MCP server OAuth connection
-         * @description Starts connecting an MCP server that uses OAuth (docs/mcp.md). svc reads the server's protected resource metadata and its authorization server's metadata, registers itself as a client when no client_id is given and the server offers registration, and answers an authorization URL with PKCE and a signed state. Open it before expires_at and approve; the callback stores the tokens as an oauth_token_set secret named `name`, found with GET /orgs/{orgID}/secrets?mcp_oauth_flow_id=<flow_id>. Needs the right to create secrets for `owner`. 409: the name is taken; 422: the server offers no usable OAuth; 502: it could not be reached.
+         * @description Starts connecting an MCP server that uses OAuth (docs/mcp.md). svc reads the server's protected resource metadata and its authorization server's metadata, registers itself as a client when no client_id is given and the server offers registration, and answers an authorization URL with PKCE and a signed state. Open it before expires_at and approve; the callback stores the tokens as an oauth_token_set secret named `name`, found with GET /orgs/{orgID}/secrets?mcp_oauth_flow_id=<flow_id>. Needs the right to create secrets for `owner`, and a user (a session or personal access token): the callback must come from that user's browser session. 409: the name is taken; 422: the server offers no usable OAuth; 502: it could not be reached.
          */
         post: operations["startSecretMCPOAuth"];
         delete?: never;
@@ -2990,7 +2990,7 @@ export type components = {
             client_id: string;
             client_secret: string;
             signing_secret: string;
-            /** @description A path on svc's origin the browser returns to after the install. */
+            /** @description Where the browser returns after the install: used when it is a path on svc's origin (`/…`), otherwise `/`. */
             return_to?: string;
         };
         CreateIntegrationRequest: {
@@ -3192,7 +3192,7 @@ export type components = {
             app_name: string;
             /** @description A Slack app configuration token (xoxe.xoxp-…); used once to create the app, never stored. */
             app_configuration_token: string;
-            /** @description A path on svc's origin the browser returns to after the install. */
+            /** @description Where the browser returns after the install: used when it is a path on svc's origin (`/…`), otherwise `/`. */
             return_to?: string;
         };
         /** @description Five-field cron expression (minute hour day-of-month month day-of-week) with *, ranges (1-5), lists (1,3) and steps (*\/15, 0-30/10); month and weekday names (JAN, MON) are accepted. TZ= and CRON_TZ= prefixes are refused; set timezone instead. */
@@ -4587,7 +4587,7 @@ export type components = {
             client_id: string;
             client_secret: string;
             signing_secret: string;
-            /** @description A path on svc's origin the browser returns to after the install. */
+            /** @description Where the browser returns after the install: used when it is a path on svc's origin (`/…`), otherwise `/`. */
             return_to?: string;
         };
         StreamEventsResponse: components["schemas"]["AgentEvent"] | components["schemas"]["ToolCallUpdate"] | components["schemas"]["ModelOutputDelta"] | components["schemas"]["Error"];

@@ -133,9 +133,17 @@ describe("cron triggers", () => {
     expect(await issuesOf({ cron: "0 9 * * *", message_template: "{{printf \"%d\" 1}}" })).toEqual([
       { path: "/message_template", message: expect.stringContaining("is not supported") },
     ]);
+    for (const empty of ["", " \n\t"]) {
+      expect(await issuesOf({ cron: "0 9 * * *", message_template: empty })).toEqual([{ path: "/message_template", message: expect.stringContaining("must not be empty") }]);
+    }
     // Names, lists, ranges and steps are standard.
     const ok = await createTrigger(p, { ...base, cron: "0,30 9-17/2 1-15 JAN-jun mon-FRI", message_template: "{{- .trigger.name -}} on {{.trigger.local_date}}" });
     expect(ok.status, ok.text).toBe(201);
+    // A change is held to the same rule, and nothing changes.
+    const emptied = await server.api.patch(`${p.base}/cron-triggers/${ok.body.id}`, { message_template: "", name: "Renamed" }, { token: p.token });
+    expect(emptied.status, emptied.text).toBe(400);
+    expect(emptied.body.issues).toEqual([{ path: "/message_template", message: expect.stringContaining("must not be empty") }]);
+    expect(await getTrigger(p, ok.body.id)).toMatchObject({ name: "Bad", message_template: "{{- .trigger.name -}} on {{.trigger.local_date}}" });
     // An unknown or archived target.
     const missing = await createTrigger(p, { ...base, cron: "0 9 * * *", target: { type: "agent", agent_id: `agt_${"a".repeat(26)}` } });
     expect(missing.status).toBe(404);

@@ -39,6 +39,25 @@ describe("sign-up and sessions", () => {
     expect(me.status).toBe(200);
     expect(me.body).toEqual({ user: { id: session.userId, email: "login@example.com", display_name: expect.any(String) }, orgs: [] });
   });
+
+  it("refuses to start a session for a page of another origin, as every cookie mutation is refused", async () => {
+    await server.api.signup({ email: "origin@example.com", password: "right password" });
+    const credentials = { email: "origin@example.com", password: "right password" };
+    const foreign: Array<Record<string, string>> = [{ origin: "http://evil.test" }, { referer: "http://evil.test/form" }, { origin: "null" }];
+    for (const headers of foreign) {
+      const login = await server.api.post("/api/auth/login", credentials, { headers });
+      expect(login.status, JSON.stringify(headers)).toBe(403);
+      expect(login.body.code).toBe("csrf_check_failed");
+      expect(login.headers.getSetCookie()).toEqual([]);
+      const signup = await server.api.post("/api/auth/signup", { email: `x${Math.random()}@example.com`, password: "long enough", display_name: "X" }, { headers });
+      expect(signup.status, JSON.stringify(headers)).toBe(403);
+      expect(signup.headers.getSetCookie()).toEqual([]);
+    }
+    // svc's own pages, and clients that are not browsers (no Origin or Referer), sign in.
+    const ownPage = await server.api.post("/api/auth/login", credentials, { headers: { origin: server.api.origin } });
+    expect(ownPage.status, ownPage.text).toBe(200);
+    expect((await server.api.post("/api/auth/login", credentials)).status).toBe(200);
+  });
 });
 
 describe("personal access tokens", () => {

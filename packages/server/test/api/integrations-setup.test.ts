@@ -241,7 +241,14 @@ describe("integrations: the Slack OAuth install", () => {
     slack.addInstall({ clientId: app.client_id, clientSecret: app.client_secret, code: "code-3", bot, scope: ALL_BOT_SCOPES });
     const ok = await server.api.get(callback({ code: "code-3", state }), { session: p.session });
     expect(ok.headers.get("location")).toBe("/console/integrations?tab=slack&integration_oauth=success");
-    const open = await server.api.post(`${path}/oauth/setup`, { ...app, return_to: "//evil.example" }, { token: p.token });
-    expect(open.status).toBe(400);
+  });
+
+  it("takes any return_to and sends the browser back only to a path on svc's origin, otherwise to /", async () => {
+    for (const foreign of ["//evil.example", "https://evil.example/steal", "/\\evil.example", "javascript:alert(1)", "relative/path"]) {
+      const { p, state } = await started(foreign);
+      const back = await server.api.get(callback({ error: "access_denied", state }), { session: p.session });
+      expect(back.status, foreign).toBe(303);
+      expect(back.headers.get("location"), foreign).toBe("/?integration_oauth_error=access_denied");
+    }
   });
 });

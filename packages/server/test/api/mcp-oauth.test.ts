@@ -4,6 +4,7 @@ import { agentProject, yamlConfig, type AgentProject } from "../support/agents.j
 import { createConfig, eventually, launch, requestText, untilEvents } from "../support/agent-loop.js";
 import { startFakeMcpServer, type FakeMcpServer } from "../support/fake-mcp.js";
 import { startFakeAuthorizationServer, type FakeAuthorizationServer } from "../support/fake-oauth.js";
+import type { BrowserSession } from "../support/client.js";
 import { TEST_ORIGIN, useTestServer } from "../support/server.js";
 
 // MCP OAuth for secrets (issue 24): a fake authorization server and an MCP server that takes only its tokens.
@@ -39,13 +40,18 @@ async function startFlow(project: AgentProject, body: Record<string, unknown> = 
   );
 }
 
-/** The person approves at the authorization server, whose redirect brings the browser to svc's callback. */
-async function approve(authorizationUrl: string) {
+/** The authorization server's redirect to svc's callback once the person approved: its query string. */
+async function approvedQuery(authorizationUrl: string): Promise<string> {
   const redirect = await fetch(authorizationUrl, { redirect: "manual" });
   expect(redirect.status).toBe(302);
   const location = new URL(redirect.headers.get("location")!);
   expect(`${location.origin}${location.pathname}`).toBe(`${TEST_ORIGIN}${CALLBACK}`);
-  return server.api.get(`${CALLBACK}${location.search}`);
+  return location.search;
+}
+
+/** The person approves at the authorization server, whose redirect brings their browser to svc's callback. */
+async function approve(authorizationUrl: string, session: BrowserSession) {
+  return server.api.get(`${CALLBACK}${await approvedQuery(authorizationUrl)}`, { session });
 }
 
 async function secretOfFlow(project: AgentProject, flowId: string) {
@@ -59,7 +65,7 @@ async function connected(): Promise<{ project: AgentProject; secretId: string }>
   const project = await agentProject(server.api, provider.baseUrl);
   const started = await startFlow(project);
   expect(started.status, started.text).toBe(201);
-  const callback = await approve(started.body.authorization_url);
+  const callback = await approve(started.body.authorization_url, project.session);
   expect(callback.status, callback.text).toBe(200);
   const [secret] = await secretOfFlow(project, started.body.flow_id);
   return { project, secretId: secret.id };
@@ -92,7 +98,7 @@ describe("POST /orgs/{orgID}/secrets/mcp-oauth", () => {
     expect(as.counts.register).toBe(1);
     expect(await secretOfFlow(project, started.body.flow_id)).toEqual([]);
 
-    const callback = await approve(started.body.authorization_url);
+    const callback = await approve(started.body.authorization_url, project.session);
     expect(callback.status, callback.text).toBe(200);
     expect(callback.text).toContain("MCP server connected");
     expect(as.counts.code).toBe(1);
@@ -124,23 +130,58 @@ describe("POST /orgs/{orgID}/secrets/mcp-oauth", () => {
     const search = new URL(redirect.headers.get("location")!).search;
     const forged = new URLSearchParams(search);
     forged.set("state", `${started.body.flow_id}.${"0".repeat(64)}`);
-    const refused = await server.api.get(`${CALLBACK}?${forged}`);
+    const refused = await server.api.get(`${CALLBACK}?${forged}`, { session: project.session });
     expect(refused.status).toBe(400);
     expect(refused.text).toContain("not issued by svc");
 
-    expect((await server.api.get(`${CALLBACK}${search}`)).status).toBe(200);
-    const replay = await server.api.get(`${CALLBACK}${search}`);
+    expect((await server.api.get(`${CALLBACK}${search}`, { session: project.session })).status).toBe(200);
+    const replay = await server.api.get(`${CALLBACK}${search}`, { session: project.session });
     expect(replay.status).toBe(400);
     expect(replay.text).toContain("already used");
     expect(await secretOfFlow(project, started.body.flow_id)).toHaveLength(1);
     expect(as.counts.code).toBe(1);
   });
 
+  it("stores the tokens only for the user who started the flow, in that user's browser session", async () => {
+    const project = await agentProject(server.api, provider.baseUrl);
+    const started = await startFlow(project);
+    const search = await approvedQuery(started.body.authorization_url);
+
+    // An attacker's link opened by someone else: no session is 401, another user's session is 403.
+    const anonymous = await server.api.get(`${CALLBACK}${search}`);
+    expect(anonymous.status, anonymous.text).toBe(401);
+    const victim = await server.api.signup();
+    const foreign = await server.api.get(`${CALLBACK}${search}`, { session: victim });
+    expect(foreign.status, foreign.text).toBe(403);
+    expect(foreign.body.code).toBe("forbidden");
+    const bearer = await server.api.get(`${CALLBACK}${search}`, { token: project.token });
+    expect(bearer.status, bearer.text).toBe(403);
+    expect(await secretOfFlow(project, started.body.flow_id)).toEqual([]);
+    expect(as.counts.code).toBe(0);
+
+    // The flow is still the starter's to finish.
+    const own = await server.api.get(`${CALLBACK}${search}`, { session: project.session });
+    expect(own.status, own.text).toBe(200);
+    expect(await secretOfFlow(project, started.body.flow_id)).toHaveLength(1);
+  });
+
+  it("is started by a person only: an organization API key cannot finish the flow in a browser", async () => {
+    const project = await agentProject(server.api, provider.baseUrl);
+    const key = await server.api.orgKey(project.session, project.orgId, "admin");
+    const refused = await server.api.post(
+      `/api/v1/orgs/${project.orgId}/secrets/mcp-oauth`,
+      { owner: { kind: "org" }, mcp_url: mcp.url, name: "by key" },
+      { token: key.token },
+    );
+    expect(refused.status, refused.text).toBe(403);
+    expect(as.counts.register).toBe(0);
+  });
+
   it("sends the browser back to return_to with the outcome, a denial included", async () => {
     const project = await agentProject(server.api, provider.baseUrl);
     const started = await startFlow(project, { return_to: "/settings/secrets" });
     expect(started.status, started.text).toBe(201);
-    const callback = await approve(started.body.authorization_url);
+    const callback = await approve(started.body.authorization_url, project.session);
     expect(callback.status).toBe(303);
     const back = new URL(callback.headers.get("location")!);
     expect(`${back.origin}${back.pathname}`).toBe(`${TEST_ORIGIN}/settings/secrets`);
@@ -149,7 +190,7 @@ describe("POST /orgs/{orgID}/secrets/mcp-oauth", () => {
 
     as.deny(true);
     const denied = await startFlow(project, { name: "denied", return_to: `${TEST_ORIGIN}/back` });
-    const refused = await approve(denied.body.authorization_url);
+    const refused = await approve(denied.body.authorization_url, project.session);
     const outcome = new URL(refused.headers.get("location")!).searchParams;
     expect(outcome.get("status")).toBe("failed");
     expect(outcome.get("error")).toContain("access_denied");

@@ -1,6 +1,9 @@
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
+import { Writable } from "node:stream";
+import pino from "pino";
+import { startMaintenance } from "../../src/maintenance.js";
 import { mcpRegistrySync, syncRegistry } from "../../src/modules/mcp-servers/registry-sync.js";
 import { registryEntry, startFakeRegistry, type FakeRegistry } from "../support/fake-mcp-registry.js";
 import { collectPages } from "../support/paging.js";
@@ -291,5 +294,36 @@ describe("the maintenance task", () => {
     // A task of its own (another process) is not held back, and succeeds.
     expect(await mcpRegistrySync(server.db, server.config).run()).toBeGreaterThan(0);
     expect(registry.requests).toHaveLength(2);
+  });
+});
+
+describe("the maintenance task's warnings", () => {
+  let registry: FakeRegistry;
+  let fresh: TestServer;
+  beforeAll(async () => {
+    registry = await startFakeRegistry([registryEntry("io.example/one")]);
+    fresh = await startTestServer({ SVC_MCP_REGISTRY_URL: registry.url, SVC_ALLOW_PRIVATE_NETWORK: "true" });
+  });
+  afterAll(async () => {
+    await fresh?.close();
+    await registry?.close();
+  });
+
+  it("warns in one line, without a stack, when the registry cannot be reached or fails", async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const sink = new Writable({ write: (chunk: Buffer, _encoding, done) => (lines.push(JSON.parse(chunk.toString("utf8"))), done()) });
+    const log = pino({ level: "info" }, sink);
+    registry.failing = true;
+    const tasks = [mcpRegistrySync(fresh.db, { mcpRegistryUrl: "http://127.0.0.1:1", allowPrivateNetwork: true }), mcpRegistrySync(fresh.db, fresh.config)];
+    const maintenance = startMaintenance(tasks, log as never, 60_000);
+    await expect.poll(() => lines.length, { timeout: 30_000 }).toBe(2);
+    await maintenance.stop();
+    registry.failing = false;
+    expect(lines.map((line) => line["msg"])).toEqual([
+      expect.stringMatching(/^maintenance task mcp-registry-sync could not run: the MCP registry at http:\/\/127\.0\.0\.1:1 could not be read \(.*ECONNREFUSED.*\); trying again in 1 min$/),
+      `maintenance task mcp-registry-sync could not run: the MCP registry at ${registry.url} answered HTTP 503; trying again in 1 min`,
+    ]);
+    for (const line of lines) expect(line).toMatchObject({ level: 40, task: "mcp-registry-sync" });
+    expect(JSON.stringify(lines)).not.toContain("stack");
   });
 });

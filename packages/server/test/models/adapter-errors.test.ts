@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startFakeProvider, type FakeProvider } from "../../src/runtime/models/fake-provider/index.js";
+import { createGuardedFetch } from "../../src/platform/net/guarded-fetch.js";
+import { createModelClient } from "../../src/runtime/models/ai-sdk-client.js";
 import { ModelError } from "../../src/runtime/models/types.js";
 import { client, failure, FORMATS, modelRequest } from "./support.js";
 
@@ -134,6 +136,28 @@ describe("provider-specific classification", () => {
     const baseUrl = gone.baseUrl;
     await gone.close();
     const error = await failure({ ...modelRequest(fake, "anthropic-messages"), baseUrl });
+    expect(error).toMatchObject({ kind: "network", retryable: true });
+  });
+});
+
+describe("a provider address the SSRF guard refuses", () => {
+  const guarded = createModelClient({ fetch: createGuardedFetch({ allowPrivateNetwork: false }) });
+  const refusal = (request: ReturnType<typeof modelRequest>) =>
+    guarded.stream(request, () => {}).then(
+      () => expect.fail("the call must fail"),
+      (error: unknown) => error as ModelError,
+    );
+
+  it.each(FORMATS)("%s: an internal address fails the call at once, not retryable", async (format) => {
+    const error = await refusal(modelRequest(fake, format));
+    expect(error).toBeInstanceOf(ModelError);
+    expect(error).toMatchObject({ kind: "destination_refused", retryable: false });
+    expect(error.message).toContain("SVC_ALLOW_PRIVATE_NETWORK");
+    expect(fake.requests).toHaveLength(0);
+  });
+
+  it("a name that does not resolve stays retryable: DNS may answer later", async () => {
+    const error = await refusal({ ...modelRequest(fake, "openai-chat-completions"), baseUrl: "http://provider.svc-test.invalid/v1" });
     expect(error).toMatchObject({ kind: "network", retryable: true });
   });
 });

@@ -9,7 +9,7 @@ import {
   type Resolver,
 } from "../../src/platform/net/outbound.js";
 import { startFakeProvider, type FakeProvider } from "../../src/runtime/models/fake-provider/index.js";
-import { createProvider, createSecret } from "../api/models-fixtures.js";
+import { createSecret } from "../api/models-fixtures.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
 const deny = { allowPrivateNetwork: false };
@@ -266,13 +266,12 @@ describe("the catalog call under the policy", () => {
     const owner = await server.api.userWithOrg();
     const auth = { token: owner.token };
     const secretId = await createSecret(server.api, auth, owner.org.id, { value: "never-sent" });
-    const created = await createProvider(server.api, auth, owner.org.id, {
-      name: "local",
-      api_format: "openai-responses",
-      base_url: baseUrl,
-      credential_secret_id: secretId,
-    });
-    return { auth, created, catalogPath: `/api/v1/orgs/${owner.org.id}/model-provider-configs/${created.body.config.id}/model-catalog` };
+    const created = await server.api.post(
+      `/api/v1/orgs/${owner.org.id}/model-provider-configs`,
+      { name: "local", api_format: "openai-responses", base_url: baseUrl, credential_secret_id: secretId },
+      auth,
+    );
+    return { auth, created, catalogPath: `/api/v1/orgs/${owner.org.id}/model-provider-configs/${created.body.config?.id}/model-catalog` };
   }
 
   it("reaches a loopback provider when the private network is allowed", async () => {
@@ -282,17 +281,22 @@ describe("the catalog call under the policy", () => {
     expect(fake.requests).toHaveLength(2);
   });
 
-  it("stores the config but never calls a loopback provider when it is not", async () => {
+  it("refuses a loopback base_url where it is given, on create and on update, and never calls it", async () => {
     const port = new URL(fake.url).port;
     for (const baseUrl of [fake.baseUrl, `http://localhost:${port}/v1`, `http://[::ffff:127.0.0.1]:${port}/v1`]) {
-      const { auth, created, catalogPath } = await providerOn(closed, baseUrl);
-      expect(created.body.config.base_url).toBe(new URL(baseUrl).href);
-      expect(created.body.model_catalog).toEqual({ status: "failed", error: expect.stringMatching(/^destination not allowed: .*loopback address/) });
-      const catalog = await closed.api.get(catalogPath, auth);
-      expect(catalog.status).toBe(200);
-      expect(catalog.body).toEqual(created.body.model_catalog);
-      expect(catalog.text).not.toContain("never-sent");
+      const { created } = await providerOn(closed, baseUrl);
+      expect(created.status, created.text).toBe(400);
+      expect(created.body.code).toBe("validation_failed");
+      expect(created.body.error).toMatch(/^base_url destination not allowed: .*loopback address \(set SVC_ALLOW_PRIVATE_NETWORK=true to allow\)$/);
+      expect(created.text).not.toContain("never-sent");
     }
+    const { auth, created } = await providerOn(closed, "https://models.example.invalid/v1");
+    expect(created.status, created.text).toBe(201);
+    const path = `/api/v1/orgs/${created.body.config.org_id}/model-provider-configs/${created.body.config.id}`;
+    const moved = await closed.api.put(path, { base_url: `http://127.0.0.1:${port}/v1` }, auth);
+    expect(moved.status, moved.text).toBe(400);
+    expect(moved.body.error).toContain("SVC_ALLOW_PRIVATE_NETWORK");
+    expect((await closed.api.get(path, auth)).body.base_url).toBe("https://models.example.invalid/v1");
     expect(fake.requests).toHaveLength(0);
   });
 });

@@ -11,12 +11,17 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), "../../../..");
 const scratch = mkdtempSync(join(tmpdir(), "svc-npm-start-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-/** `npm start` in the repository, as a newcomer runs it, on the embedded database in `dataDir`. */
-function npmStart(dataDir: string, port: number): ChildProcess {
+/**
+ * `npm start` in the repository, as a newcomer runs it, on the embedded database in `dataDir`. `terminal`
+ * gives it a process group of its own, as a shell does for a foreground job, so that a test can signal
+ * the whole group as Ctrl-C does.
+ */
+function npmStart(dataDir: string, port: number, options: { terminal?: boolean; logLevel?: string } = {}): ChildProcess {
   const child = spawn("npm", ["start"], {
     cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: "", PORT: String(port), HOST: "127.0.0.1", SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: "warn" },
+    env: { ...process.env, DATABASE_URL: "", PORT: String(port), HOST: "127.0.0.1", SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: options.logLevel ?? "warn", SVC_LOG_FORMAT: "json" },
     stdio: ["ignore", "pipe", "pipe"],
+    detached: options.terminal === true,
   });
   // Ended with the test, passed or not: a child left running would hold its data directory.
   onTestFinished(() => void child.kill("SIGKILL"));
@@ -39,11 +44,11 @@ async function gone(pid: number): Promise<boolean> {
 }
 
 /** Starts `npm start`, waits until svc answers, and gives the pid of the process holding the data directory. */
-async function started(name: string) {
+async function started(name: string, options: { terminal?: boolean; logLevel?: string } = {}) {
   const dataDir = join(scratch, name);
   const port = await freePort();
   const buildWasCurrent = staleWorkspaces(ROOT).length === 0;
-  const npm = npmStart(dataDir, port);
+  const npm = npmStart(dataDir, port, options);
   await ready(`http://127.0.0.1:${port}`, npm);
   const server = Number(readFileSync(join(dataDir, "svc.pid"), "utf8"));
   expect(server).toBeGreaterThan(0);
@@ -59,6 +64,21 @@ describe("npm start", () => {
     await exited(npm);
     expect(await gone(server)).toBe(true);
     expect(existsSync(join(dataDir, "svc.pid"))).toBe(false);
+  });
+
+  it("stops svc cleanly on Ctrl-C, every time: SIGINT to the whole process group", { timeout: 600_000 }, async () => {
+    for (let round = 1; round <= 3; round++) {
+      // The same data directory each round: a round that left it locked would fail the next one's start.
+      const { dataDir, npm, server } = await started("ctrl-c", { terminal: true, logLevel: "info" });
+      const piped = new Promise((resolve) => npm.stdout!.once("close", resolve));
+      process.kill(-npm.pid!, "SIGINT");
+      await exited(npm);
+      expect(await gone(server), `round ${round}: svc still runs`).toBe(true);
+      await piped;
+      const output = outputTail(npm);
+      expect(output, `round ${round}`).toContain('"msg":"svc stopped"');
+      expect(existsSync(join(dataDir, "svc.pid")), `round ${round}: the pid file is left`).toBe(false);
+    }
   });
 
   it("stops svc when npm itself is killed and cannot pass a signal on", async () => {

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it, onTestFinished, vi } from "vitest";
 import { ApiClient } from "../support/client.js";
-import { connect } from "node:net";
+import { connect, createServer } from "node:net";
 import { exited, externalAddress, freePort, ready, SVC_ENTRY } from "../support/process.js";
 
 // Every test here starts svc or svcd processes from their TypeScript sources: 3–6 s apiece on a busy CI machine.
@@ -132,6 +132,24 @@ describe("the svc process on the embedded database", () => {
     expect(await exited(svc(["fly"], 0))).toBe(2);
     const badPort = spawn(process.execPath, [...SVC_ENTRY, "serve"], { env: { ...process.env, PORT: "http" }, stdio: "ignore" });
     expect(await exited(badPort)).toBe(2);
+  });
+
+  it("says at once that its port is in use, naming the setting, before it opens the database", async () => {
+    const holder = createServer();
+    const port = await freePort();
+    await new Promise<void>((resolve) => holder.listen(port, "127.0.0.1", resolve));
+    onTestFinished(() => void holder.close());
+    const untouched = join(dataDir, "never-opened");
+    const child = spawn(process.execPath, [...SVC_ENTRY, "serve"], {
+      env: { ...process.env, DATABASE_URL: "", PORT: String(port), HOST: "127.0.0.1", SVC_DATA_DIR: untouched, SVC_LOG_LEVEL: "warn" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    running.add(child);
+    let stderr = "";
+    child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    expect(await exited(child)).toBe(2);
+    expect(stderr.trim()).toBe(`svc: port ${port} on 127.0.0.1 is in use by another program; stop it, or set PORT to a free port`);
+    expect(existsSync(untouched)).toBe(false);
   });
 
   it("refuses to run one role of a split deployment on the embedded database, which one process owns", async () => {

@@ -202,7 +202,11 @@ function checkDefinition(d: { cron: string; timezone: string; messageTemplate: s
       throw new CronSyntaxError("this schedule never fires (no date matches its day and month fields)");
     }
   });
-  check("messageTemplate", messagePath, () => parseTemplate(d.messageTemplate));
+  check("messageTemplate", messagePath, () => {
+    // Each firing sends the rendered template as the message; an empty one would send nothing at all.
+    if (d.messageTemplate.trim() === "") throw new TemplateError("must not be empty: each firing sends it as the message");
+    parseTemplate(d.messageTemplate);
+  });
   if (issues.length > 0) throw new AppError("validation_failed", "request body failed validation", { issues });
 }
 

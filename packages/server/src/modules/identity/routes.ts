@@ -42,7 +42,7 @@ export function authRoutes(app: HttpApp, deps: { identity: IdentityService; conf
   app.post(
     "/api/auth/signup",
     {
-      config: { auth: "public" },
+      config: { auth: "public", startsSession: true },
       schema: {
         tags: [AUTH_TAG],
         operationId: "signUp",
@@ -71,8 +71,8 @@ export function authRoutes(app: HttpApp, deps: { identity: IdentityService; conf
   app.post(
     "/api/auth/login",
     {
-      config: { auth: "public" },
-      schema: { tags: [AUTH_TAG], operationId: "signIn", summary: "Sign in", description: "Checks the email and password and starts a browser session: the session cookie (HttpOnly), the CSRF cookie, and `csrf_token` in the body. Browser-session writes send that value in `X-Svc-Csrf`. Repeated failures are rate limited (429).", body: s.LoginRequest, response: { 200: s.AuthResponse, ...errorResponses(429) } },
+      config: { auth: "public", startsSession: true },
+      schema: { tags: [AUTH_TAG], operationId: "signIn", summary: "Sign in", description: "Checks the email and password and starts a browser session: the session cookie (HttpOnly), the CSRF cookie, and `csrf_token` in the body. Browser-session writes send that value in `X-Svc-Csrf`. Repeated failures are rate limited (429). A browser request from an origin other than svc's public URL is 403 csrf_check_failed.", body: s.LoginRequest, response: { 200: s.AuthResponse, ...errorResponses(403, 429) } },
     },
     async (request, reply) => {
       const { user, session } = await identity.login(request.body, request.ip);

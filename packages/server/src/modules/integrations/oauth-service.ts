@@ -4,6 +4,7 @@ import type { CapabilitySigner } from "../../platform/crypto/capabilities.js";
 import type { Database, Tx } from "../../platform/db/index.js";
 import { AppError, forbidden, invalidRequest } from "../../platform/errors.js";
 import type { Principal, UserPrincipal } from "../../platform/http/auth.js";
+import { sameOriginPath } from "../../platform/http/return-to.js";
 import { decodeId, encodeId, newUuid } from "../../platform/ids.js";
 import { CredentialRejected, type OAuthAppCredentials, type OAuthInstaller } from "../../integrations/kind.js";
 import type { IntegrationKinds } from "../../integrations/registry.js";
@@ -49,7 +50,7 @@ export function createIntegrationOAuthService(deps: {
     const envelope = cipher.seal(Buffer.from(JSON.stringify(app), "utf8"), sealedFor(row.orgId, flowId));
     const flow = await store.insertOAuthFlow(
       tx,
-      { id: flowId, orgId: row.orgId, integrationId: row.id, userId: principal.userId, envelope, returnTo: returnTo ?? null },
+      { id: flowId, orgId: row.orgId, integrationId: row.id, userId: principal.userId, envelope, returnTo: returnTo === undefined ? null : sameOriginPath(returnTo, publicUrl) },
       OAUTH_FLOW_TTL_SECONDS,
     );
     return {

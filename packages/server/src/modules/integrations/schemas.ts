@@ -115,7 +115,7 @@ export const OAuthSetupRequest = Type.Object(
     client_secret: Type.String({ minLength: 1, maxLength: 255 }),
     signing_secret: Type.String({ minLength: 1, maxLength: 255 }),
     return_to: Type.Optional(
-      Type.String({ pattern: "^/(?![/\\\\])[^\\s]*$", maxLength: 2048, description: "A path on svc's origin the browser returns to after the install." }),
+      Type.String({ description: "Where the browser returns after the install: used when it is a path on svc's origin (`/…`), otherwise `/`." }),
     ),
   },
   strict,

@@ -1,5 +1,5 @@
 import type { Config } from "../../config.js";
-import type { MaintenanceTask } from "../../maintenance.js";
+import { TaskUnavailable, type MaintenanceTask } from "../../maintenance.js";
 import type { Database } from "../../platform/db/index.js";
 import { outboundGet } from "../../platform/net/outbound-http.js";
 import { readRegistryPage, type RegistryPage } from "./registry-page.js";
@@ -49,8 +49,10 @@ export function mcpRegistrySync(db: Database, settings: RegistrySettings): Maint
         failures = 0;
         return handled;
       } catch (err) {
-        resumeAt = performance.now() + Math.min(FIRST_BACKOFF_MS * 2 ** failures, REFRESH_SECONDS * 1000);
+        const waitMs = Math.min(FIRST_BACKOFF_MS * 2 ** failures, REFRESH_SECONDS * 1000);
+        resumeAt = performance.now() + waitMs;
         failures += 1;
+        if (err instanceof TaskUnavailable) throw new TaskUnavailable(`${err.message}; trying again in ${waitMs / 60_000} min`, { cause: err.cause });
         throw err;
       }
     },
@@ -99,8 +101,13 @@ async function fetchPage(url: string, state: store.SyncRow, settings: RegistrySe
   const headers = { accept: "application/json", "user-agent": "svc" };
   // Through the SSRF guard like every call svc makes: the operator chose this URL, not a tenant, but a
   // registry on the private network is still a choice SVC_ALLOW_PRIVATE_NETWORK makes.
-  const { status, body } = await outboundGet(`${url}/v0.1/servers?${query}`, { headers, timeoutMs: PAGE_TIMEOUT_MS, maxBytes: MAX_PAGE_BYTES }, settings);
-  if (status !== 200) throw new Error(`the MCP registry at ${url} answered HTTP ${status}`);
+  // Unreachable (offline, refused, too slow) or failing, the registry is the world's problem: a warning, no stack.
+  const { status, body } = await outboundGet(`${url}/v0.1/servers?${query}`, { headers, timeoutMs: PAGE_TIMEOUT_MS, maxBytes: MAX_PAGE_BYTES }, settings).catch(
+    (err: unknown) => {
+      throw new TaskUnavailable(`the MCP registry at ${url} could not be read (${err instanceof Error ? err.message : String(err)})`, { cause: err });
+    },
+  );
+  if (status !== 200) throw new TaskUnavailable(`the MCP registry at ${url} answered HTTP ${status}`);
   try {
     return JSON.parse(body.toString("utf8")) as unknown;
   } catch {

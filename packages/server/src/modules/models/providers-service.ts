@@ -3,13 +3,13 @@ import { isForeignKeyViolation, isUniqueViolation } from "../../platform/db/inde
 import { conflict, notFound } from "../../platform/errors.js";
 import type { Principal } from "../../platform/http/auth.js";
 import { newUuid } from "../../platform/ids.js";
-import type { OutboundPolicy } from "../../platform/net/outbound.js";
+import { assertConfiguredDestination, OutboundRefusedError, type OutboundPolicy } from "../../platform/net/outbound.js";
 import { requireOrg } from "../orgs/access.js";
 import type { OrgCredentials } from "../secrets/org-credentials.js";
 import { fetchModelCatalog, type ModelCatalog } from "./catalog.js";
 import * as configured from "./configured-store.js";
 import { invalidField } from "./issues.js";
-import { sameSettings, settingsForCreate, settingsForUpdate, type ProviderSettings } from "./providers-rules.js";
+import { normalizeBaseUrl, sameSettings, settingsForCreate, settingsForUpdate, type ProviderSettings } from "./providers-rules.js";
 import type { ApiFormat, ApiVariant, AuthKind, CreateModelProviderConfigRequest, UpdateModelProviderConfigRequest } from "./providers-schemas.js";
 import * as store from "./providers-store.js";
 
@@ -31,6 +31,19 @@ export function createProviderService(deps: ProviderDeps) {
   async function credentialValue(tx: Tx, orgId: string, secretId: string): Promise<string> {
     const material = await credentials.openOrgSecret(tx, orgId, secretId);
     return material.kind === "generic" ? material.value : "";
+  }
+
+  /**
+   * A base_url the SSRF guard would refuse at every model call is refused where it is given, before any
+   * transaction (it may resolve a name): a 400 naming SVC_ALLOW_PRIVATE_NETWORK, not minutes of retries later.
+   */
+  async function requireReachableBaseUrl(baseUrl: string): Promise<void> {
+    try {
+      await assertConfiguredDestination(baseUrl, outbound);
+    } catch (err) {
+      if (err instanceof OutboundRefusedError) throw invalidField("/base_url", err.message);
+      throw err;
+    }
   }
 
   /** A credential must be an org-owned generic secret of this org (tenant- or operator-managed). */
@@ -58,6 +71,7 @@ export function createProviderService(deps: ProviderDeps) {
       input: CreateModelProviderConfigRequest & { credentialSecretId: string },
     ): Promise<{ config: store.ProviderRow; catalog: ModelCatalog }> {
       const settings = settingsForCreate(input);
+      await requireReachableBaseUrl(settings.baseUrl);
       const { config, credential } = await withConflicts(() =>
         db.tx(async (tx) => {
           await requireOrg(tx, principal, orgId, "org.manage");
@@ -92,6 +106,7 @@ export function createProviderService(deps: ProviderDeps) {
       providerId: string,
       patch: UpdateModelProviderConfigRequest & { credentialSecretId?: string },
     ): Promise<store.ProviderRow> {
+      if (patch.base_url !== undefined) await requireReachableBaseUrl(normalizeBaseUrl(patch.base_url));
       return withConflicts(() =>
         db.tx(async (tx) => {
           await requireOrg(tx, principal, orgId, "org.manage");

@@ -1,4 +1,5 @@
 import type { HttpApp } from "../../platform/http/app.js";
+import type { UserPrincipal } from "../../platform/http/auth.js";
 import { cspNonce, escapeHtml, sendHtml } from "../../platform/http/html.js";
 import { pathId } from "../../platform/http/params.js";
 import { errorResponses, iso } from "../../platform/http/schemas.js";
@@ -11,6 +12,8 @@ export function mcpOAuthRoutes(app: HttpApp, deps: { mcpOAuth: McpOAuthService }
   app.post(
     "/orgs/:orgID/secrets/mcp-oauth",
     {
+      // Only a person can finish the flow (the callback is bound to their browser session), so only a person starts it.
+      config: { auth: "user" },
       schema: {
         tags: [s.TAG],
         operationId: "startSecretMCPOAuth",
@@ -21,7 +24,8 @@ export function mcpOAuthRoutes(app: HttpApp, deps: { mcpOAuth: McpOAuthService }
           "and the server offers registration, and answers an authorization URL with PKCE and a signed state. Open it " +
           "before expires_at and approve; the callback stores the tokens as an oauth_token_set secret named `name`, " +
           "found with GET /orgs/{orgID}/secrets?mcp_oauth_flow_id=<flow_id>. Needs the right to create secrets for " +
-          "`owner`. 409: the name is taken; 422: the server offers no usable OAuth; 502: it could not be reached.",
+          "`owner`, and a user (a session or personal access token): the callback must come from that user's browser " +
+          "session. 409: the name is taken; 422: the server offers no usable OAuth; 502: it could not be reached.",
         params: OrgParams,
         body: s.McpOAuthStartRequest,
         response: { 201: s.McpOAuthStartResponse, ...errorResponses(409, 422, 502) },
@@ -30,7 +34,7 @@ export function mcpOAuthRoutes(app: HttpApp, deps: { mcpOAuth: McpOAuthService }
     async (request, reply) => {
       const body = request.body;
       const owner = body.owner.kind === "project" ? { kind: body.owner.kind, projectId: pathId("project", body.owner.project_id) } : { kind: body.owner.kind };
-      const flow = await deps.mcpOAuth.start(request.principal!, pathId("org", request.params.orgID), {
+      const flow = await deps.mcpOAuth.start(request.principal as UserPrincipal, pathId("org", request.params.orgID), {
         owner,
         mcpUrl: body.mcp_url,
         name: body.name,
@@ -47,11 +51,12 @@ export function mcpOAuthRoutes(app: HttpApp, deps: { mcpOAuth: McpOAuthService }
 
 /**
  * The authorization server's redirect back, outside the versioned API beside the other browser routes
- * under /api/auth. It needs no session: the signed, single-use state is what ties it to a flow.
+ * under /api/auth. The signed, single-use state names the flow; the browser session must be the user's
+ * who started it (no session is 401, another user's is 403), as for the integrations' OAuth callback.
  */
 export function mcpOAuthCallbackRoutes(app: HttpApp, deps: { mcpOAuth: McpOAuthService }) {
-  app.get(CALLBACK_PATH, { config: { auth: "public" }, schema: { hide: true, querystring: s.McpOAuthCallbackQuery } }, async (request, reply) => {
-    const outcome = await deps.mcpOAuth.callback(request.query);
+  app.get(CALLBACK_PATH, { config: { auth: "session" }, schema: { hide: true, querystring: s.McpOAuthCallbackQuery } }, async (request, reply) => {
+    const outcome = await deps.mcpOAuth.callback(request.principal as UserPrincipal, request.query);
     if (outcome.returnTo) return reply.status(303).header("cache-control", "no-store").redirect(returnUrl(outcome.returnTo, outcome), 303);
     const nonce = cspNonce();
     return sendHtml(reply, outcome.error ? 400 : 200, page(outcome), nonce);

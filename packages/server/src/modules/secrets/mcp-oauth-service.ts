@@ -6,8 +6,8 @@ import type { EnvelopeCipher } from "../../platform/crypto/envelope.js";
 import type { Database } from "../../platform/db/index.js";
 import { isUniqueViolation } from "../../platform/db/index.js";
 import { sqlState } from "../../platform/db/pg-errors.js";
-import { AppError, conflict, invalidRequest } from "../../platform/errors.js";
-import type { Principal } from "../../platform/http/auth.js";
+import { AppError, conflict, forbidden, invalidRequest } from "../../platform/errors.js";
+import type { UserPrincipal } from "../../platform/http/auth.js";
 import { decodeId, encodeId, newUuid } from "../../platform/ids.js";
 import { OutboundRefusedError } from "../../platform/net/outbound.js";
 import { mcpUrlProblem } from "../agent-configs/mcp-section.js";
@@ -133,7 +133,7 @@ export function createMcpOAuthService(deps: {
 
   return {
     /** Checks the caller may create the secret, discovers the server, registers if needed and records the flow. */
-    async start(principal: Principal, orgId: string, input: StartInput) {
+    async start(principal: UserPrincipal, orgId: string, input: StartInput) {
       const problem = mcpUrlProblem(input.mcpUrl);
       if (problem) throw invalidRequest(`mcp_url ${problem}`);
       const returnTo = input.returnTo === undefined ? null : checkedReturnTo(input.returnTo, deps.publicUrl);
@@ -166,7 +166,7 @@ export function createMcpOAuthService(deps: {
         {
           id: flowId,
           orgId,
-          startedByUserId: principal.kind === "user" ? principal.userId : null,
+          startedByUserId: principal.userId,
           ownerKind: owner.kind,
           ownerProjectId: owner.projectId,
           ownerUserId: owner.userId,
@@ -188,13 +188,18 @@ export function createMcpOAuthService(deps: {
     },
 
     /**
-     * The authorization server's redirect back: verifies the signed state, uses the flow once, exchanges
-     * the code (with the PKCE verifier) and stores the tokens as a new secret whose version names the flow.
+     * The authorization server's redirect back, in the browser of the user who started the flow: verifies
+     * the signed state, refuses anyone else (as the Slack install callback does, so that a victim who opens
+     * an attacker's authorization link cannot store the victim's tokens in the attacker's org), uses the
+     * flow once, exchanges the code (with the PKCE verifier) and stores the tokens as a new secret whose
+     * version names the flow.
      */
-    async callback(query: { state?: string; code?: string; error?: string; error_description?: string }): Promise<CallbackOutcome> {
+    async callback(principal: UserPrincipal, query: { state?: string; code?: string; error?: string; error_description?: string }): Promise<CallbackOutcome> {
       const flowId = query.state ? flowOfState(query.state) : undefined;
       if (!flowId) return { error: "the state parameter is missing or was not issued by svc" };
-      const flow = await flows.consumeFlow(db.write, flowId);
+      const started = await flows.findFlow(db.read, flowId);
+      if (started && started.startedByUserId !== principal.userId) throw forbidden("this authorization was started by another user; sign in as that user");
+      const flow = await flows.consumeFlow(db.write, flowId, principal.userId);
       const publicFlowId = encodeId("mcpOAuthFlow", flowId);
       if (!flow) return { flowId: publicFlowId, error: "this authorization has expired or was already used; start it again" };
       const failed = (error: string): CallbackOutcome => ({ flowId: publicFlowId, returnTo: flow.returnTo, error });

@@ -15,15 +15,22 @@ export async function insertFlow(tx: Db, row: Omit<PgInsertValue<typeof mcpOAuth
   return flow!;
 }
 
+export async function findFlow(tx: Db, flowId: string): Promise<FlowRow | undefined> {
+  const [flow] = await tx.select().from(mcpOAuthFlows).where(eq(mcpOAuthFlows.id, flowId));
+  return flow;
+}
+
 /**
- * Marks the flow used and returns it, once: a second callback with the same state, or one after the
- * flow's expiry by the database clock, finds nothing.
+ * Marks the flow `userId` started used and returns it, once: a second callback with the same state, one
+ * after the flow's expiry by the database clock, or one by another user finds nothing.
  */
-export async function consumeFlow(tx: Db, flowId: string): Promise<FlowRow | undefined> {
+export async function consumeFlow(tx: Db, flowId: string, userId: string): Promise<FlowRow | undefined> {
   const [flow] = await tx
     .update(mcpOAuthFlows)
     .set({ consumedAt: dbNow })
-    .where(and(eq(mcpOAuthFlows.id, flowId), isNull(mcpOAuthFlows.consumedAt), sql`${mcpOAuthFlows.expiresAt} > ${dbNow}`))
+    .where(
+      and(eq(mcpOAuthFlows.id, flowId), eq(mcpOAuthFlows.startedByUserId, userId), isNull(mcpOAuthFlows.consumedAt), sql`${mcpOAuthFlows.expiresAt} > ${dbNow}`),
+    )
     .returning();
   return flow;
 }

@@ -123,9 +123,16 @@ function documentSecurity(route: RouteOptions): void {
  * Each answered request as one line: method, route (the pattern, so no id, token or query reaches the
  * log), status and duration.
  */
+/**
+ * At info, a line per change and per failure; reads that succeed (the console's and clients' polls, the
+ * health checks) are at debug, or they would bury everything else (docs/operations.md, "Logs").
+ */
 function logRequests(app: FastifyInstance): void {
   app.addHook("onResponse", async (request, reply) => {
     const route = request.routeOptions.url ?? "unmatched";
-    request.log.info({ method: request.method, route, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, `${request.method} ${route} ${reply.statusCode}`);
+    const level = READS.has(request.method) && reply.statusCode < 400 ? "debug" : "info";
+    request.log[level]({ method: request.method, route, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, `${request.method} ${route} ${reply.statusCode}`);
   });
 }
+
+const READS = new Set(["GET", "HEAD", "OPTIONS"]);

@@ -51,6 +51,12 @@ declare module "fastify" {
   }
   interface FastifyContextConfig {
     auth?: AuthMode;
+    /**
+     * A public route that starts a browser session (sign-up, sign-in): a request from another origin is
+     * refused as a cookie mutation is, so no site can sign a visitor in to an account of its choosing.
+     * A request without Origin or Referer (curl, a script) is not a browser's and passes.
+     */
+    startsSession?: boolean;
   }
 }
 
@@ -71,7 +77,11 @@ export function authHook(config: Config, authenticator: Authenticator) {
     const matched = request.routeOptions.url !== undefined;
     const mode = matched ? (request.routeOptions.config.auth ?? "principal") : "public";
     // Public routes (sign-in, device code) never look at credentials, so a stale cookie cannot fail them.
-    if (mode === "public") return;
+    if (mode === "public") {
+      const origin = originOf(request);
+      if (matched && request.routeOptions.config.startsSession && origin !== undefined && origin !== config.publicUrl) throw foreignOrigin(origin);
+      return;
+    }
     if (mode === "daemon") {
       request.daemon = await resolveDaemon(request);
       return;
@@ -122,18 +132,24 @@ export function authHook(config: Config, authenticator: Authenticator) {
   }
 
   function checkCsrf(request: FastifyRequest, csrfHash: string): void {
-    const origin = request.headers.origin ?? refererOrigin(request.headers.referer);
-    if (origin !== config.publicUrl) {
-      // Named both ways: `127.0.0.1` against `localhost` is the usual cause, and the fix is to open the expected one.
-      const seen = origin === undefined ? "a request without an Origin or Referer" : `a request from ${origin.slice(0, 200)}`;
-      throw new AppError("csrf_check_failed", `${seen} does not match this server's public URL; open svc at ${config.publicUrl} (or set SVC_PUBLIC_URL)`);
-    }
+    const origin = originOf(request);
+    if (origin !== config.publicUrl) throw foreignOrigin(origin);
     const header = request.headers[CSRF_HEADER];
     const cookie = request.cookies[names.csrf];
     if (typeof header !== "string" || !header || header !== cookie || sha256Hex(header) !== csrfHash) {
       throw new AppError("csrf_check_failed", `missing or wrong ${CSRF_HEADER} header`);
     }
   }
+
+  function foreignOrigin(origin: string | undefined): AppError {
+    // Named both ways: `127.0.0.1` against `localhost` is the usual cause, and the fix is to open the expected one.
+    const seen = origin === undefined ? "a request without an Origin or Referer" : `a request from ${origin.slice(0, 200)}`;
+    return new AppError("csrf_check_failed", `${seen} does not match this server's public URL; open svc at ${config.publicUrl} (or set SVC_PUBLIC_URL)`);
+  }
+}
+
+function originOf(request: FastifyRequest): string | undefined {
+  return request.headers.origin ?? refererOrigin(request.headers.referer);
 }
 
 async function lookup<T>(query: () => Promise<T>): Promise<T> {

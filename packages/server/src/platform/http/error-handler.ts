@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import type { ErrorObject } from "ajv";
 import { AppError, errorBody, type ErrorCode } from "../errors.js";
+import { loggableError } from "../log.js";
 import { describeParameterErrors, toIssues } from "./validation.js";
 
 /** Fastify's own error codes that are a client's mistake, and what svc calls them. */
@@ -41,10 +42,17 @@ function clientMessage(code: ErrorCode, message: string): string {
   return message;
 }
 
+/**
+ * Only what svc did not expect is an error with its stack. A failure svc answers on purpose with a 5xx
+ * (a provider or server it depends on did not answer, the database is unavailable) is the world's, not
+ * svc's: a warning with its code, message and cause. A client's mistake is a debug line.
+ */
 export function errorHandler(err: unknown, request: FastifyRequest, reply: FastifyReply): void {
   const appError = toAppError(err);
-  if (appError.status >= 500) {
+  if (appError.code === "internal_error") {
     request.log.error({ err }, "unhandled error");
+  } else if (appError.status >= 500) {
+    request.log.warn({ code: appError.code, message: appError.message, cause: causeOf(appError) }, "request failed upstream");
   } else {
     request.log.debug({ code: appError.code, message: appError.message }, "request failed");
   }
@@ -52,4 +60,13 @@ export function errorHandler(err: unknown, request: FastifyRequest, reply: Fasti
     void reply.header("retry-after", String(appError.details.retryAfterSeconds));
   }
   void reply.status(appError.status).type("application/json").send(errorBody(appError));
+}
+
+/** The messages of an error's causes, outermost first, without stacks or query parameters. */
+function causeOf(err: Error): string | undefined {
+  const messages: string[] = [];
+  for (let cause = err.cause; cause instanceof Error && messages.length < 3; cause = cause.cause) {
+    messages.push((loggableError(cause) as { message: string }).message);
+  }
+  return messages.length > 0 ? messages.join(": ") : undefined;
 }

@@ -13,9 +13,16 @@ export interface OutboundPolicy {
   readonly allowPrivateNetwork: boolean;
 }
 
-/** A destination the policy refuses. Its message is safe to show to the tenant who configured it. */
+/**
+ * A destination the policy refuses. Its message is safe to show to the tenant who configured it.
+ * `transient` when only a name that did not resolve was refused: asking again later may succeed, while
+ * an internal address or another scheme is refused for as long as the policy stands.
+ */
 export class OutboundRefusedError extends Error {
-  constructor(reason: string) {
+  constructor(
+    reason: string,
+    readonly transient = false,
+  ) {
     super(`destination not allowed: ${reason}`);
     this.name = "OutboundRefusedError";
   }
@@ -102,9 +109,22 @@ export async function assertOutboundAllowed(url: string | URL, policy: OutboundP
   try {
     addresses = await resolve(host);
   } catch (err) {
-    throw new OutboundRefusedError(`${host} does not resolve (${(err as NodeJS.ErrnoException).code ?? "lookup failed"})`);
+    throw new OutboundRefusedError(`${host} does not resolve (${(err as NodeJS.ErrnoException).code ?? "lookup failed"})`, true);
   }
-  if (addresses.length === 0) throw new OutboundRefusedError(`${host} does not resolve`);
+  if (addresses.length === 0) throw new OutboundRefusedError(`${host} does not resolve`, true);
+  refuseInternal(host, addresses);
+}
+
+/**
+ * The check made when a tenant gives an address svc will call later (a model provider's base_url): an
+ * internal destination is refused there and then, as every call to it would be. A name that does not
+ * resolve at this moment passes, since DNS may be down for a while; each call checks again.
+ */
+export async function assertConfiguredDestination(url: string | URL, policy: OutboundPolicy, resolve: Resolver = systemResolver): Promise<void> {
+  const parsed = typeof url === "string" ? new URL(url) : url;
+  if (policy.allowPrivateNetwork) return;
+  const host = urlHost(parsed);
+  const addresses = await resolve(host).catch(() => []);
   refuseInternal(host, addresses);
 }
 
@@ -132,7 +152,7 @@ export function guardedLookup(
     const answer = (addresses: LookupAddress[]) => {
       if (!policy.allowPrivateNetwork) {
         try {
-          if (addresses.length === 0) throw new OutboundRefusedError(`${hostname} does not resolve`);
+          if (addresses.length === 0) throw new OutboundRefusedError(`${hostname} does not resolve`, true);
           refuseInternal(hostname, addresses);
         } catch (refused) {
           return callback(refused as NodeJS.ErrnoException, []);

@@ -9,6 +9,7 @@ import {
   TypeValidationError,
   UnsupportedFunctionalityError,
 } from "ai";
+import { OutboundRefusedError } from "../../platform/net/outbound.js";
 import { ModelError, type ModelErrorKind } from "./types.js";
 
 /**
@@ -18,10 +19,16 @@ import { ModelError, type ModelErrorKind } from "./types.js";
  *   408 and timeouts → timeout (retryable)   connection failures → network (retryable)
  *   400 with a context-length message, 413 → context_overflow (not retryable: the loop compacts)
  *   401, 402, 403 → auth (not retryable)     other 4xx → invalid_request (not retryable)
+ *   an address the SSRF guard refuses → destination_refused (not retryable; a name that does not resolve → network)
  * Aborts are classified by the caller, which knows whether its deadline or the caller's signal fired.
  */
 export function classifyError(error: unknown): ModelError {
   if (error instanceof ModelError) return error;
+  const refused = refusedDestination(error);
+  if (refused) {
+    // A name that did not resolve may resolve later; an address the policy refuses never will.
+    return new ModelError({ kind: refused.transient ? "network" : "destination_refused", message: refused.message, retryable: refused.transient, cause: error });
+  }
   // Not expected with maxRetries: 0, but never let a wrapper hide the provider's answer.
   if (RetryError.isInstance(error)) return classifyError(error.lastError);
   if (APICallError.isInstance(error)) return fromApiCallError(error);
@@ -192,6 +199,15 @@ const NETWORK_CODES = new Set([
   "UND_ERR_BODY_TIMEOUT",
   "UND_ERR_CONNECT_TIMEOUT",
 ]);
+
+/** The guard's refusal, wherever the SDK or fetch wrapped it. */
+function refusedDestination(error: unknown): OutboundRefusedError | undefined {
+  for (let current = error, depth = 0; current !== undefined && current !== null && depth < 5; depth++) {
+    if (current instanceof OutboundRefusedError) return current;
+    current = record(current)?.["cause"];
+  }
+  return undefined;
+}
 
 function isNetworkError(error: unknown): boolean {
   for (let current = error, depth = 0; current !== undefined && current !== null && depth < 5; depth++) {

@@ -133,6 +133,8 @@ export type ModelErrorKind =
   | "context_overflow"
   | "invalid_request"
   | "auth"
+  /** The SSRF guard refused the provider's address (SVC_ALLOW_PRIVATE_NETWORK); no attempt can reach it. */
+  | "destination_refused"
   | "canceled"
   /** The provider answered 2xx but the answer is unusable (unparsable stream, tool input that is not a JSON object, unknown stop). */
   | "invalid_response";
