@@ -7,7 +7,6 @@ import { svcdInstallCommand } from "@svc/sdk";
 import { beforeAll, describe, expect, it, onTestFinished, vi } from "vitest";
 import { agentProject, yamlConfig } from "../support/agents.js";
 import { createConfig, finalOutputs, launch, untilEvents } from "../support/agent-loop.js";
-import { ApiClient } from "../support/client.js";
 import { builtSvcdTarball, connectMachine, untilConnection } from "../support/daemon.js";
 import { useFakeProvider } from "../support/fake-provider.js";
 import { useTestServer } from "../support/server.js";
@@ -50,7 +49,7 @@ function sandboxed(command: string, home: string) {
 
 describe("svcd installed from svc", () => {
   it("the console's command, on a computer with only Node.js: installs svcd under HOME, which comes online, runs a command (its token in no environment), and uninstalls", async () => {
-    const api = new ApiClient(server.url, server.config.publicUrl);
+    const api = server.api;
     const project = await agentProject(api, provider.baseUrl);
     const machine = await connectMachine(api, project.token, project.orgId, project.projectId, "fresh-laptop");
     const home = mkdtempSync(join(tmpdir(), "svcd-install-home-"));

@@ -19,9 +19,9 @@ export interface Daemon {
   exited: Promise<number | null>;
 }
 
-export function startDaemon(url: string, token: string, home: string): Daemon {
+export function startDaemon(url: string, token: string, home: string, extraArgs: string[] = []): Daemon {
   // The token in the environment, as the docs show it (svcd takes no token in its arguments).
-  const child = spawn(process.execPath, [...SVCD_ENTRY, "run", "--url", url, "--home", home], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, SVC_DAEMON_TOKEN: token } });
+  const child = spawn(process.execPath, [...SVCD_ENTRY, "run", "--url", url, "--home", home, ...extraArgs], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, SVC_DAEMON_TOKEN: token } });
   let output = "";
   child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
