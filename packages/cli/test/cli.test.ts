@@ -201,8 +201,8 @@ describe("configs, agents and tail", () => {
 
     const connect = await svc(["machines", "connect", "laptop"], { env });
     expect(connect.code, connect.stderr).toBe(0);
-    const command = connect.stdout.split("\n").find((l) => l.includes("svcd.js run"))!.trim();
-    expect(command).toMatch(new RegExp(`^SVC_DAEMON_TOKEN=\\S+ node \\S+/packages/daemon/bin/svcd\\.js run --url ${server.url.replaceAll(".", "\\.")} --home ~/\\.svcd$`));
+    const command = connect.stdout.split("\n").find((l) => l.includes("install/svcd.sh"))!.trim();
+    expect(command).toMatch(new RegExp(`^curl -fsSL ${server.url.replaceAll(".", "\\.")}/install/svcd\\.sh \\| SVC_DAEMON_TOKEN=svc_daemon_v1_\\S+ sh$`));
     const machines = json(await svc(["machines", "list", "--json"], { env }));
     expect(machines.map((m: { display_name: string }) => m.display_name)).toEqual(["laptop"]);
   });

@@ -12,7 +12,8 @@ import { json, useCli, userCodeIn, type Run } from "./support.js";
  * a model key, a provider, a model and its grant, connect this computer (the real svcd, started by the
  * command `svc machines connect` printed), launch an agent whose command needs approval, tail it, approve.
  */
-const server = useTestServer({ SVC_DEVICE_POLL_INTERVAL_SECONDS: "1" }, { worker: true });
+// The printed installer downloads svcd from svc's public URL, and svcd connects to it: a reachable one.
+const server = useTestServer({ SVC_DEVICE_POLL_INTERVAL_SECONDS: "1" }, { worker: true, reachablePublicUrl: true });
 const provider = useFakeProvider();
 const { svc, tempDir, configDir } = useCli(server);
 
@@ -21,15 +22,18 @@ afterAll(async () => {
   for (const daemon of daemons) {
     if (daemon.exitCode !== null || daemon.signalCode !== null) continue;
     const exited = new Promise((resolve) => daemon.once("exit", resolve));
-    // Its own process group: the shell that ran the printed command and svcd under it.
+    // Its own process group: the installer (svcd install, after the shell execs it) and svcd under it.
     process.kill(-daemon.pid!, "SIGTERM");
     await exited;
   }
 });
 
-/** Runs the command `svc machines connect` printed, as a person pastes it into a shell, with HOME in `home`. */
+/**
+ * Runs the command `svc machines connect` printed, as a person pastes it into a shell, with HOME in `home`.
+ * No service manager: svcd runs in the foreground and stops with the test (never registered on this computer).
+ */
 function runPrinted(command: string, home: string): { child: ChildProcess; output: () => string } {
-  const child = spawn("sh", ["-c", command], { env: { PATH: process.env["PATH"] ?? "", HOME: home }, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  const child = spawn("sh", ["-c", command], { cwd: home, env: { PATH: process.env["PATH"] ?? "", HOME: home, SVCD_SERVICE_MANAGER: "foreground" }, stdio: ["ignore", "pipe", "pipe"], detached: true });
   daemons.push(child);
   let output = "";
   child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
@@ -69,7 +73,7 @@ describe("a newcomer, from the CLI only", () => {
 
     const workdir = tempDir("svc-cli-work-");
     const connect = await svc(["machines", "connect", "laptop"], { env, cwd: workdir });
-    const printed = ok(connect).split("\n").find((line) => line.includes("svcd"))!.trim();
+    const printed = ok(connect).split("\n").find((line) => line.includes("install/svcd.sh"))!.trim();
     const daemon = runPrinted(printed, tempDir("svc-cli-home-"));
     await eventually(async () => json(await svc(["machines", "list", "--json"], { env })), (machines) => machines[0]?.connection_state === "online").catch((err: unknown) => {
       throw new Error(`svcd did not connect: ${String(err)}\n${daemon.output()}`);

@@ -31,8 +31,8 @@ export interface SvcOptions {
 /** Runs `svc` against `server` (read when called): builds what is stale first, removes its directories after. */
 export function useCli(server: { readonly url: string }) {
   beforeAll(() => {
-    // In the root's order: the server's build reads @svc/protocol's, the CLI's the SDK's; svcd runs from its
-    // build when `svc machines connect` names it. Not the console's, which its own tests build (two builds of
+    // In the root's order: the server's build reads @svc/protocol's, the CLI's the SDK's; the command
+    // `svc machines connect` prints installs the svcd package svcd's build makes. Not the console's, which its own tests build (two builds of
     // one workspace at once would write over each other).
     const needed = ["packages/protocol", "packages/sdk", "packages/cli", "packages/daemon", "packages/server"];
     const stale = staleWorkspaces(ROOT).filter((w) => needed.includes(w));

@@ -1,10 +1,12 @@
 import { spawn } from "node:child_process";
 import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
+import type { Writable } from "node:stream";
 import type { ProcessActionClaim, ProcessClaim, ProcessFinishedEvent, ProcessOffer, Report } from "@svc/protocol";
 import { reportId, type Home, type Journal } from "./home.js";
 import { readSlice } from "./output.js";
-import { transferLaunch, type TransferAccess } from "./transfer.js";
+import { withoutCredentials } from "./token.js";
+import { TOKEN_FD, transferLaunch, type TransferAccess } from "./transfer.js";
 import { WRAPPER, ptyHelper, signalGroup, signalOfStatus } from "./wrapper.js";
 
 /*
@@ -114,12 +116,19 @@ export class Supervisor {
       const child = spawn("/bin/sh", ["-c", WRAPPER, "svcd-process", ...args], {
         cwd: transfer?.cwd ?? (journal.offer.cwd || this.home.root),
         env: transfer?.env ?? env,
-        stdio: ["ignore", out, err],
+        // A transfer reads svcd's token from a pipe at descriptor 3 (transfer.ts); a command gets no such pipe.
+        stdio: transfer ? ["ignore", out, err, "pipe"] : ["ignore", out, err],
         // Its own session and process group: a svcd killed by a signal to its group does not take the command with it.
         detached: true,
       });
       child.on("error", (error) => this.finish({ ...accepted, pid: null }, { state: "failed", exit_code: null, reason: `could not start the shell: ${error.message}` }));
       child.on("exit", () => this.collect({ ...accepted, pid: child.pid ?? null }));
+      if (transfer) {
+        const pipe = child.stdio[TOKEN_FD] as Writable;
+        // A transfer that died before reading (EPIPE) reports its own failure through its status.
+        pipe.on("error", () => {});
+        pipe.end(transfer.token);
+      }
       child.unref();
       if (child.pid !== undefined) this.home.writeJournal({ ...accepted, pid: child.pid });
       this.awaitInitialWait(journal.process_id, journal.offer.wait_ms);
@@ -316,11 +325,9 @@ function endOf(journal: Journal, status: number): Standing & { state: ProcessFin
   return { state: "exited", exit_code: status, exit_signal: null };
 }
 
-/** svcd's environment (less its own credential) with the process's over it, and where svcd keeps its files. */
+/** svcd's environment (less its credentials) with the process's over it, and where svcd keeps its files. */
 function commandEnv(env: Record<string, string>, home: string): NodeJS.ProcessEnv {
-  const inherited: NodeJS.ProcessEnv = { ...process.env };
-  delete inherited["SVC_DAEMON_TOKEN"];
-  return { ...inherited, ...env, SVC_HOME: home };
+  return { ...withoutCredentials(process.env), ...env, SVC_HOME: home };
 }
 
 /** What svcd cannot run, said before anything starts. */

@@ -1,8 +1,9 @@
 import { createHash, randomUUID } from "node:crypto";
-import { closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync, readSync, renameSync, rmSync, statSync, writeSync, type Stats } from "node:fs";
+import { closeSync, constants, readFileSync, fstatSync, fsyncSync, lstatSync, openSync, readSync, renameSync, rmSync, statSync, writeSync, type Stats } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import type { TransferOffer } from "@svc/protocol";
+import { TOKEN_FD } from "./transfer.js";
 
 /*
  * svcd's transfer program (see transfer.ts): one upload_file or download_file, run by the wrapper as the
@@ -22,11 +23,25 @@ import type { TransferOffer } from "@svc/protocol";
 
 class Refusal extends Error {}
 
+/** svcd's token, from the pipe svcd wrote it to (transfer.ts): read whole, then closed. */
+function readToken(): string {
+  try {
+    return readFileSync(TOKEN_FD, "utf8").trim();
+  } catch {
+    return "";
+  } finally {
+    try {
+      closeSync(TOKEN_FD);
+    } catch {
+      // Never opened.
+    }
+  }
+}
+
 const spec = JSON.parse(process.env["SVCD_TRANSFER"] ?? "{}") as TransferOffer;
 const origin = process.env["SVCD_TRANSFER_URL"] ?? "";
-const token = process.env["SVCD_TRANSFER_TOKEN"] ?? "";
+const token = readToken();
 const base = process.env["SVCD_TRANSFER_CWD"] || process.cwd();
-delete process.env["SVCD_TRANSFER_TOKEN"];
 const deadline = AbortSignal.timeout(Math.max(1, spec.timeout_seconds) * 1000);
 let temporary: string | undefined;
 

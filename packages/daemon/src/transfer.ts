@@ -8,8 +8,12 @@ import type { ProcessOffer } from "@svc/protocol";
  * wrapper runs svcd's own transfer program (transfer-main.ts) under the same Node.js, which reads or writes
  * the machine file, talks to the tool call's daemon transfer routes with the daemon token, prints one JSON
  * line on success (exit 0) or the reason on stderr (exit 1). Being a process of its own, a transfer survives
- * a svcd restart like a command does.
+ * a svcd restart like a command does. The token reaches it on a pipe at file descriptor 3 (TOKEN_FD), never
+ * in its environment, which other processes of the same user could read in /proc/<pid>/environ.
  */
+
+/** The descriptor a transfer reads svcd's token from: a pipe svcd writes the token to and closes. */
+export const TOKEN_FD = 3;
 
 export interface TransferAccess {
   /** svc's origin, as svcd was given it. */
@@ -23,6 +27,8 @@ export interface TransferLaunch {
   command: string;
   cwd: string;
   env: NodeJS.ProcessEnv;
+  /** Written to TOKEN_FD of the transfer. */
+  token: string;
 }
 
 const here = fileURLToPath(import.meta.url);
@@ -47,8 +53,8 @@ export function transferLaunch(offer: ProcessOffer & { transfer: NonNullable<Pro
       SVCD_TRANSFER: JSON.stringify(offer.transfer),
       SVCD_TRANSFER_CWD: offer.cwd || home,
       SVCD_TRANSFER_URL: access.origin,
-      SVCD_TRANSFER_TOKEN: access.token,
     },
+    token: access.token,
   };
 }
 

@@ -4,3 +4,4 @@ export { paginate, collect, type CursorPage } from "./paginate.js";
 export { followEvents, type FollowOptions, type StreamFrame, type Backoff, type Reconnect } from "./events.js";
 export { startDeviceLogin, waitForDeviceLogin, type DeviceCode } from "./device-login.js";
 export type { paths, components, operations } from "./generated/openapi.js";
+export { svcdInstallCommand } from "./machines.js";

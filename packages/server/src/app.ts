@@ -5,6 +5,7 @@ import type { Database } from "./platform/db/index.js";
 import { limitConcurrentRequests } from "./platform/http/admission.js";
 import { apiDocsRoutes } from "./platform/http/api-docs.js";
 import { consoleRoutes } from "./platform/http/console.js";
+import { downloadRoutes } from "./modules/downloads/routes.js";
 import { API_PREFIX, createHttpApp, type HttpApp } from "./platform/http/app.js";
 import { AppError } from "./platform/errors.js";
 import { buildServices, type Services } from "./services.js";
@@ -146,6 +147,7 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
   await githubWebhookRoutes(http, { db, secrets });
   await inboundRoutes(http, { inbound: createInboundService({ db, kinds, secrets }) });
   apiDocsRoutes(http);
+  downloadRoutes(http, { config });
   consoleRoutes(http);
   http.addHook("onClose", async () => services.close());
   await http.register(

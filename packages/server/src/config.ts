@@ -8,6 +8,8 @@ export interface Config {
   readonly dataDir: string;
   /** Origin the browser sees, without a trailing slash; decides cookie names and CSRF origin checks. */
   readonly publicUrl: string;
+  /** SVC_PUBLIC_URL was set; otherwise what a client must be told to call (the svcd installer) is the origin it used. */
+  readonly publicUrlSet: boolean;
   readonly secureCookies: boolean;
   readonly databaseUrl: string | undefined;
   /** Base64 or hex encoding of the 32-byte master key; undefined means "generate into the data dir". */
@@ -223,6 +225,7 @@ export function loadConfig(env: Env = process.env): Config {
     port,
     dataDir,
     publicUrl,
+    publicUrlSet: nonEmpty(env["SVC_PUBLIC_URL"]) !== undefined,
     secureCookies: publicUrl.startsWith("https://"),
     databaseUrl,
     secretKey,

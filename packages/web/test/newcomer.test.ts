@@ -1,12 +1,11 @@
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { useFakeProvider } from "../../server/test/support/fake-provider.js";
-import { staleWorkspaces } from "../../../scripts/build-state.mjs";
+import { builtSvcdTarball } from "../../server/test/support/daemon.js";
 import { expectText, PASSWORD, sidewaysOverflow, useConsole } from "./support.js";
 
 /*
@@ -17,37 +16,35 @@ import { expectText, PASSWORD, sidewaysOverflow, useConsole } from "./support.js
  * provider and to read facts back. Screenshots: test-artifacts/console/<database>/newcomer-*.png.
  */
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "../../..");
 const ui = useConsole();
 const provider = useFakeProvider();
 const daemons: ChildProcess[] = [];
 /** Temporary folders: svcd's home, the machine's working directory. */
 const homes: string[] = [];
 
-beforeAll(() => {
-  // svcd runs from its build (bin/svcd.js asks for one), which reads @svc/protocol's: build them when stale.
-  const stale = staleWorkspaces(ROOT);
-  for (const workspace of ["packages/protocol", "packages/daemon"]) {
-    if (stale.includes(workspace)) execFileSync("npm", ["run", "build", "-w", workspace], { cwd: ROOT, stdio: "ignore" });
-  }
-});
+// The command installs the svcd svc serves: its build's package, made when stale or missing.
+beforeAll(() => void builtSvcdTarball(), 240_000);
 
 afterAll(async () => {
   for (const daemon of daemons) {
     if (daemon.exitCode !== null || daemon.signalCode !== null) continue;
     const exited = new Promise((resolve) => daemon.once("exit", resolve));
-    // Its own process group: the shell that ran the command, npx and svcd under it.
+    // Its own process group: the installer (svcd install, after the shell execs it) and svcd under it.
     process.kill(-daemon.pid!, "SIGTERM");
     await exited;
   }
   for (const home of homes) rmSync(home, { recursive: true, force: true });
 });
 
-/** Runs the command the page showed as a person pastes it into a terminal in their svc checkout. */
+/**
+ * Runs the command the page showed as a person pastes it into a terminal, in a fresh home. No service
+ * manager (SVCD_SERVICE_MANAGER=foreground): svcd runs in the foreground, as where there is no systemd or
+ * launchd, and stops with the test rather than staying registered on the computer running it.
+ */
 function runInTerminal(command: string): { output: () => string } {
   const home = mkdtempSync(join(tmpdir(), "svc-newcomer-home-"));
   homes.push(home);
-  const child = spawn("sh", ["-c", command], { cwd: ROOT, env: { PATH: process.env["PATH"] ?? "", HOME: home }, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  const child = spawn("sh", ["-c", command], { cwd: home, env: { PATH: process.env["PATH"] ?? "", HOME: home, SVCD_SERVICE_MANAGER: "foreground" }, stdio: ["ignore", "pipe", "pipe"], detached: true });
   daemons.push(child);
   let output = "";
   child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
@@ -131,7 +128,7 @@ it("signs up, sets up a model and this computer, launches an agent, approves its
   await expectText(page, "Copied.");
   const command = await page.evaluate<string>("navigator.clipboard.readText()");
   expect(command).toBe(await page.locator("pre.copy").textContent());
-  expect(command).toMatch(new RegExp(`^SVC_DAEMON_TOKEN=\\S+ npx --no svcd run --url ${ui.url} --home ~/\\.svcd$`));
+  expect(command).toMatch(new RegExp(`^curl -fsSL ${ui.url}/install/svcd\\.sh \\| SVC_DAEMON_TOKEN=svc_daemon_v1_\\S+ sh$`));
   await expectText(page, "Waiting for laptop to connect…");
   await ui.shot(page, "newcomer-3-connect");
   const svcd = runInTerminal(command);

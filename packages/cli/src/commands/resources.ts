@@ -1,10 +1,9 @@
 import { spawn } from "node:child_process";
-import { existsSync, readdirSync } from "node:fs";
-import { createRequire } from "node:module";
-import { basename, dirname, join, resolve } from "node:path";
+import { readdirSync } from "node:fs";
+import { basename, resolve } from "node:path";
 import type { Command } from "commander";
-import { SvcError, unwrap } from "@svc/sdk";
-import { context, table, type Context } from "../context.js";
+import { SvcError, svcdInstallCommand, unwrap } from "@svc/sdk";
+import { context, table } from "../context.js";
 import { grantFor, listAll, pageQuery } from "../lists.js";
 import { projectPath } from "./agents.js";
 import { integrationCommands } from "./integrations.js";
@@ -34,15 +33,17 @@ function machineCommands(program: Command): void {
     });
   machines
     .command("connect <name>")
-    .description("register this computer (granted to the project) and print the one svcd command to run on it")
+    .description("register this computer (granted to the project) and print the one command that installs svcd on it")
     .option("--cwd <dir>", "where its commands run (default: this directory)")
     .action(async (name: string, options: { cwd?: string }, command: Command) => {
       const ctx = await context(command);
       const { orgID, projectID } = await projectPath(ctx);
       const body = { display_name: name, cwd: resolve(options.cwd ?? process.cwd()), project_ids: [projectID] };
       const connected = await unwrap(ctx.client().POST("/api/v1/orgs/{orgID}/machines/connect", { params: { path: { orgID } }, body }));
-      const run = svcdCommand(ctx, connected.token);
-      ctx.print({ ...connected, command: run }, () => `Machine ${connected.machine.id} is ready. Run on it (the token is shown only now):\n\n  ${run}\n`);
+      // The token goes in the environment of the installer's shell, never in an argument (docs/machines.md).
+      const run = svcdInstallCommand(ctx.url, connected.token);
+      const said = `Machine ${connected.machine.id} is ready. Run this on it to install svcd (Node.js ^20.19 || >=22.12; the token is shown only now):\n\n  ${run}\n`;
+      ctx.print({ ...connected, command: run }, () => said);
     });
   machineGrantCommands(machines);
 }
@@ -75,29 +76,6 @@ function machineGrantCommands(machines: Command): void {
       ctx.print({ deleted: machineID }, () => "Deleted.");
     });
 }
-
-/**
- * The token goes in the environment rather than the arguments, which other users can see in `ps`. svcd
- * is named by its path beside this CLI, so the command works from any directory of this computer; a bare
- * `npx svcd` outside the repository would ask npm's registry for a package of that name, which is not svc's.
- */
-function svcdCommand(ctx: Context, token: string): string {
-  const svcd = localSvcd();
-  const program = svcd ? `node ${quote(svcd)}` : "npx --no svcd";
-  return `SVC_DAEMON_TOKEN=${quote(token)} ${program} run --url ${quote(ctx.url)} --home ~/.svcd`;
-}
-
-/** The svcd of the repository (or installation) this CLI runs from, when there is one. */
-function localSvcd(): string | undefined {
-  try {
-    const bin = join(dirname(createRequire(import.meta.url).resolve("@svc/daemon")), "../bin/svcd.js");
-    return existsSync(bin) ? bin : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-const quote = (value: string) => (/^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replaceAll("'", "'\\''")}'`);
 
 function skillCommands(program: Command): void {
   const skills = program.command("skills").description("skills: SKILL.md and its files");

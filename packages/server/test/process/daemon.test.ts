@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { agentProject, yamlConfig, type AgentProject } from "../support/agents.js";
 import { createConfig, eventually, events, finalOutputs, launch, untilEvents } from "../support/agent-loop.js";
-import { connectMachine, untilConnection, useDaemons } from "../support/daemon.js";
+import { connectMachine, startDaemon, untilConnection, useDaemons } from "../support/daemon.js";
 import { useFakeProvider } from "../support/fake-provider.js";
 import { useTestServer } from "../support/server.js";
 
@@ -65,6 +65,39 @@ describe("svcd", () => {
     // Started again with the revoked token, it stops at once.
     const again = daemon(machine.daemonToken, dir("svcd-home-"));
     expect(await again.exited, again.output()).toBe(3);
+  });
+
+  it("refuses a second svcd on its home, naming the first, which stays online; a lock left by a killed svcd is taken over", async () => {
+    const { project, machine, home, daemon: first } = await connected("locked");
+    const second = daemon(machine.daemonToken, home);
+    expect(await second.exited, second.output()).toBe(4);
+    expect(second.output()).toContain(`another svcd (pid ${first.child.pid}) is running on the home ${home}`);
+    expect(first.child.exitCode, first.output()).toBeNull();
+    expect(readFileSync(join(home, "svcd.lock"), "utf8")).toBe(String(first.child.pid));
+
+    // Killed, it leaves its lock behind; the next svcd on the home finds its pid dead and connects.
+    first.child.kill("SIGKILL");
+    await first.exited;
+    expect(readFileSync(join(home, "svcd.lock"), "utf8")).toBe(String(first.child.pid));
+    const third = daemon(machine.daemonToken, home);
+    await eventually(async () => third.output(), (output) => output.includes("connected as runtime"));
+    expect(readFileSync(join(home, "svcd.lock"), "utf8")).toBe(String(third.child.pid));
+    await untilConnection(server.api, project.token, project.orgId, machine.machineId, "online");
+  });
+
+  it("passes no credential to its commands", async () => {
+    const { project, work } = await connected("scrubbed");
+    const configId = await createConfig(server.api, project, yamlConfig(project, machineYaml("scrubbed", work)));
+    provider.script({ toolCalls: [{ name: "run_command", input: { command: "env | grep -c -e SVC_DAEMON_TOKEN -e svc_daemon_v1_" } }] }, { text: "done" });
+    const [result] = await toolResults(project, await launch(server.api, project, configId, "env"));
+    expect(result.content_blocks[0].value.output).toBe("0\n");
+  });
+
+  it("takes no token in its arguments", async () => {
+    const { machine } = await connected("no-argv");
+    const refused = startDaemon(server.url, machine.daemonToken, dir("svcd-home-"), ["--token", machine.daemonToken]);
+    expect(await refused.exited, refused.output()).toBe(2);
+    expect(refused.output()).toContain("Unknown option '--token'");
   });
 });
 

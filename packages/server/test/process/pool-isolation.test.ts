@@ -59,6 +59,8 @@ describe("pool machines under bubblewrap", () => {
       `ls -A ${quoted(join(dataDir, "machines"))} | wc -l`,
       `cat ${quoted(join(dataDir, "secret.key"))} ${quoted(join(dataDir, "machines", OTHER_MACHINE, "home", "token"))} 2>/dev/null | grep -c ${SENTINEL}`,
       `cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c ${SENTINEL}`,
+      // Its own daemon's token in no environment of the sandbox: the first process's (bubblewrap), svcd's, its own.
+      `test -r /proc/1/environ && cat /proc/1/environ /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c svc_daemon_v1_`,
       `ps -e -o pid= | wc -l`,
       `ls /run/postgresql /var/run/postgresql 2>/dev/null | wc -l`,
       reaches("127.0.0.1", 5432),
@@ -71,8 +73,8 @@ describe("pool machines under bubblewrap", () => {
     const result = events.find((e) => e.event_kind === "tool_result")!.content_blocks[0].value;
     expect(result.state, JSON.stringify(result)).toBe("exited");
     const lines = (result.output as string).trim().split("\n");
-    expect(lines, result.output).toHaveLength(11);
-    const [own, host, dataEntries, machineEntries, secretsRead, environments, processes, socketDirs, database, svcLoopback, svcExternal] = lines;
+    expect(lines, result.output).toHaveLength(12);
+    const [own, host, dataEntries, machineEntries, secretsRead, environments, ownToken, processes, socketDirs, database, svcLoopback, svcExternal] = lines;
     expect(own).toBe("own");
     expect(host).toBe("host-read-only");
     // svc's data directory is an empty tmpfs inside the sandbox, apart from the path to this machine's own directory.
@@ -81,6 +83,7 @@ describe("pool machines under bubblewrap", () => {
     expect(Number(secretsRead)).toBe(0);
     // Its own PID namespace: bubblewrap, svcd, the shell, ps and the like, not the host's processes.
     expect(Number(environments)).toBe(0);
+    expect(Number(ownToken)).toBe(0);
     expect(Number(processes)).toBeLessThan(20);
     // PostgreSQL's Unix socket directory is hidden, and no TCP address of this host is reachable.
     expect(Number(socketDirs)).toBe(0);

@@ -1,7 +1,9 @@
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { staleWorkspaces } from "../../../../scripts/build-state.mjs";
 import { afterAll, expect } from "vitest";
 import type { ApiClient } from "./client.js";
 import { eventually } from "./agent-loop.js";
@@ -17,13 +19,28 @@ export interface Daemon {
   exited: Promise<number | null>;
 }
 
-export function startDaemon(url: string, token: string, home: string): Daemon {
-  const child = spawn(process.execPath, [...SVCD_ENTRY, "run", "--url", url, "--token", token, "--home", home], { stdio: ["ignore", "pipe", "pipe"] });
+export function startDaemon(url: string, token: string, home: string, extraArgs: string[] = []): Daemon {
+  // The token in the environment, as the docs show it (svcd takes no token in its arguments).
+  const child = spawn(process.execPath, [...SVCD_ENTRY, "run", "--url", url, "--home", home, ...extraArgs], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, SVC_DAEMON_TOKEN: token } });
   let output = "";
   child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   return { child, output: () => output, exited };
+}
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "../../../..");
+
+/**
+ * svcd's package tarball as svc serves it (/downloads/svcd.tgz), built first when missing or older than its
+ * sources (as `npm start` would build it); its path.
+ */
+export function builtSvcdTarball(): string {
+  const tarball = join(ROOT, "packages/daemon/dist/download/svcd.tgz");
+  const stale = staleWorkspaces(ROOT);
+  if (stale.includes("packages/protocol")) execFileSync("npm", ["run", "build", "-w", "@svc/protocol"], { cwd: ROOT, stdio: "ignore" });
+  if (stale.includes("packages/daemon") || !existsSync(tarball)) execFileSync("npm", ["run", "build", "-w", "@svc/daemon"], { cwd: ROOT, stdio: "ignore" });
+  return tarball;
 }
 
 export const tempDir = (prefix: string) => mkdtempSync(join(tmpdir(), prefix));

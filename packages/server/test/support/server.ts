@@ -13,7 +13,7 @@ import { leaseReaper, skillInstallDeadlines, startAgentWorker } from "../../src/
 import { unreachableMachines } from "../../src/modules/machines/unreachable.js";
 import { byoBindingsFollowConfig } from "../../src/modules/machines/follow-config.js";
 import { startPoolMachines, type PoolMachinesLog } from "../../src/modules/machines/lifecycle.js";
-import { SVCD_ENTRY } from "./process.js";
+import { freePort, SVCD_ENTRY } from "./process.js";
 import { createIntegrationReceipts } from "../../src/modules/integrations/inbound-handlers.js";
 
 
@@ -35,6 +35,11 @@ export interface TestServerOptions {
   poolMachines?: boolean;
   /** Where the pool machine loop logs (nowhere by default). */
   poolLog?: PoolMachinesLog;
+  /**
+   * SVC_PUBLIC_URL is the server's own address (a free port taken first) instead of TEST_ORIGIN, for tests
+   * whose processes reach svc at its public URL: the svcd installer downloads from it and svcd connects to it.
+   */
+  reachablePublicUrl?: boolean;
 }
 
 export interface TestServer {
@@ -56,9 +61,11 @@ export interface TestServer {
  */
 export async function startTestServer(env: Record<string, string> = {}, options: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "svc-data-"));
+  const port = options.reachablePublicUrl ? await freePort() : 0;
+  const publicUrl = options.reachablePublicUrl ? `http://127.0.0.1:${port}` : TEST_ORIGIN;
   const config = loadConfig({
     SVC_DATA_DIR: dataDir,
-    SVC_PUBLIC_URL: TEST_ORIGIN,
+    SVC_PUBLIC_URL: publicUrl,
     SVC_SECRET_KEY: TEST_SECRET_KEY,
     SVC_RATE_LIMIT_AUTH: "100000",
     SVC_RATE_LIMIT_DEVICE: "100000",
@@ -72,7 +79,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
   });
   const { db, drop, databaseUrl, pglite } = await cloneDatabase();
   const app = await buildApp({ config, db, logger: false });
-  const address = await app.http.listen({ host: "127.0.0.1", port: 0 });
+  const address = await app.http.listen({ host: "127.0.0.1", port });
   const quiet = { info: () => {}, warn: () => {}, error: () => {} };
   const worker = options.worker ? startAgentWorker({ db, services: app.services, config, log: quiet }) : undefined;
   const maintenance = options.worker ? startMaintenance([leaseReaper(db, app.services), unreachableMachines(db, config), byoBindingsFollowConfig(db), skillInstallDeadlines(db, app.services)], quiet as never, config.runtime.maintenanceIntervalMs) : undefined;
@@ -86,7 +93,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     db,
     pglite,
     app,
-    api: new ApiClient(address, TEST_ORIGIN),
+    api: new ApiClient(address, config.publicUrl),
     async close() {
       await poolMachines?.stop();
       await maintenance?.stop();

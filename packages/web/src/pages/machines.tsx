@@ -1,4 +1,5 @@
 import { useEffect, useState, type FormEvent } from "react";
+import { svcdInstallCommand } from "@svc/sdk";
 import { api, call, type Schemas } from "../api/client";
 import { ErrorNotice, Field, Page, useAction, useLoad, when } from "../ui";
 import { GrantedTo, GrantForm, Shown, Table, text, useProjects, type GrantRow } from "../widgets";
@@ -35,7 +36,11 @@ export function Machines({ org }: { org: string }) {
       <ConnectMachine org={org} projects={projects.data} connected={(made) => { setConnected(made); list.reload(); }} />
       {connected ? (
         <>
-          <Shown label="Run this in a terminal on the computer, from the folder you ran npm start in (your copy of svc). svcd stays in the foreground; Ctrl-C stops it. The token is shown only now:" value={connected.command} copyLabel="Copy the svcd command" />
+          <Shown
+            label="Run this in a terminal on the computer (it needs Node.js 20.19 or newer, 22.12 or newer on 22). It installs svcd in ~/.svcd and keeps it running as a user service (systemd or launchd), or in the foreground where there is none. The token is shown only now:"
+            value={connected.command}
+            copyLabel="Copy the svcd command"
+          />
           <p role="status" className={waiting ? "muted" : "ok"}>
             {waiting ? `Waiting for ${connected.name} to connect…` : `${connected.name} is online.`}
           </p>
@@ -77,9 +82,9 @@ function useWhileWaiting(waiting: boolean, reload: () => void): void {
 }
 
 /**
- * Connects a machine (docs/machines.md), granted at once to the chosen project, and hands back the svcd
- * command. The token goes in the environment, not the arguments (which other users see in `ps`), and
- * `npx --no svcd` runs the svcd of the checkout it is started in, never a registry package of that name.
+ * Connects a machine (docs/machines.md), granted at once to the chosen project, and hands back the one
+ * command that installs svcd from this svc (svcdInstallCommand: the token in the environment of the
+ * installer's shell, never in an argument, which other users see in `ps`).
  */
 function ConnectMachine(props: { org: string; projects: Schemas["Project"][] | undefined; connected: (made: Connected) => void }) {
   const action = useAction();
@@ -92,7 +97,7 @@ function ConnectMachine(props: { org: string; projects: Schemas["Project"][] | u
     const body = { display_name: text(form, "display_name"), ...(cwd ? { cwd } : {}), ...(project ? { project_ids: [project] } : {}) };
     void action.run(async () => {
       const made = await call(api.POST("/api/v1/orgs/{orgID}/machines/connect", { params: { path: { orgID: props.org } }, body }));
-      const command = `SVC_DAEMON_TOKEN=${shellQuote(made.token)} npx --no svcd run --url ${shellQuote(location.origin)} --home ~/.svcd`;
+      const command = svcdInstallCommand(location.origin, made.token);
       props.connected({ machineID: made.machine.id, name: made.machine.display_name, command });
     });
   };
@@ -107,7 +112,7 @@ function ConnectMachine(props: { org: string; projects: Schemas["Project"][] | u
         <Field label="Machine name" id="machine-name" hint="Agent configs name the machine by it.">
           <input id="machine-name" name="display_name" required maxLength={64} />
         </Field>
-        <Field label="Working directory (optional)" id="machine-cwd" hint="Where its commands run, such as a project folder; empty: svcd's own folder (--home).">
+        <Field label="Working directory (optional)" id="machine-cwd" hint="Where its commands run, such as a project folder; empty: svcd's home (~/.svcd/<machine id>).">
           <input id="machine-cwd" name="cwd" maxLength={4096} />
         </Field>
         {props.projects ? (
@@ -129,11 +134,6 @@ function ConnectMachine(props: { org: string; projects: Schemas["Project"][] | u
       <ErrorNotice error={action.error} />
     </>
   );
-}
-
-/** A word the shell reads as it is: quoted unless it is only safe characters. */
-function shellQuote(value: string): string {
-  return /^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replaceAll("'", "'\\''")}'`;
 }
 
 /**

@@ -9,7 +9,9 @@ import { startSvcSocket, type SvcSocket } from "./svc-socket.js";
  * The `local` provider's driver: each pool machine is an `svcd` child process of the svc process that runs
  * maintenance, with its own directory `<data dir>/machines/<machine uuid>/` holding the daemon's home
  * (`home/`), the default working directory (`work/`) and its output (`svcd.log`). The child gets a fresh
- * daemon token in its environment and a minimal environment otherwise (none of svc's own settings).
+ * daemon token on its standard input (`--token-file -`), never in its environment: the environment of the
+ * sandbox's first process and of svcd stays readable in /proc/<pid>/environ to every command on the
+ * machine. Its environment is otherwise minimal (none of svc's own settings).
  *
  * Isolation (`SVC_LOCAL_MACHINE_ISOLATION`, docs/machines.md "What the local provider isolates"): with
  * `bubblewrap` the child runs in namespaces of its own (user, pid, network, ipc, uts) without capabilities.
@@ -80,18 +82,21 @@ export async function createLocalDriver(settings: DriverSettings): Promise<Machi
     const home = join(dir, "home");
     const socket = bwrap ? await startSvcSocket(join(dir, "svc.sock"), machine.url) : undefined;
     const [command, ...args] = bwrap
-      ? sandbox(bwrap, dir, [...settings.daemonCommand, "run", "--socket", socket!.path, "--home", home])
-      : [...settings.daemonCommand, "run", "--url", machine.url, "--home", home];
+      ? sandbox(bwrap, dir, [...settings.daemonCommand, "run", "--socket", socket!.path, "--home", home, "--token-file", "-"])
+      : [...settings.daemonCommand, "run", "--url", machine.url, "--home", home, "--token-file", "-"];
     const log = openSync(join(dir, "svcd.log"), "w", 0o600);
     let process: ChildProcess;
     try {
       // Its own process group, so stopping it reaches bubblewrap and the daemon together.
       process = spawn(command!, args, {
         cwd: existsSync(cwd) ? cwd : work,
-        env: { PATH: globalThis.process.env["PATH"] ?? "/usr/bin:/bin", HOME: work, LANG: "C.UTF-8", SVC_DAEMON_TOKEN: machine.daemonToken },
-        stdio: ["ignore", log, log],
+        env: { PATH: globalThis.process.env["PATH"] ?? "/usr/bin:/bin", HOME: work, LANG: "C.UTF-8" },
+        stdio: ["pipe", log, log],
         detached: true,
       });
+      // A daemon that died before reading (EPIPE) is seen through its exit and its log.
+      process.stdin!.on("error", () => {});
+      process.stdin!.end(`${machine.daemonToken}\n`);
     } catch (err) {
       await socket?.close();
       throw err;
