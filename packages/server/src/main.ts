@@ -15,7 +15,7 @@ import { unreachableMachines } from "./modules/machines/unreachable.js";
 import { byoBindingsFollowConfig } from "./modules/machines/follow-config.js";
 import { mcpRegistrySync } from "./modules/mcp-servers/registry-sync.js";
 import { createScheduler, startScheduler } from "./modules/cron-triggers/scheduler.js";
-import { createGatewayManager } from "./integrations/discord/gateway-manager.js";
+import { createGatewayManager } from "./modules/integrations/kinds/discord/gateway-manager.js";
 import { cronTargets } from "./modules/cron-triggers/targets.js";
 import { buildServices, type Services } from "./services.js";
 import { startPoolMachines } from "./modules/machines/lifecycle.js";

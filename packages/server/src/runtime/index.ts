@@ -11,7 +11,7 @@ import { createStepCaches } from "./caches.js";
 import { reapExpiredLeases } from "./reaper.js";
 import { sweepSkillInstalls } from "./tools/skill.js";
 import { startWorker, type WorkerLog } from "./worker.js";
-import { createIntegrationKinds } from "../integrations/registry.js";
+import { createIntegrationKinds } from "../modules/integrations/kinds/index.js";
 import { createIntegrationToolRunner } from "../modules/integrations/tool-runner.js";
 
 /** Starts the agent loop's worker over the shared services; provider and MCP calls go through the SSRF guard. */

@@ -8,7 +8,7 @@ import { startFakeSlack } from "../support/fake-slack.js";
 import { collectPages } from "../support/paging.js";
 import { eventCallback, postSlackEvent } from "../support/slack-events.js";
 import { useTestServer } from "../support/server.js";
-import { createIntegrationKinds, KINDS_RUNNING_TOOLS } from "../../src/integrations/registry.js";
+import { createIntegrationKinds, KINDS_RUNNING_TOOLS } from "../../src/modules/integrations/kinds/index.js";
 import { createIntegration, integrationProject, slackSecret } from "./integrations-fixtures.js";
 
 const slack = await startFakeSlack();

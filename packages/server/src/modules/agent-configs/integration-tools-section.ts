@@ -1,7 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import { integrations } from "../../db/schema/index.js";
 import type { Tx } from "../../platform/db/index.js";
-import { KIND_CATALOGS } from "../../integrations/registry.js";
+import { KIND_CATALOGS } from "../integrations/kinds/index.js";
 import type { IntegrationToolRef, PermissionMode, ToolDefinition } from "../../runtime/definition.js";
 import { INTEGRATION_TOOL_PERMISSIONS, parseIntegrationToolName } from "../../runtime/tools/catalog-integrations.js";
 import { describe, has, isObject, readPermission, unknownKeys, type Obj } from "./fields.js";

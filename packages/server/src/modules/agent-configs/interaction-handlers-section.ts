@@ -1,6 +1,6 @@
 import { and, eq } from "drizzle-orm";
 import { integrations } from "../../db/schema/index.js";
-import { capabilityIssues, describeIssues, hasCapability } from "../../integrations/capability-schemas.js";
+import { capabilityIssues, describeIssues, hasCapability } from "../integrations/capability-schemas.js";
 import type { Tx } from "../../platform/db/index.js";
 import type { InteractionHandlerDefinition } from "../../runtime/definition.js";
 import { describe, isObject } from "./fields.js";

@@ -1,8 +1,8 @@
 import type { Tx } from "../../platform/db/index.js";
 import { AppError, notFound, type Issue } from "../../platform/errors.js";
 import { decodeId, encodeId } from "../../platform/ids.js";
-import { capabilityIssues, hasCapability } from "../../integrations/capability-schemas.js";
-import { KINDS_RUNNING_SCHEDULES } from "../../integrations/registry.js";
+import { capabilityIssues, hasCapability } from "../integrations/capability-schemas.js";
+import { KINDS_RUNNING_SCHEDULES } from "../integrations/kinds/index.js";
 import { findProfile } from "../agent-profiles/service.js";
 import { insertReceipts } from "../integrations/inbound-store.js";
 import { findIntegration, findIntegrationById } from "../integrations/store.js";

@@ -1,7 +1,7 @@
 import { Ajv, type ValidateFunction } from "ajv";
-import type { Issue } from "../platform/errors.js";
-import { toIssues } from "../platform/http/validation.js";
-import { KIND_CATALOGS } from "./registry.js";
+import type { Issue } from "../../platform/errors.js";
+import { toIssues } from "../../platform/http/validation.js";
+import { KIND_CATALOGS } from "./kinds/index.js";
 
 /**
  * The schemas a kind's catalog publishes for the documents tenants and agents write (spec: Integration,

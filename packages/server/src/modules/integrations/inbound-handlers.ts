@@ -1,13 +1,13 @@
 import type { Config } from "../../config.js";
-import { createDiscordBot } from "../../integrations/discord/bot.js";
-import { createSlackWebApi } from "../../integrations/slack/web-api.js";
+import { createDiscordBot } from "./kinds/discord/bot.js";
+import { createSlackWebApi } from "./kinds/slack/web-api.js";
 import type { Database } from "../../platform/db/index.js";
 import type { Services } from "../../services.js";
 import { createReceiptProcessor, type ReceiptProcessor } from "./inbound-processor.js";
-import { discordReceiptHandlers } from "../../integrations/discord/receipts.js";
-import { githubReceiptHandlers } from "../../integrations/github/receipts.js";
-import { slackReceiptHandlers } from "../../integrations/slack/receipts.js";
-import { createSlackBot } from "../../integrations/slack/bot.js";
+import { discordReceiptHandlers } from "./kinds/discord/receipts.js";
+import { githubReceiptHandlers } from "./kinds/github/receipts.js";
+import { slackReceiptHandlers } from "./kinds/slack/receipts.js";
+import { createSlackBot } from "./kinds/slack/bot.js";
 
 /** The receipt processor with every kind's handlers: the HTTP role kicks it, maintenance runs it on each tick. */
 export function createIntegrationReceipts(

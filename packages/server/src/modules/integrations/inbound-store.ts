@@ -3,7 +3,7 @@ import { integrationEventReceipts, integrations } from "../../db/schema/index.js
 import { dbNow, dbSecondsFromNow } from "../../db/schema/columns.js";
 import type { AppDb, Tx } from "../../platform/db/index.js";
 import { newUuid } from "../../platform/ids.js";
-import type { InboundEvent } from "../../integrations/kind.js";
+import type { InboundEvent } from "./kind.js";
 import type { IntegrationRow } from "./store.js";
 
 type Db = AppDb | Tx;

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
-import { AppError } from "../platform/errors.js";
-import { parseJsonWithin } from "../platform/http/json-depth.js";
-import type { IntegrationRow } from "../modules/integrations/store.js";
+import { AppError } from "../../platform/errors.js";
+import { parseJsonWithin } from "../../platform/http/json-depth.js";
+import type { IntegrationRow } from "./store.js";
 
 /**
  * What provider callbacks share, whatever the kind: the raw body (a signature covers its exact bytes)

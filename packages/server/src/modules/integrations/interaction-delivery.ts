@@ -4,7 +4,7 @@ import type { Tx } from "../../platform/db/index.js";
 import { newUuid } from "../../platform/ids.js";
 import type { AgentDefinition } from "../../runtime/definition.js";
 import type { InteractionRow } from "../../runtime/store/interactions.js";
-import { KINDS_POSTING_INTERACTIONS } from "../../integrations/registry.js";
+import { KINDS_POSTING_INTERACTIONS } from "./kinds/index.js";
 import { currentSelection } from "./handler-selection.js";
 import { findAssignment } from "./launch-store.js";
 

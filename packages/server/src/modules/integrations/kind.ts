@@ -1,5 +1,5 @@
-import type { Issue } from "../platform/errors.js";
-import type { SecretKind, SecretMaterial } from "../modules/secrets/schemas.js";
+import type { Issue } from "../../platform/errors.js";
+import type { SecretKind, SecretMaterial } from "../secrets/schemas.js";
 
 /**
  * What every integration kind provides, behind one interface: its capability catalog (spec:

@@ -1,5 +1,5 @@
 import type { Tx } from "../../platform/db/index.js";
-import { KIND_CATALOGS, KINDS_POSTING_INTERACTIONS, KINDS_RUNNING_TOOLS } from "../../integrations/registry.js";
+import { KIND_CATALOGS, KINDS_POSTING_INTERACTIONS, KINDS_RUNNING_TOOLS } from "./kinds/index.js";
 import { integrationToolName } from "../../runtime/tools/catalog-integrations.js";
 import { findProfile } from "../agent-profiles/service.js";
 import type { StoredDefinition } from "../agent-configs/compile.js";

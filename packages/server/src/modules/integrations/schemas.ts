@@ -2,7 +2,7 @@ import { Type } from "typebox";
 import { Cursor, Limit, NameFilter } from "../../platform/http/lists.js";
 import { component } from "../../platform/http/components.js";
 import { Id, Timestamp } from "../../platform/http/schemas.js";
-import { IMPLEMENTED_KINDS, SPEC_KINDS } from "../../integrations/registry.js";
+import { IMPLEMENTED_KINDS, SPEC_KINDS } from "./kinds/index.js";
 
 export const TAG = "Integrations";
 const strict = { additionalProperties: false } as const;

@@ -1,8 +1,8 @@
 import { AppError, type Issue } from "../../platform/errors.js";
 import type { Tx } from "../../platform/db/index.js";
 import { decodeId } from "../../platform/ids.js";
-import { capabilityIssues } from "../../integrations/capability-schemas.js";
-import type { IntegrationKind } from "../../integrations/kind.js";
+import { capabilityIssues } from "./capability-schemas.js";
+import type { IntegrationKind } from "./kind.js";
 import { findProfile } from "../agent-profiles/service.js";
 
 /**

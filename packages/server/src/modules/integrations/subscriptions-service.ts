@@ -3,9 +3,9 @@ import { conflict, invalidRequest, notFound, stateConflict } from "../../platfor
 import type { Principal } from "../../platform/http/auth.js";
 import type { PageRequest } from "../../platform/http/lists.js";
 import { newUuid } from "../../platform/ids.js";
-import { capabilityIssues, hasCapability } from "../../integrations/capability-schemas.js";
-import type { IntegrationKindCatalog } from "../../integrations/kind.js";
-import { KIND_CATALOGS, type IntegrationKinds } from "../../integrations/registry.js";
+import { capabilityIssues, hasCapability } from "./capability-schemas.js";
+import type { IntegrationKindCatalog } from "./kind.js";
+import { KIND_CATALOGS, type IntegrationKinds } from "./kinds/index.js";
 import { requireProject } from "../orgs/access.js";
 import { invalid } from "./settings.js";
 import { kindOf, requireIntegration } from "./service.js";

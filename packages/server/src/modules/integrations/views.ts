@@ -1,6 +1,6 @@
 import { iso } from "../../platform/http/schemas.js";
 import { encodeId } from "../../platform/ids.js";
-import { KIND_CATALOGS } from "../../integrations/registry.js";
+import { KIND_CATALOGS } from "./kinds/index.js";
 import type { IntegrationRow } from "./store.js";
 
 /**

@@ -1,7 +1,7 @@
 import { inArray } from "drizzle-orm";
 import { integrations } from "../../db/schema/index.js";
-import { capabilityIssues, describeIssues } from "../../integrations/capability-schemas.js";
-import { KIND_CATALOGS } from "../../integrations/registry.js";
+import { capabilityIssues, describeIssues } from "../../modules/integrations/capability-schemas.js";
+import { KIND_CATALOGS } from "../../modules/integrations/kinds/index.js";
 import type { Tx } from "../../platform/db/index.js";
 import { encodeId } from "../../platform/ids.js";
 import { currentSelection, saveSelection } from "../../modules/integrations/handler-selection.js";

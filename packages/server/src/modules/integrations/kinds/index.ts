@@ -1,5 +1,5 @@
-import type { Config } from "../config.js";
-import type { IntegrationKind, IntegrationKindCatalog } from "./kind.js";
+import type { Config } from "../../../config.js";
+import type { IntegrationKind, IntegrationKindCatalog } from "../kind.js";
 import { discordThreadCatalog } from "./discord/catalog.js";
 import { createDiscordThreadKind } from "./discord/kind.js";
 import { githubPrCatalog } from "./github/catalog.js";

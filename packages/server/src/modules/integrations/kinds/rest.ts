@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { AppError } from "../platform/errors.js";
-import { capResponseBytes } from "../platform/net/capped-fetch.js";
-import { createGuardedFetch } from "../platform/net/guarded-fetch.js";
-import type { OutboundPolicy } from "../platform/net/outbound.js";
+import { AppError } from "../../../platform/errors.js";
+import { capResponseBytes } from "../../../platform/net/capped-fetch.js";
+import { createGuardedFetch } from "../../../platform/net/guarded-fetch.js";
+import type { OutboundPolicy } from "../../../platform/net/outbound.js";
 import { createRateGate } from "./rate-gate.js";
 
 /** Provider answers svc reads are small; a bigger one is not the provider. */

@@ -1,8 +1,8 @@
-import type { Database } from "../../platform/db/index.js";
-import { AppError } from "../../platform/errors.js";
-import type { OutboundPolicy } from "../../platform/net/outbound.js";
-import type { IntegrationRow } from "../../modules/integrations/store.js";
-import type { SecretsService } from "../../modules/secrets/service.js";
+import type { Database } from "../../../../platform/db/index.js";
+import { AppError } from "../../../../platform/errors.js";
+import type { OutboundPolicy } from "../../../../platform/net/outbound.js";
+import type { IntegrationRow } from "../../store.js";
+import type { SecretsService } from "../../../secrets/service.js";
 import { createRestClient, objectMember, scalarMember, type RestAnswer } from "../rest.js";
 
 /** Discord's channel types that are threads (Discord docs: "Channel Object", announcement, public and private threads). */

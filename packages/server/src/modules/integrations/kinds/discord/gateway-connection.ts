@@ -1,5 +1,5 @@
 import WebSocket from "ws";
-import { assertOutboundAllowed, guardedLookup, type OutboundPolicy } from "../../platform/net/outbound.js";
+import { assertOutboundAllowed, guardedLookup, type OutboundPolicy } from "../../../../platform/net/outbound.js";
 import type { StoredSession } from "./gateway-store.js";
 
 /** Gateway opcodes (Discord docs: "Gateway Opcodes"). */

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import type { Database } from "../../platform/db/index.js";
-import type { OutboundPolicy } from "../../platform/net/outbound.js";
-import type { SecretsService } from "../../modules/secrets/service.js";
+import type { Database } from "../../../../platform/db/index.js";
+import type { OutboundPolicy } from "../../../../platform/net/outbound.js";
+import type { SecretsService } from "../../../secrets/service.js";
 import { createRestClient, scalarMember } from "../rest.js";
 import { RESUMABLE_CLOSE, runGatewayConnection } from "./gateway-connection.js";
 import * as store from "./gateway-store.js";

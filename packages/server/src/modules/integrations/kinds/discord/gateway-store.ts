@@ -1,9 +1,9 @@
 import { and, eq, isNotNull, sql } from "drizzle-orm";
-import { discordGatewaySessions, integrations } from "../../db/schema/index.js";
-import { dbSecondsFromNow } from "../../db/schema/columns.js";
-import type { AppDb, Database } from "../../platform/db/index.js";
-import { isForeignKeyViolation, rawRows } from "../../platform/db/index.js";
-import { insertReceipts } from "../../modules/integrations/inbound-store.js";
+import { discordGatewaySessions, integrations } from "../../../../db/schema/index.js";
+import { dbSecondsFromNow } from "../../../../db/schema/columns.js";
+import type { AppDb, Database } from "../../../../platform/db/index.js";
+import { isForeignKeyViolation, rawRows } from "../../../../platform/db/index.js";
+import { insertReceipts } from "../../inbound-store.js";
 
 const g = discordGatewaySessions;
 /** The most integrations one scan considers: a bounded list, as everywhere. */

@@ -1,7 +1,7 @@
-import type { Issue } from "../../platform/errors.js";
-import type { OutboundPolicy } from "../../platform/net/outbound.js";
-import type { SecretMaterial } from "../../modules/secrets/schemas.js";
-import { CredentialRejected, type IdentityClaim, type IntegrationKind, type VerifiedIdentity } from "../kind.js";
+import type { Issue } from "../../../../platform/errors.js";
+import type { OutboundPolicy } from "../../../../platform/net/outbound.js";
+import type { SecretMaterial } from "../../../secrets/schemas.js";
+import { CredentialRejected, type IdentityClaim, type IntegrationKind, type VerifiedIdentity } from "../../kind.js";
 import { createRestClient, scalarMember, type RestClient } from "../rest.js";
 import { discordThreadCatalog } from "./catalog.js";
 import { createDiscordTools } from "./tools.js";

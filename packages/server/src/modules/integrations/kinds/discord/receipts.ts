@@ -1,21 +1,21 @@
 import type { DiscordBot } from "./bot.js";
-import type { ComponentHandler } from "../inbound.js";
-import type { Database } from "../../platform/db/index.js";
-import { AppError } from "../../platform/errors.js";
-import { decodeId, encodeId, isUuid } from "../../platform/ids.js";
-import type { ArtifactsService } from "../../modules/artifacts/service.js";
-import * as agents from "../../modules/agents/store.js";
-import { SCHEDULED_OCCURRENCE, type ScheduledOccurrence } from "../../modules/cron-triggers/integration-target.js";
-import { steerSubscribers } from "../../modules/integrations/conversation-inputs.js";
+import type { ComponentHandler } from "../../inbound.js";
+import type { Database } from "../../../../platform/db/index.js";
+import { AppError } from "../../../../platform/errors.js";
+import { decodeId, encodeId, isUuid } from "../../../../platform/ids.js";
+import type { ArtifactsService } from "../../../artifacts/service.js";
+import * as agents from "../../../agents/store.js";
+import { SCHEDULED_OCCURRENCE, type ScheduledOccurrence } from "../../../cron-triggers/integration-target.js";
+import { steerSubscribers } from "../../conversation-inputs.js";
 import { postDiscordInteraction } from "./interaction-handler.js";
-import { savePayload } from "../../modules/integrations/inbound-store.js";
-import { INTERACTION_OPENED } from "../../modules/integrations/interaction-delivery.js";
-import type { ReceiptHandler } from "../../modules/integrations/inbound-processor.js";
-import { markChoicePosted, openChoice, takeChoice } from "../../modules/integrations/launch-choices.js";
-import { launchForConversation } from "../../modules/integrations/launch-service.js";
-import { conversationLaunched } from "../../modules/integrations/launch-store.js";
-import { canonicalJson } from "../../modules/integrations/subscriptions-service.js";
-import type { IntegrationRow } from "../../modules/integrations/store.js";
+import { savePayload } from "../../inbound-store.js";
+import { INTERACTION_OPENED } from "../../interaction-delivery.js";
+import type { ReceiptHandler } from "../../inbound-processor.js";
+import { markChoicePosted, openChoice, takeChoice } from "../../launch-choices.js";
+import { launchForConversation } from "../../launch-service.js";
+import { conversationLaunched } from "../../launch-store.js";
+import { canonicalJson } from "../../subscriptions-service.js";
+import type { IntegrationRow } from "../../store.js";
 
 /** A message without text (an attachment alone) still reaches the agent: it learns that someone wrote. */
 const NO_TEXT = "(a Discord message without text)";

@@ -1,4 +1,4 @@
-import type { IntegrationToolExecutor, ToolAnswer, ToolArtifact, ToolContext } from "../kind.js";
+import type { IntegrationToolExecutor, ToolAnswer, ToolArtifact, ToolContext } from "../../kind.js";
 import { objectMember, scalarMember, type MultipartPart, type RestAnswer, type RestClient } from "../rest.js";
 
 /**

@@ -1,5 +1,5 @@
-import { idPattern } from "../../platform/ids.js";
-import type { IntegrationKindCatalog } from "../kind.js";
+import { idPattern } from "../../../../platform/ids.js";
+import type { IntegrationKindCatalog } from "../../kind.js";
 
 /**
  * The `github_pr` catalog (docs/integrations.md; reference docs: integrations/github "Select PR tools",

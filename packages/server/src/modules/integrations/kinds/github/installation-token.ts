@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { AppError } from "../../platform/errors.js";
+import { AppError } from "../../../../platform/errors.js";
 import { scalarMember, type RestClient } from "../rest.js";
 import { appJwt, appPrivateKey } from "./app-jwt.js";
 import { GITHUB_HEADERS } from "./api.js";

@@ -1,8 +1,8 @@
 import type { KeyObject } from "node:crypto";
-import type { Issue } from "../../platform/errors.js";
-import type { OutboundPolicy } from "../../platform/net/outbound.js";
-import type { SecretMaterial } from "../../modules/secrets/schemas.js";
-import { CredentialRejected, type IdentityClaim, type IntegrationKind, type VerifiedIdentity } from "../kind.js";
+import type { Issue } from "../../../../platform/errors.js";
+import type { OutboundPolicy } from "../../../../platform/net/outbound.js";
+import type { SecretMaterial } from "../../../secrets/schemas.js";
+import { CredentialRejected, type IdentityClaim, type IntegrationKind, type VerifiedIdentity } from "../../kind.js";
 import { createRestClient, scalarMember, objectMember, type RestClient } from "../rest.js";
 import { GITHUB_HEADERS } from "./api.js";
 import { appJwt, appPrivateKey } from "./app-jwt.js";

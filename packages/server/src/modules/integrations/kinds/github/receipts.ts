@@ -1,10 +1,10 @@
-import type { Database } from "../../platform/db/index.js";
-import { decodeId, encodeId } from "../../platform/ids.js";
-import type { ArtifactsService } from "../../modules/artifacts/service.js";
-import { deliverToSubscribers, type ConversationDelivery } from "../../modules/integrations/conversation-inputs.js";
-import type { ReceiptHandler } from "../../modules/integrations/inbound-processor.js";
-import { launchForConversation } from "../../modules/integrations/launch-service.js";
-import type { IntegrationRow } from "../../modules/integrations/store.js";
+import type { Database } from "../../../../platform/db/index.js";
+import { decodeId, encodeId } from "../../../../platform/ids.js";
+import type { ArtifactsService } from "../../../artifacts/service.js";
+import { deliverToSubscribers, type ConversationDelivery } from "../../conversation-inputs.js";
+import type { ReceiptHandler } from "../../inbound-processor.js";
+import { launchForConversation } from "../../launch-service.js";
+import type { IntegrationRow } from "../../store.js";
 
 type Deps = { db: Database; artifacts: ArtifactsService };
 

@@ -1,6 +1,6 @@
-import { AppError } from "../../platform/errors.js";
-import { ResponseTooLargeError } from "../../platform/net/capped-fetch.js";
-import type { IntegrationToolExecutor, ToolAnswer, ToolContext } from "../kind.js";
+import { AppError } from "../../../../platform/errors.js";
+import { ResponseTooLargeError } from "../../../../platform/net/capped-fetch.js";
+import type { IntegrationToolExecutor, ToolAnswer, ToolContext } from "../../kind.js";
 import type { RestAnswer, RestClient } from "../rest.js";
 import { GITHUB_HEADERS, refusalReason } from "./api.js";
 import type { AppCredential, InstallationTokens } from "./installation-token.js";

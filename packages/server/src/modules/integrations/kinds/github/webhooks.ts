@@ -1,11 +1,11 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
-import type { Database } from "../../platform/db/index.js";
-import { AppError, unauthorized } from "../../platform/errors.js";
-import type { HttpApp } from "../../platform/http/app.js";
-import type { SecretsService } from "../../modules/secrets/service.js";
-import type { IntegrationRow } from "../../modules/integrations/store.js";
-import { insertReceipts, routableIntegrations } from "../../modules/integrations/inbound-store.js";
-import { parseSignedJson, rawBody, rawJsonBodies } from "../inbound.js";
+import type { Database } from "../../../../platform/db/index.js";
+import { AppError, unauthorized } from "../../../../platform/errors.js";
+import type { HttpApp } from "../../../../platform/http/app.js";
+import type { SecretsService } from "../../../secrets/service.js";
+import type { IntegrationRow } from "../../store.js";
+import { insertReceipts, routableIntegrations } from "../../inbound-store.js";
+import { parseSignedJson, rawBody, rawJsonBodies } from "../../inbound.js";
 import { scalarMember, objectMember } from "../rest.js";
 
 /** GitHub caps a delivery at 25 MB; the events svc routes (pull requests, comments, reviews) are far smaller. */

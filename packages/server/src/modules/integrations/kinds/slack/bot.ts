@@ -1,8 +1,8 @@
-import type { Database } from "../../platform/db/index.js";
-import { AppError } from "../../platform/errors.js";
+import type { Database } from "../../../../platform/db/index.js";
+import { AppError } from "../../../../platform/errors.js";
 import type { SlackWebApi } from "./web-api.js";
-import type { SecretsService } from "../../modules/secrets/service.js";
-import type { IntegrationRow } from "../../modules/integrations/store.js";
+import type { SecretsService } from "../../../secrets/service.js";
+import type { IntegrationRow } from "../../store.js";
 
 export type SlackOk = { ok: true; [member: string]: unknown };
 

@@ -1,5 +1,5 @@
-import { idPattern } from "../../platform/ids.js";
-import type { IntegrationKindCatalog } from "../kind.js";
+import { idPattern } from "../../../../platform/ids.js";
+import type { IntegrationKindCatalog } from "../../kind.js";
 
 /**
  * The `slack_thread` catalog (docs/integrations.md; reference docs: integrations/slack "Thread tools and

@@ -1,8 +1,8 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { invalidRequest } from "../../platform/errors.js";
-import { parseJsonWithin } from "../../platform/http/json-depth.js";
-import type { SecretMaterial } from "../../modules/secrets/schemas.js";
-import type { InboundClaims, InboundEvent, InboundReceiver, InboundRequest } from "../kind.js";
+import { invalidRequest } from "../../../../platform/errors.js";
+import { parseJsonWithin } from "../../../../platform/http/json-depth.js";
+import type { SecretMaterial } from "../../../secrets/schemas.js";
+import type { InboundClaims, InboundEvent, InboundReceiver, InboundRequest } from "../../kind.js";
 
 /**
  * Slack's Events API and interactivity requests (Slack docs: "Verifying requests from Slack"): the

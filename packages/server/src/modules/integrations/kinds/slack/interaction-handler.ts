@@ -1,13 +1,13 @@
-import type { Database } from "../../platform/db/index.js";
-import { AppError } from "../../platform/errors.js";
-import { isUuid } from "../../platform/ids.js";
-import { findInteractionById, type InteractionForm, type InteractionRow } from "../../runtime/store/interactions.js";
-import { upsertIntegrationActor } from "../../modules/actors/service.js";
-import { ALLOW, answerInteraction } from "../../modules/interactions/service.js";
-import type { ReceiptRow } from "../../modules/integrations/inbound-store.js";
-import { findAssignment } from "../../modules/integrations/launch-store.js";
+import type { Database } from "../../../../platform/db/index.js";
+import { AppError } from "../../../../platform/errors.js";
+import { isUuid } from "../../../../platform/ids.js";
+import { findInteractionById, type InteractionForm, type InteractionRow } from "../../../../runtime/store/interactions.js";
+import { upsertIntegrationActor } from "../../../actors/service.js";
+import { ALLOW, answerInteraction } from "../../../interactions/service.js";
+import type { ReceiptRow } from "../../inbound-store.js";
+import { findAssignment } from "../../launch-store.js";
 import type { SlackBot } from "./bot.js";
-import type { IntegrationRow } from "../../modules/integrations/store.js";
+import type { IntegrationRow } from "../../store.js";
 
 /**
  * The Slack interaction handler (reference docs: integrations/slack, "Questions and approvals"): an open

@@ -1,5 +1,5 @@
-import { AppError, type Issue } from "../../platform/errors.js";
-import { CredentialRejected, type AppRegistration, type OAuthAppCredentials } from "../kind.js";
+import { AppError, type Issue } from "../../../../platform/errors.js";
+import { CredentialRejected, type AppRegistration, type OAuthAppCredentials } from "../../kind.js";
 import { SLACK_BOT_SCOPES } from "./oauth.js";
 import { stringMember, type SlackWebApi } from "./web-api.js";
 

@@ -1,5 +1,5 @@
-import { AppError } from "../../platform/errors.js";
-import { CredentialRejected, type IdentityClaim, type OAuthInstaller, type VerifiedIdentity } from "../kind.js";
+import { AppError } from "../../../../platform/errors.js";
+import { CredentialRejected, type IdentityClaim, type OAuthInstaller, type VerifiedIdentity } from "../../kind.js";
 import { createSlackApp } from "./manifest.js";
 import { stringMember, type SlackWebApi } from "./web-api.js";
 

@@ -1,20 +1,20 @@
-import type { Database } from "../../platform/db/index.js";
-import { decodeId } from "../../platform/ids.js";
-import type { ArtifactsService } from "../../modules/artifacts/service.js";
-import { steerSubscribers } from "../../modules/integrations/conversation-inputs.js";
-import type { ReceiptHandler } from "../../modules/integrations/inbound-processor.js";
-import { encodeId, isUuid } from "../../platform/ids.js";
-import { markChoicePosted, openChoice, takeChoice } from "../../modules/integrations/launch-choices.js";
-import { launchForConversation } from "../../modules/integrations/launch-service.js";
-import { conversationLaunched } from "../../modules/integrations/launch-store.js";
-import { canonicalJson } from "../../modules/integrations/subscriptions-service.js";
+import type { Database } from "../../../../platform/db/index.js";
+import { decodeId } from "../../../../platform/ids.js";
+import type { ArtifactsService } from "../../../artifacts/service.js";
+import { steerSubscribers } from "../../conversation-inputs.js";
+import type { ReceiptHandler } from "../../inbound-processor.js";
+import { encodeId, isUuid } from "../../../../platform/ids.js";
+import { markChoicePosted, openChoice, takeChoice } from "../../launch-choices.js";
+import { launchForConversation } from "../../launch-service.js";
+import { conversationLaunched } from "../../launch-store.js";
+import { canonicalJson } from "../../subscriptions-service.js";
 import type { SlackBot } from "./bot.js";
 import { ANSWER_ACTION, answerByClick, postInteraction } from "./interaction-handler.js";
-import { INTERACTION_OPENED } from "../../modules/integrations/interaction-delivery.js";
-import type { IntegrationRow } from "../../modules/integrations/store.js";
-import { savePayload } from "../../modules/integrations/inbound-store.js";
-import { AppError } from "../../platform/errors.js";
-import { SCHEDULED_OCCURRENCE, type ScheduledOccurrence } from "../../modules/cron-triggers/integration-target.js";
+import { INTERACTION_OPENED } from "../../interaction-delivery.js";
+import type { IntegrationRow } from "../../store.js";
+import { savePayload } from "../../inbound-store.js";
+import { AppError } from "../../../../platform/errors.js";
+import { SCHEDULED_OCCURRENCE, type ScheduledOccurrence } from "../../../cron-triggers/integration-target.js";
 
 /** What the Slack receiver kept of an event (integrations/slack/inbound.ts): checked again here, member by member. */
 interface SlackEventPayload {

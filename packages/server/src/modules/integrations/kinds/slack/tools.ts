@@ -1,4 +1,4 @@
-import type { IntegrationToolExecutor, ToolAnswer, ToolArtifact, ToolContext } from "../kind.js";
+import type { IntegrationToolExecutor, ToolAnswer, ToolArtifact, ToolContext } from "../../kind.js";
 import { stringMember, type SlackAnswer, type SlackWebApi } from "./web-api.js";
 
 /**

@@ -1,7 +1,7 @@
-import { AppError } from "../../platform/errors.js";
-import { capResponseBytes } from "../../platform/net/capped-fetch.js";
-import { createGuardedFetch } from "../../platform/net/guarded-fetch.js";
-import type { OutboundPolicy } from "../../platform/net/outbound.js";
+import { AppError } from "../../../../platform/errors.js";
+import { capResponseBytes } from "../../../../platform/net/capped-fetch.js";
+import { createGuardedFetch } from "../../../../platform/net/guarded-fetch.js";
+import type { OutboundPolicy } from "../../../../platform/net/outbound.js";
 
 /** Slack's answers are small; a bigger one is not Slack. */
 const MAX_RESPONSE_BYTES = 1024 * 1024;
