@@ -60,7 +60,6 @@ import { mcpServerRoutes } from "./modules/mcp-servers/routes.js";
 import { createMcpOAuthService } from "./modules/secrets/mcp-oauth-service.js";
 import { mcpOAuthCallbackRoutes, mcpOAuthRoutes } from "./modules/secrets/mcp-oauth-routes.js";
 import { createMcpFetch } from "./runtime/mcp/agent-client.js";
-import { createIntegrationKinds } from "./modules/integrations/kinds/index.js";
 import { discordInteractionRoutes } from "./modules/integrations/kinds/discord/interactions.js";
 import { githubWebhookRoutes } from "./modules/integrations/kinds/github/webhooks.js";
 import { createIntegrationsService } from "./modules/integrations/service.js";
@@ -86,11 +85,12 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
   const { config, db } = options;
   const services = buildServices(config, db);
   const { identity, orgs, deviceLogin, secrets, models, signals, artifacts } = services;
+  const { kinds, catalog } = services.integrations;
   configureAccessCache(config.authCacheTtlMs);
   // These services only answer HTTP requests; the worker and maintenance never need them.
   const orgApiKeys = createOrgApiKeyService({ db, memberships, authCacheTtlMs: config.authCacheTtlMs });
   const invitations = createInvitationService({ db, memberships });
-  const agents = createAgentsService({ db, signals, artifacts });
+  const agents = createAgentsService({ db, signals, artifacts, catalog });
   const inputs = createInputsService({ db, artifacts });
   const interactions = createInteractionsService({ db });
   const tools = createToolsService({ db, artifacts });
@@ -110,7 +110,6 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
     fetch: createMcpFetch(config),
     timeoutMs: config.runtime.mcpConnectTimeoutMs,
   });
-  const kinds = createIntegrationKinds(config);
   const integrationOAuth = createIntegrationOAuthService({
     db,
     kinds,
@@ -142,7 +141,7 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
   mcpOAuthCallbackRoutes(http, { mcpOAuth });
   integrationCallbackRoutes(http, { oauth: integrationOAuth });
   // The providers' callbacks: each kind's own route, signed by the provider (docs/integrations.md).
-  await discordInteractionRoutes(http, { db, artifacts: services.artifacts });
+  await discordInteractionRoutes(http, { db, artifacts: services.artifacts, catalog });
   await githubWebhookRoutes(http, { db, secrets });
   await inboundRoutes(http, { inbound: createInboundService({ db, kinds, secrets }) });
   apiDocsRoutes(http);
@@ -165,17 +164,18 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
       toolRoutes(api, { tools });
       actorRoutes(api, { actors: createActorsService({ db }) });
       artifactRoutes(api, { artifacts });
-      agentConfigRoutes(api, { agentConfigs: createAgentConfigService({ db }) });
+      agentConfigRoutes(api, { agentConfigs: createAgentConfigService({ db, catalog }) });
       agentProfileRoutes(api, { agentProfiles: createAgentProfileService({ db }) });
-      cronTriggerRoutes(api, { cronTriggers: createCronTriggerService({ db }) });
+      cronTriggerRoutes(api, { cronTriggers: createCronTriggerService({ db, catalog }) });
       toolCatalogRoutes(api);
       mcpServerRoutes(api, { tools: createMcpToolsService({ db, secrets, oauthTokens: services.oauthTokens, settings: config }), registry: createMcpRegistryService({ db }) });
       integrationRoutes(api, {
-        integrations: createIntegrationsService({ db, kinds }),
+        integrations: createIntegrationsService({ db, kinds, catalog }),
         setup: createIntegrationSetupService({ db, kinds, secrets }),
         oauth: integrationOAuth,
+        catalog,
       });
-      subscriptionRoutes(api, { subscriptions: createSubscriptionsService({ db, kinds }) });
+      subscriptionRoutes(api, { subscriptions: createSubscriptionsService({ db, kinds, catalog }) });
       integrationInstallRoutes(api, { installs: createIntegrationInstallsService({ db, kinds, oauth: integrationOAuth, publicUrl: config.publicUrl }) });
       machineRoutes(api, { machines: createMachinesService({ db, secrets: createOrgCredentials({ cipher: services.cipher }), enabledProviders: config.machines.providers }) });
       daemonRoutes(api, { daemon, hub: daemonHub });

@@ -6,7 +6,7 @@ import { ConfigError, isLoopbackHost, loadConfig, unknownSettings, type Config }
 import { startLine, type ServedPages } from "./start-line.js";
 import { DataDirInUse, embeddedAnalyzeTask, openDatabase, type Database } from "./platform/db/index.js";
 import { startMaintenance, type MaintenanceTask } from "./maintenance.js";
-import { createIntegrationReceipts } from "./modules/integrations/inbound-handlers.js";
+import { createIntegrationReceipts } from "./modules/integrations/kinds/receipt-handlers.js";
 import type { ReceiptProcessor } from "./modules/integrations/inbound-processor.js";
 import { deleteOldFlows } from "./modules/secrets/mcp-oauth-store.js";
 import { runFakeProvider } from "./runtime/models/fake-provider/cli.js";

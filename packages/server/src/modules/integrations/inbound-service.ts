@@ -1,7 +1,7 @@
 import type { Database } from "../../platform/db/index.js";
 import { AppError } from "../../platform/errors.js";
 import type { InboundReceiver, InboundRequest } from "./kind.js";
-import type { IntegrationKinds } from "./kinds/index.js";
+import type { IntegrationKinds } from "./kind.js";
 import type { SecretsService } from "../secrets/service.js";
 import * as inbound from "./inbound-store.js";
 import type { IntegrationRow } from "./store.js";

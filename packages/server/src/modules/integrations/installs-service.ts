@@ -5,7 +5,7 @@ import type { Principal, UserPrincipal } from "../../platform/http/auth.js";
 import type { PageRequest } from "../../platform/http/lists.js";
 import { newUuid } from "../../platform/ids.js";
 import { CredentialRejected, type OAuthAppCredentials } from "./kind.js";
-import type { IntegrationKinds } from "./kinds/index.js";
+import type { IntegrationKinds } from "./kind.js";
 import { findProfile } from "../agent-profiles/service.js";
 import { requireProject } from "../orgs/access.js";
 import { installerOf, type IntegrationOAuthService } from "./oauth-service.js";

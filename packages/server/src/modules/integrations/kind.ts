@@ -4,8 +4,9 @@ import type { SecretKind, SecretMaterial } from "../secrets/schemas.js";
 /**
  * What every integration kind provides, behind one interface: its capability catalog (spec:
  * Integration, "Capabilities object"), its provider_config rules, and how it verifies a credential with
- * its provider. Each kind lives in its own folder (integrations/<kind>/); the API area
- * (modules/integrations) knows kinds only through this interface and the registry.
+ * its provider. Each kind lives in its own folder (kinds/<kind>/); the kind-neutral core knows kinds only
+ * through this interface, and is handed them where the app is composed (kinds/index.ts): nothing else in
+ * the server names a kind (docs/architecture.md, "Integrations").
  */
 
 /** `{description?, input_schema}`: a static JSON Schema for a tool's, the settings', a handler's or a schedule's arguments. */
@@ -103,7 +104,14 @@ export interface IntegrationKind extends IntegrationKindCatalog {
   readonly inbound?: InboundReceiver;
   /** Runs the operations of `capabilities.tools` for agents; a kind without it offers tools no agent can run yet. */
   readonly tools?: IntegrationToolExecutor;
+  /** svc posts the interaction handler's questions and approvals in this kind's conversations (its receipt handlers post them). */
+  readonly postsInteractions?: boolean;
+  /** svc fires this kind's schedule capability (its receipt handlers post the opening message and launch). */
+  readonly runsSchedules?: boolean;
 }
+
+/** The implemented kinds by name, as composed at startup (kinds/index.ts). */
+export type IntegrationKinds = ReadonlyMap<string, IntegrationKind>;
 
 /** A file an agent asked an integration tool to send: one of the agent's artifacts, with its bytes. */
 export interface ToolArtifact {

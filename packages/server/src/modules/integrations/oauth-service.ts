@@ -6,7 +6,7 @@ import { AppError, forbidden, invalidRequest } from "../../platform/errors.js";
 import type { Principal, UserPrincipal } from "../../platform/http/auth.js";
 import { decodeId, encodeId, newUuid } from "../../platform/ids.js";
 import { CredentialRejected, type OAuthAppCredentials, type OAuthInstaller } from "./kind.js";
-import type { IntegrationKinds } from "./kinds/index.js";
+import type { IntegrationKinds } from "./kind.js";
 import { requireProject } from "../orgs/access.js";
 import type { SecretsService } from "../secrets/service.js";
 import { kindOf, requireIntegration } from "./service.js";

@@ -3,9 +3,8 @@ import { conflict, invalidRequest, notFound, stateConflict } from "../../platfor
 import type { Principal } from "../../platform/http/auth.js";
 import type { PageRequest } from "../../platform/http/lists.js";
 import { newUuid } from "../../platform/ids.js";
-import { capabilityIssues, hasCapability } from "./capability-schemas.js";
-import type { IntegrationKindCatalog } from "./kind.js";
-import { KIND_CATALOGS, type IntegrationKinds } from "./kinds/index.js";
+import type { KindCatalog } from "./capability-schemas.js";
+import type { IntegrationKinds } from "./kind.js";
 import { requireProject } from "../orgs/access.js";
 import { invalid } from "./settings.js";
 import { kindOf, requireIntegration } from "./service.js";
@@ -23,15 +22,16 @@ export const MAX_AGENTS_PER_CONVERSATION = 16;
  * belong to the integration: a disconnect keeps them, deleting the integration or archiving the agent
  * removes them. Attachments to one integration are serialized by locking its row, so the limit holds.
  */
-export function createSubscriptionsService(deps: { db: Database; kinds: IntegrationKinds }) {
-  const { db, kinds } = deps;
+export function createSubscriptionsService(deps: { db: Database; kinds: IntegrationKinds; catalog: KindCatalog }) {
+  const { db, kinds, catalog } = deps;
 
   return {
     async create(principal: Principal, path: IntegrationPath, input: { agentId: string; conversation: Record<string, unknown> }) {
       return db.tx(async (tx) => {
         await requireProject(tx, principal, path.orgId, path.projectId, "project.manage");
         const integration = requireIntegration(await store.findIntegration(tx, path.orgId, path.projectId, path.integrationId, "update"));
-        return attach(tx, kindOf(kinds, integration.kind), integration, input, "");
+        kindOf(kinds, integration.kind);
+        return attach(tx, catalog, integration, input, "");
       });
     },
 
@@ -63,13 +63,14 @@ export type SubscriptionsService = ReturnType<typeof createSubscriptionsService>
  */
 async function attach(
   tx: Tx,
-  kind: IntegrationKindCatalog,
+  catalog: KindCatalog,
   integration: store.IntegrationRow,
   input: { agentId: string; conversation: Record<string, unknown> },
   pointer: string,
 ): Promise<{ created: boolean; subscription: subs.SubscriptionWithAgent }> {
-  if (!hasCapability(kind.name, "conversation")) throw invalidRequest(`${kind.name} integrations do not accept subscriptions`);
-  const issues = capabilityIssues(kind.name, "conversation", input.conversation, `${pointer}/conversation`);
+  const kind = integration.kind;
+  if (!catalog.hasCapability(kind, "conversation")) throw invalidRequest(`${kind} integrations do not accept subscriptions`);
+  const issues = catalog.capabilityIssues(kind, "conversation", input.conversation, `${pointer}/conversation`);
   if (issues.length > 0) throw invalid(issues);
   const agent = await subs.shareAgent(tx, integration.orgId, integration.projectId, input.agentId);
   if (!agent) throw notFound("agent");
@@ -113,6 +114,7 @@ export async function endAgentSubscriptions(tx: Tx, agentId: string): Promise<vo
  */
 export async function attachAtLaunch(
   tx: Tx,
+  catalog: KindCatalog,
   principal: Principal,
   agent: { orgId: string; projectId: string; id: string },
   input: { integrationId: string | null; conversation: Record<string, unknown> },
@@ -122,13 +124,13 @@ export async function attachAtLaunch(
   // A non-canonical id (null) names no integration, like an unknown one.
   const integration = input.integrationId === null ? undefined : await store.findIntegration(tx, agent.orgId, agent.projectId, input.integrationId, "update");
   if (!integration) throw invalid([{ path: `${pointer}/integration_id`, message: "is not an integration of this project" }]);
-  await attach(tx, KIND_CATALOGS[integration.kind]!, integration, { agentId: agent.id, conversation: input.conversation }, pointer);
+  await attach(tx, catalog, integration, { agentId: agent.id, conversation: input.conversation }, pointer);
 }
 
 /**
  * For a launch the integration itself makes (a mention, a schedule), inside its transaction, with the
  * integration row locked: the API's rules, without a caller to authorize.
  */
-export async function attachForIntegration(tx: Tx, integration: store.IntegrationRow, agentId: string, conversation: Record<string, unknown>): Promise<void> {
-  await attach(tx, KIND_CATALOGS[integration.kind]!, integration, { agentId, conversation }, "");
+export async function attachForIntegration(tx: Tx, catalog: KindCatalog, integration: store.IntegrationRow, agentId: string, conversation: Record<string, unknown>): Promise<void> {
+  await attach(tx, catalog, integration, { agentId, conversation }, "");
 }

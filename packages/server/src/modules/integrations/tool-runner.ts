@@ -1,7 +1,7 @@
 import type { Database } from "../../platform/db/index.js";
 import { AppError } from "../../platform/errors.js";
 import { decodeId } from "../../platform/ids.js";
-import type { IntegrationKinds } from "./kinds/index.js";
+import type { IntegrationKinds } from "./kind.js";
 import type { ToolArtifact, ToolContext } from "./kind.js";
 import type { IntegrationToolResult, IntegrationToolRunner } from "../../runtime/tools/integration-tools.js";
 import type { ArtifactsService } from "../artifacts/service.js";

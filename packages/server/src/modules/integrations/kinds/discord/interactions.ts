@@ -8,6 +8,7 @@ import type { HttpApp } from "../../../../platform/http/app.js";
 import type { IntegrationRow } from "../../store.js";
 import { routableIntegrations } from "../../inbound-store.js";
 import type { ArtifactsService } from "../../../artifacts/service.js";
+import type { KindCatalog } from "../../capability-schemas.js";
 import { componentHandlers, parseSignedJson, rawBody, rawJsonBodies, type ComponentAnswer } from "../../inbound.js";
 import { discordAnswerHandler } from "./interaction-handler.js";
 import { discordLaunchChoiceHandler } from "./receipts.js";
@@ -35,7 +36,7 @@ export const UNKNOWN_COMPONENT_REPLY = "This action is no longer available.";
  * component click goes to the handler that issued its custom id: a profile menu's, or a question's or
  * an approval's buttons.
  */
-export async function discordInteractionRoutes(app: HttpApp, deps: { db: Database; artifacts: ArtifactsService }): Promise<void> {
+export async function discordInteractionRoutes(app: HttpApp, deps: { db: Database; artifacts: ArtifactsService; catalog: KindCatalog }): Promise<void> {
   const components = componentHandlers([discordLaunchChoiceHandler(deps), discordAnswerHandler(deps)]);
   await app.register(async (scope) => {
     rawJsonBodies(scope);

@@ -31,6 +31,8 @@ export function createDiscordThreadKind(settings: { apiUrl: string; policy: Outb
       return whoIs(rest, material.value, claim);
     },
     tools: createDiscordTools(rest),
+    postsInteractions: true,
+    runsSchedules: true,
   };
 }
 

@@ -13,6 +13,7 @@ import { INTERACTION_OPENED } from "../../interaction-delivery.js";
 import type { ReceiptHandler } from "../../inbound-processor.js";
 import { markChoicePosted, openChoice, takeChoice } from "../../launch-choices.js";
 import { launchForConversation } from "../../launch-service.js";
+import type { KindCatalog } from "../../capability-schemas.js";
 import { conversationLaunched } from "../../launch-store.js";
 import { canonicalJson } from "../../subscriptions-service.js";
 import type { IntegrationRow } from "../../store.js";
@@ -26,7 +27,7 @@ const CHOOSER_PREFIX = "svc_launch:";
 const MAX_OPTION_LABEL = 100;
 const SNOWFLAKE = /^[0-9]{15,20}$/;
 
-type Deps = { db: Database; artifacts: ArtifactsService; bot: DiscordBot };
+type Deps = { db: Database; artifacts: ArtifactsService; catalog: KindCatalog; bot: DiscordBot };
 
 /** What svc reads of a Gateway MESSAGE_CREATE, checked member by member: the payload is Discord's, stored as sent. */
 interface DiscordMessage {
@@ -188,7 +189,7 @@ async function offerChoice(
  * The profile menu's clicks, through the interactions endpoint: the first pick of an unexpired menu
  * launches that profile in the menu's thread; later clicks are told it is taken. Not this seam's custom id: undefined.
  */
-export function discordLaunchChoiceHandler(deps: { db: Database; artifacts: ArtifactsService }): ComponentHandler {
+export function discordLaunchChoiceHandler(deps: { db: Database; artifacts: ArtifactsService; catalog: KindCatalog }): ComponentHandler {
   return async (click) => {
     if (!click.customId.startsWith(CHOOSER_PREFIX)) return undefined;
     const choiceId = click.customId.slice(CHOOSER_PREFIX.length);

@@ -4,9 +4,10 @@ import type { ArtifactsService } from "../../../artifacts/service.js";
 import { deliverToSubscribers, type ConversationDelivery } from "../../conversation-inputs.js";
 import type { ReceiptHandler } from "../../inbound-processor.js";
 import { launchForConversation } from "../../launch-service.js";
+import type { KindCatalog } from "../../capability-schemas.js";
 import type { IntegrationRow } from "../../store.js";
 
-type Deps = { db: Database; artifacts: ArtifactsService };
+type Deps = { db: Database; artifacts: ArtifactsService; catalog: KindCatalog };
 
 interface Launcher {
   trigger: "pull_request_opened" | "mention";

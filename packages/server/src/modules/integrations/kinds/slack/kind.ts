@@ -37,6 +37,8 @@ export function createSlackThreadKind(settings: SlackSettings): IntegrationKind 
     oauth: createSlackOAuth({ api, authorizeUrl: settings.authorizeUrl, verifyToken }),
     inbound: slackInbound,
     tools: createSlackTools(api),
+    postsInteractions: true,
+    runsSchedules: true,
   };
 }
 

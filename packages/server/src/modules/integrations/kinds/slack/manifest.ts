@@ -1,7 +1,20 @@
 import { AppError, type Issue } from "../../../../platform/errors.js";
 import { CredentialRejected, type AppRegistration, type OAuthAppCredentials } from "../../kind.js";
-import { SLACK_BOT_SCOPES } from "./oauth.js";
 import { stringMember, type SlackWebApi } from "./web-api.js";
+
+/** The bot scopes the thread runtime needs: mentions, thread history, posting, reactions and files. */
+export const SLACK_BOT_SCOPES = [
+  "app_mentions:read",
+  "channels:history",
+  "groups:history",
+  "im:history",
+  "mpim:history",
+  "chat:write",
+  "reactions:write",
+  "files:read",
+  "files:write",
+  "users:read",
+] as const;
 
 /**
  * The events the thread runtime handles (mentions, thread and DM messages) and the lifecycle events

@@ -1,21 +1,7 @@
 import { AppError } from "../../../../platform/errors.js";
 import { CredentialRejected, type IdentityClaim, type OAuthInstaller, type VerifiedIdentity } from "../../kind.js";
-import { createSlackApp } from "./manifest.js";
+import { createSlackApp, SLACK_BOT_SCOPES } from "./manifest.js";
 import { stringMember, type SlackWebApi } from "./web-api.js";
-
-/** The bot scopes the thread runtime needs: mentions, thread history, posting, reactions and files. */
-export const SLACK_BOT_SCOPES = [
-  "app_mentions:read",
-  "channels:history",
-  "groups:history",
-  "im:history",
-  "mpim:history",
-  "chat:write",
-  "reactions:write",
-  "files:read",
-  "files:write",
-  "users:read",
-] as const;
 
 /**
  * Slack's OAuth v2 install: the browser goes to the consent page with svc's signed state, Slack sends it

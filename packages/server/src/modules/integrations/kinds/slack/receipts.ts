@@ -6,6 +6,7 @@ import type { ReceiptHandler } from "../../inbound-processor.js";
 import { encodeId, isUuid } from "../../../../platform/ids.js";
 import { markChoicePosted, openChoice, takeChoice } from "../../launch-choices.js";
 import { launchForConversation } from "../../launch-service.js";
+import type { KindCatalog } from "../../capability-schemas.js";
 import { conversationLaunched } from "../../launch-store.js";
 import { canonicalJson } from "../../subscriptions-service.js";
 import type { SlackBot } from "./bot.js";
@@ -61,7 +62,7 @@ function launcherProfiles(integration: IntegrationRow, channel: string): string[
 }
 
 /** `slack_thread` receipts by event kind. */
-export function slackReceiptHandlers(deps: { db: Database; artifacts: ArtifactsService; bot: SlackBot }): Record<string, ReceiptHandler> {
+export function slackReceiptHandlers(deps: { db: Database; artifacts: ArtifactsService; catalog: KindCatalog; bot: SlackBot }): Record<string, ReceiptHandler> {
   return {
     /** A reply in a thread steers the thread's subscribers; the bot user's own messages never do. */
     async message(receipt, integration) {
