@@ -60,8 +60,7 @@ import { mcpServerRoutes } from "./modules/mcp-servers/routes.js";
 import { createMcpOAuthService } from "./modules/secrets/mcp-oauth-service.js";
 import { mcpOAuthCallbackRoutes, mcpOAuthRoutes } from "./modules/secrets/mcp-oauth-routes.js";
 import { createMcpFetch } from "./runtime/mcp/agent-client.js";
-import { discordInteractionRoutes } from "./modules/integrations/kinds/discord/interactions.js";
-import { githubWebhookRoutes } from "./modules/integrations/kinds/github/webhooks.js";
+import { createInboundAcceptors } from "./modules/integrations/kinds/inbound-acceptors.js";
 import { createIntegrationsService } from "./modules/integrations/service.js";
 import { createIntegrationSetupService } from "./modules/integrations/setup-service.js";
 import { createIntegrationOAuthService } from "./modules/integrations/oauth-service.js";
@@ -70,7 +69,7 @@ import { createSubscriptionsService } from "./modules/integrations/subscriptions
 import { subscriptionRoutes } from "./modules/integrations/subscriptions-routes.js";
 import { createIntegrationInstallsService } from "./modules/integrations/installs-service.js";
 import { integrationInstallRoutes } from "./modules/integrations/installs-routes.js";
-import { createInboundService } from "./modules/integrations/inbound-service.js";
+import { createInboundReceiver } from "./modules/integrations/inbound-service.js";
 import { inboundRoutes } from "./modules/integrations/inbound-routes.js";
 import { createCronTriggerService } from "./modules/cron-triggers/service.js";
 import { cronTriggerRoutes } from "./modules/cron-triggers/routes.js";
@@ -140,10 +139,16 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
   deviceLoginRoutes(http, { deviceLogin, config });
   mcpOAuthCallbackRoutes(http, { mcpOAuth });
   integrationCallbackRoutes(http, { oauth: integrationOAuth });
-  // The providers' callbacks: each kind's own route, signed by the provider (docs/integrations.md).
-  await discordInteractionRoutes(http, { db, artifacts: services.artifacts, catalog });
-  await githubWebhookRoutes(http, { db, secrets });
-  await inboundRoutes(http, { inbound: createInboundService({ db, kinds, secrets }) });
+  // The providers' callbacks, signed by the provider, all through one receiver (docs/integrations.md).
+  const receiver = createInboundReceiver({ db, kinds, secrets });
+  const stopFollowingSigners = await receiver.follow(services.bus);
+  http.addHook("preClose", async () => stopFollowingSigners());
+  await inboundRoutes(http, {
+    receiver,
+    kinds,
+    acceptors: createInboundAcceptors({ db, artifacts, catalog }),
+    perSourceLimit: config.integrations.inboundRateLimit,
+  });
   apiDocsRoutes(http);
   consoleRoutes(http);
   http.addHook("onClose", async () => services.close());

@@ -1,12 +1,11 @@
-import type { FastifyInstance } from "fastify";
 import { AppError } from "../../platform/errors.js";
 import { parseJsonWithin } from "../../platform/http/json-depth.js";
 import type { IntegrationRow } from "./store.js";
 
 /**
- * What provider callbacks share, whatever the kind: the raw body (a signature covers its exact bytes)
- * and the seam through which a click on a component svc posted (a profile menu, a question's or an
- * approval's buttons) reaches whoever posted it. The launch core and the interactions runtime register
+ * What provider callbacks share, whatever the kind: the signed body's size cap and parsing, and the
+ * seam through which a click on a component svc posted (a profile menu, a question's or an approval's
+ * buttons) reaches whoever posted it. The launch core and the interactions runtime register
  * their handlers here; a kind only parses its provider's callback into a ComponentClick.
  */
 
@@ -52,15 +51,6 @@ export function componentHandlers(handlers: readonly ComponentHandler[]): Compon
 /** Signed callbacks are small; a bigger body is refused before it is read whole. */
 export const MAX_CALLBACK_BYTES = 1024 * 1024;
 
-/**
- * Keeps JSON bodies as raw bytes in this scope only, so a route can check the provider's signature over
- * exactly what was sent before parsing it; every other route keeps svc's JSON parser.
- */
-export function rawJsonBodies(scope: FastifyInstance, bodyLimit = MAX_CALLBACK_BYTES): void {
-  scope.removeContentTypeParser("application/json");
-  scope.addContentTypeParser("application/json", { parseAs: "buffer", bodyLimit }, (_request, body, done) => done(null, body));
-}
-
 /** The signed body as JSON, parsed only after its signature verified. */
 export function parseSignedJson(raw: Buffer): Record<string, unknown> {
   try {
@@ -70,9 +60,4 @@ export function parseSignedJson(raw: Buffer): Record<string, unknown> {
     // Reported below: a signed body that is not a JSON object is the provider's mistake, not svc's.
   }
   throw new AppError("invalid_request", "the callback body is not a JSON object");
-}
-
-/** The raw body a route received, or an empty buffer when there was none. */
-export function rawBody(body: unknown): Buffer {
-  return Buffer.isBuffer(body) ? body : Buffer.alloc(0);
 }

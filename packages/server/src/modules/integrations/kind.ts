@@ -146,8 +146,10 @@ export interface IntegrationToolExecutor {
 
 /** An inbound provider request exactly as received: the raw body is what the provider signed. */
 export interface InboundRequest {
-  /** Which of the kind's inbound endpoints it reached. */
-  endpoint: "events" | "actions";
+  /** Which of the kind's inbound routes it reached (InboundReceiver.routes). */
+  endpoint: string;
+  /** The route's path parameters (Discord's application id, GitHub's App id). */
+  params: Record<string, string>;
   headers: Record<string, string | string[] | undefined>;
   rawBody: Buffer;
 }
@@ -160,31 +162,42 @@ export interface InboundEvent {
 }
 
 /**
- * What a request claims, read before its signature is checked: only used to find the integrations whose
- * secrets may verify it, never trusted otherwise.
+ * What a request says about its signature, read without trusting it and without any database work:
+ * enough to refuse it at once, or to find whose keys may verify it.
  */
-export interface InboundClaims {
-  /** When the provider says it signed the request (Unix seconds); outside the window the request is refused. */
-  signedAt: number | undefined;
-  /** The provider tenant (Slack team) and app the request names; absent for a URL verification. */
+export interface InboundSignature {
+  /** When the provider says it signed (Unix seconds); undefined for a scheme without one (GitHub's), whose deliveries are deduplicated by id. */
+  signedAt?: number;
+  /** The provider tenant the request names (an integration's provider_tenant_id); undefined for Slack's URL verification, which names none. */
   tenantId?: string;
-  appId?: string;
-  /** A URL verification handshake: answered with this challenge once a signature verifies. */
-  challenge?: string;
-  /** The events to keep; bot, self and unsupported events are already left out. */
-  events: InboundEvent[];
+  /** Narrows the tenant's candidates by their verified identity facts (Slack: the app the request names). */
+  routesTo?(identity: Record<string, string>): boolean;
+}
+
+/** A candidate integration's key, as the receiver caches it: a signing secret or a public key. */
+export interface VerificationSource {
+  /** The integration's credential, decrypted; only for a kind whose key is in its credential (`keyIn: "credential"`). */
+  credential?: SecretMaterial;
+  providerConfig: Record<string, unknown>;
 }
 
 /**
- * A kind whose provider pushes signed events to svc (docs/architecture.md, "Inbound events"). The
- * kind-neutral route parses, checks the clock window with the database clock, verifies against each
- * candidate integration's secret, and stores a receipt per event; a per-kind handler does the work.
+ * A kind whose provider pushes signed requests to svc (docs/architecture.md, "Inbound requests"). The
+ * kind-neutral receiver (inbound-receiver.ts) reads the signature's claims, refuses a stale or unsigned
+ * request at once, verifies the rest with the candidates' cached keys, and only then hands the request and
+ * the integrations that signed it to the kind's acceptor for the per-integration work.
  */
 export interface InboundReceiver {
-  /** Reads a request's claims; throws AppError invalid_request when the body is not the provider's format. */
-  claims(request: InboundRequest): InboundClaims;
-  /** Whether the integration's verified identity facts are the app the request names. */
-  routesTo(identity: Record<string, string>, claims: InboundClaims): boolean;
-  /** Checks the request's signature with the integration's credential, in constant time. */
-  verify(material: SecretMaterial, request: InboundRequest): boolean;
+  /** Paths under `/api/integrations/` (Fastify syntax) and the endpoint each is. */
+  readonly routes: ReadonlyArray<{ path: string; endpoint: string }>;
+  /** The biggest body the provider sends; a bigger one is refused before it is read whole. */
+  readonly maxBodyBytes: number;
+  /** Where a candidate's key is: its credential (decrypted once and cached) or its provider_config (public). */
+  readonly keyIn: "credential" | "provider_config";
+  /** Reads the signature's claims; throws AppError unauthorized when the request is not signed, invalid_request when it is not the provider's format. */
+  signature(request: InboundRequest): InboundSignature;
+  /** The candidate's key, or undefined when it has none of this kind. */
+  keyOf(source: VerificationSource): string | undefined;
+  /** Checks the request's signature with one key, in constant time where the scheme allows. */
+  verify(key: string, request: InboundRequest): boolean;
 }

@@ -1,18 +1,15 @@
 import { createPublicKey, verify } from "node:crypto";
-import { sql } from "drizzle-orm";
-import { Type } from "typebox";
 import type { Database } from "../../../../platform/db/index.js";
-import { rawRows } from "../../../../platform/db/index.js";
-import { unauthorized } from "../../../../platform/errors.js";
-import type { HttpApp } from "../../../../platform/http/app.js";
-import type { IntegrationRow } from "../../store.js";
-import { routableIntegrations } from "../../inbound-store.js";
+import { AppError, unauthorized } from "../../../../platform/errors.js";
 import type { ArtifactsService } from "../../../artifacts/service.js";
 import type { KindCatalog } from "../../capability-schemas.js";
-import { componentHandlers, parseSignedJson, rawBody, rawJsonBodies, type ComponentAnswer } from "../../inbound.js";
+import { componentHandlers, MAX_CALLBACK_BYTES, parseSignedJson, type ComponentAnswer } from "../../inbound.js";
+import type { InboundAcceptor } from "../../inbound-service.js";
+import type { InboundReceiver } from "../../kind.js";
+import type { IntegrationRow } from "../../store.js";
+import { DISCORD_SNOWFLAKE } from "./catalog.js";
 import { discordAnswerHandler } from "./interaction-handler.js";
 import { discordLaunchChoiceHandler } from "./receipts.js";
-import { DISCORD_SNOWFLAKE } from "./catalog.js";
 
 /** Discord's interaction and callback types (Discord docs: "Receiving and Responding"). */
 const PING = 1;
@@ -21,62 +18,60 @@ const PONG = 1;
 const CHANNEL_MESSAGE_WITH_SOURCE = 4;
 const UPDATE_MESSAGE = 7;
 const EPHEMERAL = 1 << 6;
-/** A signed request older or newer than this is refused: a captured callback cannot be replayed later. */
-const MAX_SKEW_SECONDS = 300;
 /** The DER prefix that makes a raw 32-byte Ed25519 key an SPKI public key node:crypto reads. */
 const ED25519_SPKI_PREFIX = Buffer.from("302a300506032b6570032100", "hex");
 /** What the clicker sees when no handler issued the component's custom id (an expired menu, a question answered elsewhere). */
 export const UNKNOWN_COMPONENT_REPLY = "This action is no longer available.";
 
+const SIGNATURE = /^[0-9a-f]{128}$/i;
+const TIMESTAMP = /^[0-9]{1,12}$/;
+const PUBLIC_KEY = /^[0-9a-f]{64}$/i;
+
 /**
  * `POST /api/integrations/discord/{applicationID}/interactions` (reference docs: integrations/discord,
- * "Questions, approvals and profile menus"): Discord's Interactions Endpoint URL. Every request is
- * checked against the public key of each integration connected to that application before anything is
- * read from it; a forged or stale one is 401 and changes nothing. PING is answered with PONG; a
- * component click goes to the handler that issued its custom id: a profile menu's, or a question's or
- * an approval's buttons.
+ * "Questions, approvals and profile menus"): Discord's Interactions Endpoint URL. The signature is Ed25519
+ * over `timestamp + body`, checked with the public key (provider_config) of each integration connected to
+ * that application before anything is read from the body.
  */
-export async function discordInteractionRoutes(app: HttpApp, deps: { db: Database; artifacts: ArtifactsService; catalog: KindCatalog }): Promise<void> {
+export const discordInbound: InboundReceiver = {
+  routes: [{ path: "discord/:applicationID/interactions", endpoint: "interactions" }],
+  maxBodyBytes: MAX_CALLBACK_BYTES,
+  keyIn: "provider_config",
+  signature(request) {
+    const applicationId = request.params["applicationID"] ?? "";
+    const signature = headerOf(request.headers["x-signature-ed25519"]) ?? "";
+    const timestamp = headerOf(request.headers["x-signature-timestamp"]) ?? "";
+    if (!new RegExp(DISCORD_SNOWFLAKE).test(applicationId)) throw new AppError("invalid_request", "the path does not name a Discord application");
+    if (!SIGNATURE.test(signature) || !TIMESTAMP.test(timestamp)) throw unauthorized("the interaction is not signed");
+    return { signedAt: Number(timestamp), tenantId: applicationId };
+  },
+  keyOf: ({ providerConfig }) => {
+    const key = providerConfig["public_key"];
+    return typeof key === "string" && PUBLIC_KEY.test(key) ? key : undefined;
+  },
+  verify(publicKey, request) {
+    const key = createPublicKey({ key: Buffer.concat([ED25519_SPKI_PREFIX, Buffer.from(publicKey, "hex")]), format: "der", type: "spki" });
+    const signed = Buffer.concat([Buffer.from(headerOf(request.headers["x-signature-timestamp"]) ?? "", "utf8"), request.rawBody]);
+    return verify(null, signed, key, Buffer.from(headerOf(request.headers["x-signature-ed25519"]) ?? "", "hex"));
+  },
+};
+
+/**
+ * The per-integration work once an interaction verified: PING is answered with PONG; a component click
+ * goes to the handler that issued its custom id: a profile menu's, or a question's or an approval's buttons.
+ */
+export function discordAcceptor(deps: { db: Database; artifacts: ArtifactsService; catalog: KindCatalog }): InboundAcceptor {
   const components = componentHandlers([discordLaunchChoiceHandler(deps), discordAnswerHandler(deps)]);
-  await app.register(async (scope) => {
-    rawJsonBodies(scope);
-    scope.post(
-      "/api/integrations/discord/:applicationID/interactions",
-      {
-        config: { auth: "public" as const },
-        schema: { hide: true, params: Type.Object({ applicationID: Type.String({ pattern: DISCORD_SNOWFLAKE }) }) },
-      },
-      async (request) => {
-        const raw = rawBody(request.body);
-        const signature = headerOf(request.headers["x-signature-ed25519"]);
-        const timestamp = headerOf(request.headers["x-signature-timestamp"]);
-        const { applicationID } = request.params as { applicationID: string };
-        const integration = await signer(deps.db, applicationID, raw, signature, timestamp);
-        const interaction = parseSignedJson(raw);
-        if (interaction["type"] === PING) return { type: PONG };
-        if (interaction["type"] === MESSAGE_COMPONENT) return callbackOf(await components.handle(componentClick(integration, interaction)));
-        return callbackOf(undefined);
-      },
-    );
-  });
-}
-
-/** The integration whose public key signed `timestamp + body`, within the allowed skew of the database clock; else 401. */
-async function signer(db: Database, applicationId: string, raw: Buffer, signature?: string, timestamp?: string): Promise<IntegrationRow> {
-  if (!signature || !/^[0-9a-f]{128}$/i.test(signature) || !timestamp || !/^[0-9]{1,12}$/.test(timestamp)) throw unauthorized("the interaction is not signed");
-  const [clock] = await rawRows<{ now: number }>(db.read, sql`SELECT extract(epoch from statement_timestamp())::float8 AS now`);
-  if (Math.abs(Number(clock!.now) - Number(timestamp)) > MAX_SKEW_SECONDS) throw unauthorized("the interaction's timestamp is too old or in the future");
-  const signed = Buffer.concat([Buffer.from(timestamp, "utf8"), raw]);
-  const candidates = await routableIntegrations(db.read, "discord_thread", applicationId);
-  const found = candidates.find((row) => row.state === "active" && verifies(row.providerConfig["public_key"], signed, signature));
-  if (!found) throw unauthorized("the interaction's signature does not verify with this application's public key");
-  return found;
-}
-
-function verifies(publicKey: unknown, signed: Buffer, signatureHex: string): boolean {
-  if (typeof publicKey !== "string") return false;
-  const key = createPublicKey({ key: Buffer.concat([ED25519_SPKI_PREFIX, Buffer.from(publicKey, "hex")]), format: "der", type: "spki" });
-  return verify(null, signed, key, Buffer.from(signatureHex, "hex"));
+  return {
+    async accept(request, signers) {
+      const integration = signers.find((row) => row.state === "active");
+      if (!integration) throw unauthorized("the interaction's application has no connected integration");
+      const interaction = parseSignedJson(request.rawBody);
+      if (interaction["type"] === PING) return { status: 200, body: { type: PONG } };
+      if (interaction["type"] === MESSAGE_COMPONENT) return { status: 200, body: callbackOf(await components.handle(componentClick(integration, interaction))) };
+      return { status: 200, body: callbackOf(undefined) };
+    },
+  };
 }
 
 function componentClick(integration: IntegrationRow, interaction: Record<string, unknown>) {

@@ -5,6 +5,7 @@ import { CredentialRejected, type IdentityClaim, type IntegrationKind, type Veri
 import { createRestClient, scalarMember, type RestClient } from "../rest.js";
 import { discordThreadCatalog } from "./catalog.js";
 import { createDiscordTools } from "./tools.js";
+import { discordInbound } from "./interactions.js";
 
 /** An Ed25519 public key as the Developer Portal shows it: 32 bytes, hex. */
 const PUBLIC_KEY = /^[0-9a-fA-F]{64}$/;
@@ -31,6 +32,7 @@ export function createDiscordThreadKind(settings: { apiUrl: string; policy: Outb
       return whoIs(rest, material.value, claim);
     },
     tools: createDiscordTools(rest),
+    inbound: discordInbound,
     postsInteractions: true,
     runsSchedules: true,
   };

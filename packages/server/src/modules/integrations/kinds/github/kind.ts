@@ -9,6 +9,7 @@ import { appJwt, appPrivateKey } from "./app-jwt.js";
 import { githubPrCatalog } from "./catalog.js";
 import { createInstallationTokens } from "./installation-token.js";
 import { createGithubTools } from "./tools.js";
+import { githubInbound } from "./webhooks.js";
 
 const CREDENTIAL = "/credential_secret_id";
 
@@ -22,6 +23,7 @@ export function createGithubPrKind(settings: { apiUrl: string; policy: OutboundP
   return {
     ...githubPrCatalog,
     tools: createGithubTools({ rest, tokens: createInstallationTokens(rest) }),
+    inbound: githubInbound,
     credentialKinds: ["github_app_credentials"],
     profileReferences(settings) {
       const launcher = settings["launcher"] as { slots?: Array<{ agent_profile_id: string }> } | undefined;

@@ -1,41 +1,87 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { invalidRequest } from "../../../../platform/errors.js";
+import type { Database } from "../../../../platform/db/index.js";
+import { invalidRequest, unauthorized } from "../../../../platform/errors.js";
 import { parseJsonWithin } from "../../../../platform/http/json-depth.js";
-import type { SecretMaterial } from "../../../secrets/schemas.js";
-import type { InboundClaims, InboundEvent, InboundReceiver, InboundRequest } from "../../kind.js";
+import { MAX_CALLBACK_BYTES } from "../../inbound.js";
+import type { InboundAcceptor } from "../../inbound-service.js";
+import { insertReceipts } from "../../inbound-store.js";
+import type { InboundEvent, InboundReceiver, InboundRequest } from "../../kind.js";
+
+const SIGNATURE = /^v0=[0-9a-f]{64}$/;
+const TIMESTAMP = /^[0-9]{1,12}$/;
 
 /**
  * Slack's Events API and interactivity requests (Slack docs: "Verifying requests from Slack"): the
  * signature is `v0=` and the hex HMAC-SHA256, keyed with the app's signing secret, of
  * `v0:{X-Slack-Request-Timestamp}:{raw body}`. Events arrive as JSON, interactions as a form with one
- * `payload` member holding JSON.
+ * `payload` member holding JSON. Before the signature is checked only the workspace and app are read
+ * from the body: they name the candidates whose signing secrets may verify it.
  */
 export const slackInbound: InboundReceiver = {
-  claims(request) {
-    const signedAt = Number.parseInt(header(request, "x-slack-request-timestamp") ?? "", 10);
-    const base = { signedAt: Number.isSafeInteger(signedAt) ? signedAt : undefined };
-    return request.endpoint === "events" ? { ...base, ...eventClaims(parseJson(request.rawBody.toString("utf8"))) } : { ...base, ...actionClaims(request.rawBody) };
-  },
-  routesTo(identity, claims) {
-    // auth.test names the app for a bot token; an identity saved without it is matched on the workspace alone.
-    return identity["app_id"] === undefined || identity["app_id"] === claims.appId;
-  },
-  verify(material: SecretMaterial, request: InboundRequest) {
-    if (material.kind !== "slack_app_credentials" || material.signing_secret === "") return false;
+  routes: [
+    { path: "slack/events", endpoint: "events" },
+    { path: "slack/actions", endpoint: "actions" },
+  ],
+  maxBodyBytes: MAX_CALLBACK_BYTES,
+  keyIn: "credential",
+  signature(request) {
     const timestamp = header(request, "x-slack-request-timestamp");
-    const signature = header(request, "x-slack-signature");
-    if (timestamp === undefined || signature === undefined) return false;
-    const mac = createHmac("sha256", material.signing_secret).update(`v0:${timestamp}:`).update(request.rawBody).digest("hex");
+    if (!SIGNATURE.test(header(request, "x-slack-signature") ?? "") || timestamp === undefined || !TIMESTAMP.test(timestamp)) {
+      throw unauthorized("the request is not signed (X-Slack-Signature, X-Slack-Request-Timestamp)");
+    }
+    const { tenantId, appId, challenge } = requestClaims(request);
+    // auth.test names the app for a bot token; an identity saved without it is matched on the workspace alone.
+    // A URL verification names no app: any of the kind's newest may be the one being set up.
+    const routesTo = (identity: Record<string, string>) => challenge !== undefined || identity["app_id"] === undefined || identity["app_id"] === appId;
+    return { signedAt: Number(timestamp), tenantId, routesTo };
+  },
+  keyOf: ({ credential }) => (credential?.kind === "slack_app_credentials" && credential.signing_secret !== "" ? credential.signing_secret : undefined),
+  verify(signingSecret, request) {
+    const mac = createHmac("sha256", signingSecret).update(`v0:${header(request, "x-slack-request-timestamp")}:`).update(request.rawBody).digest("hex");
     const expected = Buffer.from(`v0=${mac}`, "utf8");
-    const given = Buffer.from(signature, "utf8");
+    const given = Buffer.from(header(request, "x-slack-signature") ?? "", "utf8");
     return given.length === expected.length && timingSafeEqual(given, expected);
   },
 };
 
+/** What a verified Slack request asks for: a URL verification's challenge, or the events to keep. */
+interface SlackClaims {
+  tenantId?: string;
+  appId?: string;
+  challenge?: string;
+  events: InboundEvent[];
+}
+
+/**
+ * The per-integration work once a request verified: a URL verification is answered with its challenge;
+ * each kept event becomes a receipt of every verifying, active integration, in one short transaction, and
+ * the receipts processor does the work after Slack is answered.
+ */
+export function slackAcceptor(deps: { db: Database }): InboundAcceptor {
+  return {
+    async accept(request, signers) {
+      const claims = requestClaims(request);
+      if (claims.challenge !== undefined) return { status: 200, body: { challenge: claims.challenge } };
+      // A disconnected integration stops forwarding and keeps nothing for later (reference docs: integrations/overview).
+      const active = signers.filter((row) => row.state === "active");
+      if (claims.events.length > 0 && active.length > 0) {
+        await deps.db.tx(async (tx) => {
+          for (const row of active) await insertReceipts(tx, row.id, claims.events);
+        });
+      }
+      return { status: 200 };
+    },
+  };
+}
+
+function requestClaims(request: InboundRequest): SlackClaims {
+  return request.endpoint === "events" ? eventClaims(parseJson(request.rawBody.toString("utf8"))) : actionClaims(request.rawBody);
+}
+
 /** The message subtypes a person sends; every other subtype (edits, deletions, joins, bots) is not a reply. */
 const PERSON_SUBTYPES = new Set(["file_share", "thread_broadcast"]);
 
-function eventClaims(body: Record<string, unknown>): Omit<InboundClaims, "signedAt"> {
+function eventClaims(body: Record<string, unknown>): SlackClaims {
   if (body["type"] === "url_verification") {
     const challenge = str(body, "challenge");
     if (challenge === undefined) throw invalidRequest("url_verification needs a challenge");
@@ -63,7 +109,7 @@ function keptEvent(eventId: string, event: Record<string, unknown>, tenantId: st
   return [];
 }
 
-function actionClaims(rawBody: Buffer): Omit<InboundClaims, "signedAt"> {
+function actionClaims(rawBody: Buffer): SlackClaims {
   const form = new URLSearchParams(rawBody.toString("utf8"));
   const body = parseJson(form.get("payload") ?? "");
   const tenantId = str(obj(body["team"]) ?? {}, "id");
