@@ -8,7 +8,7 @@ import type { InboundReceiver, InboundRequest, IntegrationKinds } from "./kind.j
 import type { IntegrationRow } from "./store.js";
 
 /** Slack's and Discord's window (Slack docs: "Verifying requests from Slack"): an older or later signature is a replay. */
-export const SIGNATURE_WINDOW_SECONDS = 5 * 60;
+const SIGNATURE_WINDOW_SECONDS = 5 * 60;
 /** How far this process's clock may be from the database's before its early refusal could refuse a good request. */
 const CLOCK_MARGIN_SECONDS = 60;
 /** Announced on commit by the database whenever a candidate's key may have changed (migration 0022). */

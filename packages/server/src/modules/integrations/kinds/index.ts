@@ -6,7 +6,7 @@ import { createSlackThreadKind } from "./slack/kind.js";
 
 /**
  * The kinds svc implements, in catalog order (the spec's order), with their provider clients pointed at
- * the providers the configuration names. Called only where the app is composed (app.ts, main.ts): every
+ * the providers the configuration names. Called only where the server is composed (services.ts): every
  * other part of the server is handed the result, or the KindCatalog made from it.
  */
 export function createIntegrationKinds(config: Pick<Config, "integrations" | "allowPrivateNetwork">): IntegrationKinds {
