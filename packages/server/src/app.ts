@@ -61,9 +61,7 @@ import { mcpServerRoutes } from "./modules/mcp-servers/routes.js";
 import { createMcpOAuthService } from "./modules/secrets/mcp-oauth-service.js";
 import { mcpOAuthCallbackRoutes, mcpOAuthRoutes } from "./modules/secrets/mcp-oauth-routes.js";
 import { createMcpFetch } from "./runtime/mcp/agent-client.js";
-import { createIntegrationKinds } from "./integrations/registry.js";
-import { discordInteractionRoutes } from "./integrations/discord/interactions.js";
-import { githubWebhookRoutes } from "./integrations/github/webhooks.js";
+import { createInboundAcceptors } from "./modules/integrations/kinds/inbound-acceptors.js";
 import { createIntegrationsService } from "./modules/integrations/service.js";
 import { createIntegrationSetupService } from "./modules/integrations/setup-service.js";
 import { createIntegrationOAuthService } from "./modules/integrations/oauth-service.js";
@@ -72,7 +70,7 @@ import { createSubscriptionsService } from "./modules/integrations/subscriptions
 import { subscriptionRoutes } from "./modules/integrations/subscriptions-routes.js";
 import { createIntegrationInstallsService } from "./modules/integrations/installs-service.js";
 import { integrationInstallRoutes } from "./modules/integrations/installs-routes.js";
-import { createInboundService } from "./modules/integrations/inbound-service.js";
+import { createInboundReceiver } from "./modules/integrations/inbound-service.js";
 import { inboundRoutes } from "./modules/integrations/inbound-routes.js";
 import { createCronTriggerService } from "./modules/cron-triggers/service.js";
 import { cronTriggerRoutes } from "./modules/cron-triggers/routes.js";
@@ -87,11 +85,12 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
   const { config, db } = options;
   const services = buildServices(config, db);
   const { identity, orgs, deviceLogin, secrets, models, signals, artifacts } = services;
+  const { kinds, catalog } = services.integrations;
   configureAccessCache(config.authCacheTtlMs);
   // These services only answer HTTP requests; the worker and maintenance never need them.
   const orgApiKeys = createOrgApiKeyService({ db, memberships, authCacheTtlMs: config.authCacheTtlMs });
   const invitations = createInvitationService({ db, memberships });
-  const agents = createAgentsService({ db, signals, artifacts });
+  const agents = createAgentsService({ db, signals, artifacts, catalog });
   const inputs = createInputsService({ db, artifacts });
   const interactions = createInteractionsService({ db });
   const tools = createToolsService({ db, artifacts });
@@ -111,7 +110,6 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
     fetch: createMcpFetch(config),
     timeoutMs: config.runtime.mcpConnectTimeoutMs,
   });
-  const kinds = createIntegrationKinds(config);
   const integrationOAuth = createIntegrationOAuthService({
     db,
     kinds,
@@ -142,10 +140,16 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
   deviceLoginRoutes(http, { deviceLogin, config });
   mcpOAuthCallbackRoutes(http, { mcpOAuth });
   integrationCallbackRoutes(http, { oauth: integrationOAuth });
-  // The providers' callbacks: each kind's own route, signed by the provider (docs/integrations.md).
-  await discordInteractionRoutes(http, { db, artifacts: services.artifacts });
-  await githubWebhookRoutes(http, { db, secrets });
-  await inboundRoutes(http, { inbound: createInboundService({ db, kinds, secrets }) });
+  // The providers' callbacks, signed by the provider, all through one receiver (docs/integrations.md).
+  const receiver = createInboundReceiver({ db, kinds, secrets });
+  const stopFollowingSigners = await receiver.follow(services.bus);
+  http.addHook("preClose", async () => stopFollowingSigners());
+  await inboundRoutes(http, {
+    receiver,
+    kinds,
+    acceptors: createInboundAcceptors({ db, artifacts, catalog }),
+    perSourceLimit: config.integrations.inboundRateLimit,
+  });
   apiDocsRoutes(http);
   downloadRoutes(http, { config });
   consoleRoutes(http);
@@ -167,17 +171,18 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
       toolRoutes(api, { tools });
       actorRoutes(api, { actors: createActorsService({ db }) });
       artifactRoutes(api, { artifacts });
-      agentConfigRoutes(api, { agentConfigs: createAgentConfigService({ db }) });
+      agentConfigRoutes(api, { agentConfigs: createAgentConfigService({ db, catalog }) });
       agentProfileRoutes(api, { agentProfiles: createAgentProfileService({ db }) });
-      cronTriggerRoutes(api, { cronTriggers: createCronTriggerService({ db }) });
+      cronTriggerRoutes(api, { cronTriggers: createCronTriggerService({ db, catalog }) });
       toolCatalogRoutes(api);
       mcpServerRoutes(api, { tools: createMcpToolsService({ db, secrets, oauthTokens: services.oauthTokens, settings: config }), registry: createMcpRegistryService({ db }) });
       integrationRoutes(api, {
-        integrations: createIntegrationsService({ db, kinds }),
+        integrations: createIntegrationsService({ db, kinds, catalog }),
         setup: createIntegrationSetupService({ db, kinds, secrets }),
         oauth: integrationOAuth,
+        catalog,
       });
-      subscriptionRoutes(api, { subscriptions: createSubscriptionsService({ db, kinds }) });
+      subscriptionRoutes(api, { subscriptions: createSubscriptionsService({ db, kinds, catalog }) });
       integrationInstallRoutes(api, { installs: createIntegrationInstallsService({ db, kinds, oauth: integrationOAuth, publicUrl: config.publicUrl }) });
       machineRoutes(api, { machines: createMachinesService({ db, secrets: createOrgCredentials({ cipher: services.cipher }), enabledProviders: config.machines.providers }) });
       daemonRoutes(api, { daemon, hub: daemonHub });

@@ -92,6 +92,11 @@ export interface IntegrationsConfig {
   readonly discordGatewayLeaseSeconds: number;
   /** Base of GitHub's REST API (`SVC_GITHUB_API_URL`), without a trailing slash; `https://HOST/api/v3` for GitHub Enterprise Server. */
   readonly githubApiUrl: string;
+  /**
+   * Requests a minute one client address may send to the providers' public inbound routes
+   * (`SVC_INBOUND_RATE_LIMIT`, per process); beyond it svc answers 429 with Retry-After. 0 turns the limit off.
+   */
+  readonly inboundRateLimit: number;
 }
 
 export interface RuntimeConfig {
@@ -244,6 +249,8 @@ export function loadConfig(env: Env = process.env): Config {
       // 30 s by default (reference docs: integrations/discord, "normally within 30 seconds"); at least 3, so renewals come every second at most.
       discordGatewayLeaseSeconds: intVar(env, "SVC_DISCORD_GATEWAY_LEASE_SECONDS", 30, 3, 600),
       githubApiUrl: httpUrlVar(env, "SVC_GITHUB_API_URL", "https://api.github.com"),
+      // Slack allows an app 30,000 events an hour per workspace (about 500 a minute), spread over its many senders.
+      inboundRateLimit: intVar(env, "SVC_INBOUND_RATE_LIMIT", 600, 0, 1_000_000),
     }),
     shutdownTimeoutMs: intVar(env, "SVC_SHUTDOWN_TIMEOUT_MS", 10_000, 0, 600_000),
     authCacheTtlMs: intVar(env, "SVC_AUTH_CACHE_TTL_MS", 5_000, 0, 60_000),
@@ -349,6 +356,7 @@ export const KNOWN_SETTINGS: readonly string[] = [
   "SVC_DISCORD_GATEWAY_LEASE_SECONDS",
   "SVC_EMBEDDED_ANALYZE_INTERVAL_MS",
   "SVC_GITHUB_API_URL",
+  "SVC_INBOUND_RATE_LIMIT",
   "SVC_LOCAL_DAEMON_COMMAND",
   "SVC_LOCAL_MACHINE_ISOLATION",
   "SVC_LOCAL_MACHINE_URL",

@@ -7,7 +7,7 @@ import { ConfigError, isLoopbackHost, loadConfig, unknownSettings, type Config }
 import { startLine, type ServedPages } from "./start-line.js";
 import { DataDirInUse, embeddedAnalyzeTask, openDatabase, type Database } from "./platform/db/index.js";
 import { startMaintenance, type MaintenanceTask } from "./maintenance.js";
-import { createIntegrationReceipts } from "./modules/integrations/inbound-handlers.js";
+import { createIntegrationReceipts } from "./modules/integrations/kinds/receipt-handlers.js";
 import type { ReceiptProcessor } from "./modules/integrations/inbound-processor.js";
 import { deleteOldFlows } from "./modules/secrets/mcp-oauth-store.js";
 import { runFakeProvider } from "./runtime/models/fake-provider/cli.js";
@@ -16,7 +16,7 @@ import { unreachableMachines } from "./modules/machines/unreachable.js";
 import { byoBindingsFollowConfig } from "./modules/machines/follow-config.js";
 import { mcpRegistrySync } from "./modules/mcp-servers/registry-sync.js";
 import { createScheduler, startScheduler } from "./modules/cron-triggers/scheduler.js";
-import { createGatewayManager } from "./integrations/discord/gateway-manager.js";
+import { createGatewayManager } from "./modules/integrations/kinds/discord/gateway-manager.js";
 import { cronTargets } from "./modules/cron-triggers/targets.js";
 import { buildServices, type Services } from "./services.js";
 import { startPoolMachines } from "./modules/machines/lifecycle.js";

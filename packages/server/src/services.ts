@@ -24,6 +24,9 @@ import { createMetrics, type Metrics } from "./platform/metrics.js";
 import { createAgentMachines } from "./modules/machines/agent-tools.js";
 import { poolUsingSecret } from "./modules/machines/secret-users.js";
 import type { AgentMachines } from "./runtime/tools/machine-tools.js";
+import { createIntegrationKinds } from "./modules/integrations/kinds/index.js";
+import { createKindCatalog, type KindCatalog } from "./modules/integrations/capability-schemas.js";
+import type { IntegrationKinds } from "./modules/integrations/kind.js";
 
 /**
  * The services every role shares: the HTTP app's routes, the worker and maintenance all use them.
@@ -48,6 +51,11 @@ export interface Services {
   metrics: Metrics;
   /** The machines module as the agent loop's machine tools see it. */
   agentMachines: AgentMachines;
+  /**
+   * The integration kinds, composed here and nowhere else: the integrations core is handed `kinds`, the
+   * rest of the server (agents, agent configs, cron triggers, the agent loop) only their `catalog`.
+   */
+  integrations: { kinds: IntegrationKinds; catalog: KindCatalog };
   /** Releases what the services hold open (the SMTP transport); the database belongs to the caller. */
   close(): void;
 }
@@ -73,6 +81,7 @@ export function buildServices(config: Config, db: Database): Services {
   const models = createModelsService({ db, credentials, outbound: config });
   const deviceLogin = createDeviceLoginService({ db, config, rateLimiter, tokens: identity });
   const bus = createBus(db.notifications);
+  const kinds = createIntegrationKinds(config);
   return {
     identity,
     orgs,
@@ -90,6 +99,7 @@ export function buildServices(config: Config, db: Database): Services {
     blobs,
     metrics: createMetrics(db),
     agentMachines: createAgentMachines(),
+    integrations: { kinds, catalog: createKindCatalog(kinds) },
     close: () => mailer?.close(),
   };
 }

@@ -11,11 +11,10 @@ import { createStepCaches } from "./caches.js";
 import { reapExpiredLeases } from "./reaper.js";
 import { sweepSkillInstalls } from "./tools/skill.js";
 import { startWorker, type WorkerLog } from "./worker.js";
-import { createIntegrationKinds } from "../integrations/registry.js";
 import { createIntegrationToolRunner } from "../modules/integrations/tool-runner.js";
 
 /** Starts the agent loop's worker over the shared services; provider and MCP calls go through the SSRF guard. */
-export function startAgentWorker(options: { db: Database; services: Pick<Services, "signals" | "runAccess" | "artifacts" | "secrets" | "oauthTokens" | "skills" | "metrics" | "agentMachines">; config: Config; log: WorkerLog; models?: ModelClient }) {
+export function startAgentWorker(options: { db: Database; services: Pick<Services, "signals" | "runAccess" | "artifacts" | "secrets" | "oauthTokens" | "skills" | "metrics" | "agentMachines" | "integrations">; config: Config; log: WorkerLog; models?: ModelClient }) {
   const { db, services, config } = options;
   const guardedFetch = createGuardedFetch(config);
   const models = tracedModelClient(storableModelClient(options.models ?? createModelClient({ fetch: guardedFetch, responseTimeoutMs: config.runtime.modelResponseTimeoutMs })));
@@ -34,8 +33,9 @@ export function startAgentWorker(options: { db: Database; services: Pick<Service
       artifacts: services.artifacts,
       skills: services.skills,
       machines: services.agentMachines,
+      kinds: services.integrations.catalog,
       skillInstallSeconds: config.machines.skillInstallTimeoutSeconds,
-      integrationTools: createIntegrationToolRunner({ db, kinds: createIntegrationKinds(config), secrets: services.secrets, artifacts: services.artifacts }),
+      integrationTools: createIntegrationToolRunner({ db, kinds: services.integrations.kinds, secrets: services.secrets, artifacts: services.artifacts }),
     },
     { concurrency: config.runtime.workerConcurrency, leaseSeconds: config.runtime.leaseSeconds, pollMs: config.runtime.pollMs, metrics: services.metrics },
     options.log,

@@ -23,7 +23,7 @@ import type { AgentSignals } from "./signals.js";
 import type { AdmittedInput } from "./store/claim.js";
 import { recordReply, type ModelReply, type NewToolCall } from "./store/record.js";
 import { markWakeup } from "./wakeups.js";
-import type { AgentMachines } from "./tools/machine-tools.js";
+import type { AgentMachines, ToolPorts } from "./tools/machine-tools.js";
 import type { IntegrationToolRunner } from "./tools/integration-tools.js";
 
 export interface StepDeps {
@@ -38,6 +38,8 @@ export interface StepDeps {
   skills: Pick<SkillsService, "readRevision">;
   /** The machines module for the machine tools (tools/machine-tools.ts); without it they fail. */
   machines?: AgentMachines;
+  /** The integration kinds' catalogs (ToolPorts.kinds): where questions and approvals go, and the handler tools' schemas. */
+  kinds: NonNullable<ToolPorts["kinds"]>;
   /** Runs `int__<integration>__<operation>` calls (modules/integrations/tool-runner.ts); without it they fail. */
   integrationTools?: IntegrationToolRunner;
   /** How long a `skill` call waits for its machines' installs (default 30 s). */

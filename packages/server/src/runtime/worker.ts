@@ -70,7 +70,7 @@ export function startWorker(deps: StepDeps, options: WorkerOptions, log: WorkerL
       const claimed: ClaimTime = { start: performance.now(), end: 0 };
       try {
         const timer = options.metrics?.claimDuration.startTimer();
-        claim = await deps.db.tx((tx) => claimNext(tx, deps.signals, { workerId, leaseSeconds: options.leaseSeconds }, { machines: deps.machines, artifacts: deps.artifacts }));
+        claim = await deps.db.tx((tx) => claimNext(tx, deps.signals, { workerId, leaseSeconds: options.leaseSeconds }, { machines: deps.machines, artifacts: deps.artifacts, kinds: deps.kinds }));
         timer?.();
         claimed.end = performance.now();
       } catch (err) {

@@ -1,5 +1,5 @@
 import { expect } from "vitest";
-import { createGatewayManager, type GatewayManager } from "../../src/integrations/discord/gateway-manager.js";
+import { createGatewayManager, type GatewayManager } from "../../src/modules/integrations/kinds/discord/gateway-manager.js";
 import type { AgentProject } from "../support/agents.js";
 import type { ApiClient } from "../support/client.js";
 import { eventually } from "../support/agent-loop.js";

@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agentInputs } from "../../src/db/schema/index.js";
-import type { GatewayManager } from "../../src/integrations/discord/gateway-manager.js";
+import type { GatewayManager } from "../../src/modules/integrations/kinds/discord/gateway-manager.js";
 import { decodeId } from "../../src/platform/ids.js";
 import { agentProject, yamlConfig } from "../support/agents.js";
 import { createConfig, eventually, finalOutputs, untilEvents } from "../support/agent-loop.js";

@@ -1,8 +1,8 @@
 import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { integrationEventReceipts, integrationLaunchChoices } from "../../src/db/schema/index.js";
-import { createGatewayManager, type GatewayManager } from "../../src/integrations/discord/gateway-manager.js";
-import { createIntegrationReceipts } from "../../src/modules/integrations/inbound-handlers.js";
+import { createGatewayManager, type GatewayManager } from "../../src/modules/integrations/kinds/discord/gateway-manager.js";
+import { createIntegrationReceipts } from "../../src/modules/integrations/kinds/receipt-handlers.js";
 import { decodeId } from "../../src/platform/ids.js";
 import { eventually } from "../support/agent-loop.js";
 import { CHANNEL_ID, GUILD_ID, signInteraction, startFakeDiscord, type FakeDiscordBot } from "../support/fake-discord.js";

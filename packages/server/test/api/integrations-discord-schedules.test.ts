@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { integrationEventReceipts } from "../../src/db/schema/index.js";
 import { createScheduler, type Scheduler } from "../../src/modules/cron-triggers/scheduler.js";
 import { cronTargets } from "../../src/modules/cron-triggers/targets.js";
-import { createIntegrationReceipts } from "../../src/modules/integrations/inbound-handlers.js";
+import { createIntegrationReceipts } from "../../src/modules/integrations/kinds/receipt-handlers.js";
 import { decodeId } from "../../src/platform/ids.js";
 import { startFakeDiscord } from "../support/fake-discord.js";
 import { collectPages } from "../support/paging.js";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type { GatewayManager } from "../../src/integrations/discord/gateway-manager.js";
+import type { GatewayManager } from "../../src/modules/integrations/kinds/discord/gateway-manager.js";
 import { agentProject, yamlConfig } from "../support/agents.js";
 import { createConfig, eventually, finalOutputs, launch, send, untilEvents } from "../support/agent-loop.js";
 import { startFakeDiscord } from "../support/fake-discord.js";

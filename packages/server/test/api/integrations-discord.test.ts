@@ -1,8 +1,8 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { integrationEventReceipts } from "../../src/db/schema/index.js";
-import { GATEWAY_INTENTS } from "../../src/integrations/discord/gateway-connection.js";
-import { createGatewayManager, type GatewayManager } from "../../src/integrations/discord/gateway-manager.js";
+import { GATEWAY_INTENTS } from "../../src/modules/integrations/kinds/discord/gateway-connection.js";
+import { createGatewayManager, type GatewayManager } from "../../src/modules/integrations/kinds/discord/gateway-manager.js";
 import { decodeId } from "../../src/platform/ids.js";
 import { eventually } from "../support/agent-loop.js";
 import { signInteraction, startFakeDiscord, type FakeDiscordBot } from "../support/fake-discord.js";

@@ -4,7 +4,7 @@ import { cronTriggers, integrationEventReceipts } from "../../src/db/schema/inde
 import { createScheduler, type Scheduler } from "../../src/modules/cron-triggers/scheduler.js";
 import { integrationFiring } from "../../src/modules/cron-triggers/integration-target.js";
 import { cronTargets } from "../../src/modules/cron-triggers/targets.js";
-import { createIntegrationReceipts } from "../../src/modules/integrations/inbound-handlers.js";
+import { createIntegrationReceipts } from "../../src/modules/integrations/kinds/receipt-handlers.js";
 import { decodeId } from "../../src/platform/ids.js";
 import { startFakeSlack } from "../support/fake-slack.js";
 import { collectPages } from "../support/paging.js";

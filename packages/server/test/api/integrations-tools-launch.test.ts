@@ -8,7 +8,8 @@ import { startFakeSlack } from "../support/fake-slack.js";
 import { collectPages } from "../support/paging.js";
 import { eventCallback, postSlackEvent } from "../support/slack-events.js";
 import { useTestServer } from "../support/server.js";
-import { createIntegrationKinds, KINDS_RUNNING_TOOLS } from "../../src/integrations/registry.js";
+import { createIntegrationKinds } from "../../src/modules/integrations/kinds/index.js";
+import { SPEC_KINDS } from "../../src/modules/integrations/schemas.js";
 import { createIntegration, integrationProject, slackSecret } from "./integrations-fixtures.js";
 
 const slack = await startFakeSlack();
@@ -65,10 +66,14 @@ async function handlersOf(configId: string) {
 }
 
 describe("integrations: a launch derives a config with the integration's tools", () => {
-  it("adds tools only of the kinds svc has an executor for", () => {
-    const kinds = createIntegrationKinds(server.config);
-    const running = [...kinds.values()].filter((kind) => kind.tools !== undefined).map((kind) => kind.name);
-    expect(new Set(running)).toEqual(KINDS_RUNNING_TOOLS);
+  it("composes every kind the spec names, and runs the tools, interactions and schedules each kind implements", () => {
+    const catalog = server.app.services.integrations.catalog;
+    expect([...createIntegrationKinds(server.config).keys()]).toEqual([...SPEC_KINDS]);
+    expect(SPEC_KINDS.map((kind) => [kind, catalog.runsTools(kind), catalog.postsInteractions(kind), catalog.runsSchedules(kind)])).toEqual([
+      ["slack_thread", true, true, true],
+      ["discord_thread", true, true, true],
+      ["github_pr", true, false, false],
+    ]);
   });
 
   it("adds the Slack tools, the Slack interaction handler and the tools that choose it to the profile's config, saved once and shared by every launch", async () => {

@@ -14,7 +14,7 @@ import { unreachableMachines } from "../../src/modules/machines/unreachable.js";
 import { byoBindingsFollowConfig } from "../../src/modules/machines/follow-config.js";
 import { startPoolMachines, type PoolMachinesLog } from "../../src/modules/machines/lifecycle.js";
 import { freePort, SVCD_ENTRY } from "./process.js";
-import { createIntegrationReceipts } from "../../src/modules/integrations/inbound-handlers.js";
+import { createIntegrationReceipts } from "../../src/modules/integrations/kinds/receipt-handlers.js";
 
 
 export const TEST_ORIGIN = "http://svc.test";

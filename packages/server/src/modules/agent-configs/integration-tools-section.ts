@@ -1,7 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import { integrations } from "../../db/schema/index.js";
 import type { Tx } from "../../platform/db/index.js";
-import { KIND_CATALOGS } from "../../integrations/registry.js";
+import type { KindCatalog } from "../integrations/capability-schemas.js";
 import type { IntegrationToolRef, PermissionMode, ToolDefinition } from "../../runtime/definition.js";
 import { INTEGRATION_TOOL_PERMISSIONS, parseIntegrationToolName } from "../../runtime/tools/catalog-integrations.js";
 import { describe, has, isObject, readPermission, unknownKeys, type Obj } from "./fields.js";
@@ -58,7 +58,7 @@ function readEnabled(issues: ConfigIssues, path: readonly string[], value: Obj):
  * and its kind must offer the operation, else an issue at the entry's key. The input schema and description
  * are the kind's catalog entry (spec: Integration, "Capabilities object").
  */
-export async function resolveIntegrationTools(tx: Tx, projectId: string, choices: readonly IntegrationToolChoice[], issues: ConfigIssues): Promise<ToolDefinition[]> {
+export async function resolveIntegrationTools(tx: Tx, catalog: KindCatalog, projectId: string, choices: readonly IntegrationToolChoice[], issues: ConfigIssues): Promise<ToolDefinition[]> {
   const tools: ToolDefinition[] = [];
   for (const choice of choices) {
     const path = ["tools", choice.name];
@@ -70,9 +70,9 @@ export async function resolveIntegrationTools(tx: Tx, projectId: string, choices
       issues.addAtKey(path, `unknown integration "${choice.integrationName}": the project has no integration of this name`);
       continue;
     }
-    const capability = KIND_CATALOGS[row.kind]?.capabilities.tools[choice.operation];
+    const capability = catalog.catalog(row.kind)?.capabilities.tools[choice.operation];
     if (!capability) {
-      const offered = Object.keys(KIND_CATALOGS[row.kind]?.capabilities.tools ?? {});
+      const offered = Object.keys(catalog.catalog(row.kind)?.capabilities.tools ?? {});
       issues.addAtKey(path, `integration "${choice.integrationName}" (${row.kind}) has no operation "${choice.operation}"; it offers: ${offered.join(", ") || "none"}`);
       continue;
     }

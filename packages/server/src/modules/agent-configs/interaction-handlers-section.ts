@@ -1,6 +1,6 @@
 import { and, eq } from "drizzle-orm";
 import { integrations } from "../../db/schema/index.js";
-import { capabilityIssues, describeIssues, hasCapability } from "../../integrations/capability-schemas.js";
+import { describeIssues, type KindCatalog } from "../integrations/capability-schemas.js";
 import type { Tx } from "../../platform/db/index.js";
 import type { InteractionHandlerDefinition } from "../../runtime/definition.js";
 import { describe, isObject } from "./fields.js";
@@ -39,6 +39,7 @@ export function readInteractionHandlersSection(issues: ConfigIssues, value: unkn
 /** Checks each handler against the project's integrations; answers the valid ones, in the order written. */
 export async function resolveInteractionHandlers(
   tx: Tx,
+  catalog: KindCatalog,
   orgId: string,
   projectId: string,
   choices: readonly InteractionHandlerChoice[],
@@ -55,11 +56,11 @@ export async function resolveInteractionHandlers(
       issues.addAtKey(path, `no integration named "${choice.integrationName}" in this project`);
       continue;
     }
-    if (!hasCapability(row.kind, "interaction_handler")) {
+    if (!catalog.hasCapability(row.kind, "interaction_handler")) {
       issues.addAtKey(path, `integration "${choice.integrationName}" (${row.kind}) has no interaction handler`);
       continue;
     }
-    const problems = capabilityIssues(row.kind, "interaction_handler", choice.args, "");
+    const problems = catalog.capabilityIssues(row.kind, "interaction_handler", choice.args, "");
     if (problems.length > 0) {
       issues.add(path, `handler arguments do not match the ${row.kind} interaction handler: ${describeIssues(problems, "arguments")}`);
       continue;

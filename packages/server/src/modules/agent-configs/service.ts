@@ -15,6 +15,7 @@ import { findProjectSecret } from "../secrets/store.js";
 import { readSource } from "./read-source.js";
 import { resolveSkills } from "./skills-section.js";
 import { resolveIntegrationTools } from "./integration-tools-section.js";
+import type { KindCatalog } from "../integrations/capability-schemas.js";
 import { resolveMachineSources } from "./machines-section.js";
 import type { SourceFormat } from "./source.js";
 import * as store from "./store.js";
@@ -31,14 +32,14 @@ export interface ConfigSource {
  * Agent configs: immutable, compiled definitions of what an agent is. Creating one needs agent.operate
  * (operators launch agents with configs they write), reading one agent.read.
  */
-export function createAgentConfigService(deps: { db: Database }) {
-  const { db } = deps;
+export function createAgentConfigService(deps: { db: Database; catalog: KindCatalog }) {
+  const { db, catalog } = deps;
 
   return {
     async createConfig(principal: Principal, orgId: string, projectId: string, input: ConfigSource) {
       return db.tx(async (tx) => {
         await requireProject(tx, principal, orgId, projectId, "agent.operate");
-        return compileConfig(tx, orgId, projectId, input);
+        return compileConfig(tx, catalog, orgId, projectId, input);
       });
     },
 
@@ -62,6 +63,7 @@ export type AgentConfigService = ReturnType<typeof createAgentConfigService>;
  */
 export async function compileConfig(
   tx: Tx,
+  catalog: KindCatalog,
   orgId: string,
   projectId: string,
   input: ConfigSource,
@@ -87,8 +89,8 @@ export async function compileConfig(
     issues.add(["machine_sources"], `model "${bound.binding.name}" does not support tools in this project, and machines are used with tools`);
   }
   const integrationChoices = doc.tools.filter((tool) => tool.type === "integration");
-  const integrationTools = await resolveIntegrationTools(tx, projectId, integrationChoices, issues);
-  const interactionHandlers = doc.interactionHandlers && (await resolveInteractionHandlers(tx, orgId, projectId, doc.interactionHandlers, issues));
+  const integrationTools = await resolveIntegrationTools(tx, catalog, projectId, integrationChoices, issues);
+  const interactionHandlers = doc.interactionHandlers && (await resolveInteractionHandlers(tx, catalog, orgId, projectId, doc.interactionHandlers, issues));
   issues.throwIfAny(source, parsed);
   // With no issues, the instruction and the model were valid and the model was bound.
   const definition = buildDefinition({

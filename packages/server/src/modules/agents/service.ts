@@ -26,6 +26,7 @@ import type { CreateAgentRequest } from "./schemas.js";
 import { stopCurrentWork, type StopResult } from "../../runtime/stop.js";
 import * as store from "./store.js";
 import { attachAtLaunch, endAgentSubscriptions } from "../integrations/subscriptions-service.js";
+import type { KindCatalog } from "../integrations/capability-schemas.js";
 import { decodeId } from "../../platform/ids.js";
 
 const CONFIG_SCOPE = "agent_config_change";
@@ -34,12 +35,14 @@ export interface AgentsDeps {
   db: Database;
   signals: AgentSignals;
   artifacts: ArtifactsService;
+  /** The integration kinds' catalogs: configs and subscriptions at launch are checked against them. */
+  catalog: KindCatalog;
 }
 
 type LaunchBody = Static<typeof CreateAgentRequest>;
 
 export function createAgentsService(deps: AgentsDeps) {
-  const { db, signals } = deps;
+  const { db, signals, catalog } = deps;
 
   async function launch(principal: Principal, orgId: string, projectId: string, body: LaunchBody, key: string | undefined) {
     // Access first: a project the caller cannot see is a 404 whatever the body says (issue 9, tenant matrix).
@@ -65,7 +68,7 @@ export function createAgentsService(deps: AgentsDeps) {
           attach: async (agent) => {
             for (const [index, attachment] of (body.subscriptions ?? []).entries()) {
               const integrationId = decodeId("integration", attachment.integration_id);
-              await attachAtLaunch(tx, principal, agent, { integrationId, conversation: attachment.conversation }, `/subscriptions/${index}`);
+              await attachAtLaunch(tx, catalog, principal, agent, { integrationId, conversation: attachment.conversation }, `/subscriptions/${index}`);
             }
           },
         });
@@ -102,7 +105,7 @@ export function createAgentsService(deps: AgentsDeps) {
         // 400, and a source compiled for an unknown agent is rolled back with the transaction.
         const [locked, compiled, replay, summary] = await Promise.allSettled([
           lockAgent(tx, agentId),
-          compileConfig(tx, orgId, projectId, body),
+          compileConfig(tx, catalog, orgId, projectId, body),
           key ? inputs.findByKey(tx, agentId, CONFIG_SCOPE, key) : undefined,
           readTurnProgress(tx, agentId),
         ]);
@@ -121,7 +124,7 @@ export function createAgentsService(deps: AgentsDeps) {
       });
     } catch (err) {
       if (key && isUniqueViolation(err, "agent_inputs_idempotency")) {
-        const { row: config } = await db.tx((tx) => compileConfig(tx, orgId, projectId, body));
+        const { row: config } = await db.tx((tx) => compileConfig(tx, catalog, orgId, projectId, body));
         return replayConfigChange((await inputs.findByKey(db.read, agentId, CONFIG_SCOPE, key))!, digestOf(config.id), config);
       }
       throw err;

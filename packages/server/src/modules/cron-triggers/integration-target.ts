@@ -1,8 +1,7 @@
 import type { Tx } from "../../platform/db/index.js";
 import { AppError, notFound, type Issue } from "../../platform/errors.js";
 import { decodeId, encodeId } from "../../platform/ids.js";
-import { capabilityIssues, hasCapability } from "../../integrations/capability-schemas.js";
-import { KINDS_RUNNING_SCHEDULES } from "../../integrations/registry.js";
+import type { KindCatalog } from "../integrations/capability-schemas.js";
 import { findProfile } from "../agent-profiles/service.js";
 import { insertReceipts } from "../integrations/inbound-store.js";
 import { findIntegration, findIntegrationById } from "../integrations/store.js";
@@ -43,13 +42,13 @@ const invalid = (issues: Issue[]) => new AppError("validation_failed", "request 
  * match the capability's input_schema (issues under /target/settings), a profile of the project and an
  * opening template with only the cron variables. The message template is checked with the trigger's.
  */
-export async function requireIntegrationTarget(tx: Tx, orgId: string, projectId: string, integrationId: string, settings: Record<string, unknown>): Promise<void> {
+export async function requireIntegrationTarget(tx: Tx, catalog: KindCatalog, orgId: string, projectId: string, integrationId: string, settings: Record<string, unknown>): Promise<void> {
   const integration = await findIntegration(tx, orgId, projectId, integrationId);
   if (!integration) throw notFound("integration");
-  if (!KINDS_RUNNING_SCHEDULES.has(integration.kind) || !hasCapability(integration.kind, "schedule")) {
+  if (!catalog.runsSchedules(integration.kind) || !catalog.hasCapability(integration.kind, "schedule")) {
     throw invalid([{ path: "/target/integration_id", message: `integrations of kind ${integration.kind} run no schedules` }]);
   }
-  const schemaIssues = capabilityIssues(integration.kind, "schedule", settings, "/target/settings");
+  const schemaIssues = catalog.capabilityIssues(integration.kind, "schedule", settings, "/target/settings");
   if (schemaIssues.length > 0) throw invalid(schemaIssues);
   const checked = settings as unknown as ScheduleSettings;
   const issues: Issue[] = [];

@@ -10,6 +10,7 @@ import { findProfile } from "../agent-profiles/service.js";
 import { requireProject } from "../orgs/access.js";
 import { CronSyntaxError, isTimeZone, nextOccurrence, normalizeExpression, schedule } from "./cron.js";
 import { requireIntegrationTarget } from "./integration-target.js";
+import type { KindCatalog } from "../integrations/capability-schemas.js";
 import { parseTemplate, TemplateError } from "./template.js";
 import * as store from "./store.js";
 
@@ -44,8 +45,8 @@ export interface UpdateInput {
  * and the template are checked when saved, each at its field; `next_fire_at` is computed on the
  * database clock and is null exactly while the trigger is disabled.
  */
-export function createCronTriggerService(deps: { db: Database }) {
-  const { db } = deps;
+export function createCronTriggerService(deps: { db: Database; catalog: KindCatalog }) {
+  const { db, catalog } = deps;
 
   async function create(principal: Principal, orgId: string, projectId: string, input: CreateInput): Promise<{ trigger: store.TriggerRow; created: boolean }> {
     // An integration target's message template is its settings' (routes.ts copies it), so its issue is there.
@@ -57,7 +58,7 @@ export function createCronTriggerService(deps: { db: Database }) {
         const made = await store.findByIdempotencyKey(tx, projectId, input.idempotencyKey);
         if (made) return replay(made, digest);
       }
-      await requireTarget(tx, principal, orgId, projectId, input.target);
+      await requireTarget(tx, catalog, principal, orgId, projectId, input.target);
       // Counted under a per-project lock, so concurrent creations cannot pass the limit together.
       await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtext(${`cron_triggers:${projectId}`}))`);
       if ((await store.countInProject(tx, projectId)) >= MAX_TRIGGERS_PER_PROJECT) {
@@ -158,13 +159,13 @@ function replay(made: store.TriggerRow, digest: string): { trigger: store.Trigge
   return { trigger: made, created: false };
 }
 
-async function requireTarget(tx: Tx, principal: Principal, orgId: string, projectId: string, target: Target): Promise<void> {
+async function requireTarget(tx: Tx, catalog: KindCatalog, principal: Principal, orgId: string, projectId: string, target: Target): Promise<void> {
   if (target.kind === "agent") {
     const { agent } = await requireAgent(tx, principal, orgId, projectId, target.agentId, "agent.read");
     if (agent.state !== "active") throw stateConflict("the agent is archived; a trigger can only target an active agent");
     return;
   }
-  if (target.kind === "integration") return requireIntegrationTarget(tx, orgId, projectId, target.integrationId, target.settings);
+  if (target.kind === "integration") return requireIntegrationTarget(tx, catalog, orgId, projectId, target.integrationId, target.settings);
   if (!(await findProfile(tx, orgId, projectId, target.profileId))) throw notFound("agent profile");
 }
 

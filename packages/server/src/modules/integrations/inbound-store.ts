@@ -1,9 +1,9 @@
-import { and, asc, desc, eq, isNotNull, sql } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, isNotNull, sql } from "drizzle-orm";
 import { integrationEventReceipts, integrations } from "../../db/schema/index.js";
 import { dbNow, dbSecondsFromNow } from "../../db/schema/columns.js";
 import type { AppDb, Tx } from "../../platform/db/index.js";
 import { newUuid } from "../../platform/ids.js";
-import type { InboundEvent } from "../../integrations/kind.js";
+import type { InboundEvent } from "./kind.js";
 import type { IntegrationRow } from "./store.js";
 
 type Db = AppDb | Tx;
@@ -28,10 +28,17 @@ export async function routableIntegrations(tx: Db, kind: string, tenantId: strin
     .limit(MAX_CANDIDATES);
 }
 
-/** The database clock in Unix seconds: request timestamps are judged by it, never by this process's clock. */
-export async function dbEpochSeconds(tx: Db): Promise<number> {
-  const [row] = await tx.select({ now: sql<number>`extract(epoch from ${dbNow})::float8` }).from(sql`(select 1) as one`);
-  return Math.floor(Number(row!.now));
+/**
+ * The integrations among `ids` that still have a credential, as they are now, with the database clock in
+ * Unix seconds: a verified request's timestamp is judged by it, never by this process's clock.
+ */
+export async function signersNow(tx: Db, ids: readonly string[]): Promise<{ rows: IntegrationRow[]; now: number }> {
+  const [clock] = await tx.select({ now: sql<number>`extract(epoch from ${dbNow})::float8` }).from(sql`(select 1) as one`);
+  const rows = await tx
+    .select()
+    .from(i)
+    .where(and(inArray(i.id, [...ids]), isNotNull(i.credentialSecretId)));
+  return { rows, now: Math.floor(Number(clock!.now)) };
 }
 
 /** Keeps each event once per integration: a provider's retry of a delivery inserts nothing. Answers how many were new. */

@@ -4,7 +4,7 @@ import type { Tx } from "../../platform/db/index.js";
 import { newUuid } from "../../platform/ids.js";
 import type { AgentDefinition } from "../../runtime/definition.js";
 import type { InteractionRow } from "../../runtime/store/interactions.js";
-import { KINDS_POSTING_INTERACTIONS } from "../../integrations/registry.js";
+import type { KindCatalog } from "./capability-schemas.js";
 import { currentSelection } from "./handler-selection.js";
 import { findAssignment } from "./launch-store.js";
 
@@ -19,13 +19,13 @@ export const INTERACTION_OPENED = "interaction_opened";
  * later, with retries; a failed post never touches the interaction, which stays answerable through the API.
  * No selection or no assignment: the interaction is for the dashboard only.
  */
-export async function routeInteraction(tx: Tx, definition: AgentDefinition, interaction: InteractionRow): Promise<void> {
+export async function routeInteraction(tx: Tx, catalog: Pick<KindCatalog, "postsInteractions"> | undefined, definition: AgentDefinition, interaction: InteractionRow): Promise<void> {
   // Most agents name no handler: nothing to read.
   if (!definition.interactionHandlers?.length) return;
   const { handler } = await currentSelection(tx, interaction.agentId, definition.interactionHandlers);
   if (!handler) return;
   const [integration] = await tx.select({ kind: integrations.kind }).from(integrations).where(eq(integrations.id, handler.integrationId));
-  if (!integration || !KINDS_POSTING_INTERACTIONS.has(integration.kind)) return;
+  if (!integration || !catalog?.postsInteractions(integration.kind)) return;
   const assignment = await findAssignment(tx, interaction.agentId, handler.integrationId);
   if (!assignment) return;
   await tx

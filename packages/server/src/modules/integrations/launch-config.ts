@@ -1,11 +1,11 @@
 import type { Tx } from "../../platform/db/index.js";
-import { KIND_CATALOGS, KINDS_POSTING_INTERACTIONS, KINDS_RUNNING_TOOLS } from "../../integrations/registry.js";
 import { integrationToolName } from "../../runtime/tools/catalog-integrations.js";
 import { findProfile } from "../agent-profiles/service.js";
 import type { StoredDefinition } from "../agent-configs/compile.js";
 import { compileConfig, findConfig } from "../agent-configs/service.js";
 import { isObject } from "../agent-configs/fields.js";
 import { parseSource, type SourceFormat } from "../agent-configs/source.js";
+import type { KindCatalog } from "./capability-schemas.js";
 import type { IntegrationRow } from "./store.js";
 
 /**
@@ -30,10 +30,10 @@ const HANDLER_TOOLS = ["list_interaction_handlers", "set_interaction_handler"];
  * delivers the kind's interaction handler, `interaction_handlers: {<name>: {}}` with the
  * `list_interaction_handlers` and `set_interaction_handler` tools.
  */
-export function launchAdditions(integration: Pick<IntegrationRow, "name" | "kind">): LaunchAdditions {
-  const operations = KINDS_RUNNING_TOOLS.has(integration.kind) ? Object.keys(KIND_CATALOGS[integration.kind]?.capabilities.tools ?? {}) : [];
+export function launchAdditions(catalog: KindCatalog, integration: Pick<IntegrationRow, "name" | "kind">): LaunchAdditions {
+  const operations = catalog.runsTools(integration.kind) ? Object.keys(catalog.catalog(integration.kind)?.capabilities.tools ?? {}) : [];
   const tools: Record<string, Record<string, unknown>> = Object.fromEntries(operations.map((operation) => [integrationToolName(integration.name, operation), {}]));
-  if (!KINDS_POSTING_INTERACTIONS.has(integration.kind)) return { tools, interaction_handlers: {} };
+  if (!catalog.postsInteractions(integration.kind)) return { tools, interaction_handlers: {} };
   for (const name of HANDLER_TOOLS) tools[name] = {};
   return { tools, interaction_handlers: { [integration.name]: {} } };
 }
@@ -44,7 +44,7 @@ export function launchAdditions(integration: Pick<IntegrationRow, "name" | "kind
  * win as whole entries: `int__eng__read: {enabled: false}` in the profile's config stays disabled, and a
  * handler the profile names keeps its arguments.
  */
-export async function deriveLaunchConfig(tx: Tx, integration: IntegrationRow, profileId: string): Promise<string | undefined> {
+export async function deriveLaunchConfig(tx: Tx, catalog: KindCatalog, integration: IntegrationRow, profileId: string): Promise<string | undefined> {
   const profile = await findProfile(tx, integration.orgId, integration.projectId, profileId);
   if (!profile) return undefined;
   const config = await findConfig(tx, integration.orgId, integration.projectId, profile.currentConfigId);
@@ -54,7 +54,7 @@ export async function deriveLaunchConfig(tx: Tx, integration: IntegrationRow, pr
   // A stored config's source parsed when it was saved; a parser change that refuses it now launches it unchanged.
   if (!parsed.ok || !isObject(parsed.source.value)) return config.id;
   const document = parsed.source.value;
-  const additions = launchAdditions(integration);
+  const additions = launchAdditions(catalog, integration);
   const derived = { ...document };
   let added = false;
   for (const section of ["tools", "interaction_handlers"] as const) {
@@ -65,6 +65,6 @@ export async function deriveLaunchConfig(tx: Tx, integration: IntegrationRow, pr
     added = true;
   }
   if (!added) return config.id;
-  const { row } = await compileConfig(tx, integration.orgId, integration.projectId, { source: `${JSON.stringify(derived, null, 2)}\n`, sourceFormat: "json" });
+  const { row } = await compileConfig(tx, catalog, integration.orgId, integration.projectId, { source: `${JSON.stringify(derived, null, 2)}\n`, sourceFormat: "json" });
   return row.id;
 }

@@ -3,10 +3,18 @@ import { upsertIntegrationActor } from "../actors/service.js";
 import { launchInTx } from "../agents/service.js";
 import * as agents from "../agents/store.js";
 import type { ArtifactsService } from "../artifacts/service.js";
+import type { KindCatalog } from "./capability-schemas.js";
 import { deriveLaunchConfig } from "./launch-config.js";
 import * as launches from "./launch-store.js";
 import * as store from "./store.js";
 import { attachForIntegration, canonicalJson } from "./subscriptions-service.js";
+
+/** What a launch from a provider conversation needs; a kind's receipt handlers are handed it. */
+export interface LaunchDeps {
+  db: Database;
+  artifacts: ArtifactsService;
+  catalog: KindCatalog;
+}
 
 /** A launch an integration makes for a provider conversation (a mention, a chosen profile, a schedule). */
 export interface ConversationLaunch {
@@ -36,7 +44,7 @@ export type LaunchOutcome = { launched: true; agentId: string; created: boolean 
  * asker's integration actor. A conversation an earlier launch of this integration owns launches nothing
  * (reference docs: integrations/overview, "True saved launch ownership prevents a replacement").
  */
-export async function launchForConversation(deps: { db: Database; artifacts: ArtifactsService }, launch: ConversationLaunch): Promise<LaunchOutcome> {
+export async function launchForConversation(deps: LaunchDeps, launch: ConversationLaunch): Promise<LaunchOutcome> {
   const blocks = [{ type: "text" as const, text: launch.text }];
   const prepared = await deps.artifacts.prepareContentBlocks(blocks, new Set(["text"]));
   const { integration } = launch;
@@ -49,7 +57,7 @@ export async function launchForConversation(deps: { db: Database; artifacts: Art
     if (existing) return { launched: true, agentId: existing.id, created: false };
     if (await launches.conversationLaunched(tx, locked.id, conversationKey)) return { launched: false, reason: "conversation_taken" };
     const actorId = launch.person ? (await upsertIntegrationActor(tx, locked.orgId, locked.projectId, launch.person)).id : null;
-    const configId = await deriveLaunchConfig(tx, locked, launch.profileId);
+    const configId = await deriveLaunchConfig(tx, deps.catalog, locked, launch.profileId);
     const { agent } = await launchInTx(tx, deps, {
       orgId: locked.orgId,
       projectId: locked.projectId,
@@ -58,7 +66,7 @@ export async function launchForConversation(deps: { db: Database; artifacts: Art
       message: { text: launch.text, prepared, actorId },
       key: launch.key,
       attach: async (row) => {
-        await attachForIntegration(tx, locked, row.id, launch.conversation);
+        await attachForIntegration(tx, deps.catalog, locked, row.id, launch.conversation);
         await launches.insertAssignment(tx, {
           orgId: locked.orgId,
           projectId: locked.projectId,

@@ -12,6 +12,7 @@ import type { IntegrationsService } from "./service.js";
 import type { IntegrationPath, IntegrationSetupService } from "./setup-service.js";
 import type { IntegrationRow } from "./store.js";
 import { integrationView } from "./views.js";
+import type { KindCatalog } from "./capability-schemas.js";
 
 const NEWEST_FIRST = "-created_at" as const;
 
@@ -19,12 +20,14 @@ export interface IntegrationRouteDeps {
   integrations: IntegrationsService;
   setup: IntegrationSetupService;
   oauth: IntegrationOAuthService;
+  catalog: KindCatalog;
 }
 
 /** The Integrations API (spec: Integrations endpoints); the OAuth callback is `integrationCallbackRoutes`. */
 export function integrationRoutes(app: HttpApp, deps: IntegrationRouteDeps) {
   const { integrations, setup, oauth } = deps;
-  const page = (rows: IntegrationRow[], limit: number) => toPage(rows, limit, NEWEST_FIRST, (r) => ({ value: r.createdAt, id: r.id }), (r) => integrationView(r));
+  const view = (row: IntegrationRow, options?: { runtimeFailure?: boolean }) => integrationView(row, deps.catalog, options);
+  const page = (rows: IntegrationRow[], limit: number) => toPage(rows, limit, NEWEST_FIRST, (r) => ({ value: r.createdAt, id: r.id }), (r) => view(r));
 
   app.get(
     "/orgs/:orgID/integrations",
@@ -86,7 +89,7 @@ export function integrationRoutes(app: HttpApp, deps: IntegrationRouteDeps) {
     async (request, reply) => {
       const { name, integration_kind, settings = {} } = request.body;
       const row = await integrations.create(request.principal!, ...projectPath(request.params), { name, kind: integration_kind, settings });
-      return reply.status(201).send(integrationView(row));
+      return reply.status(201).send(view(row));
     },
   );
 
@@ -120,7 +123,7 @@ export function integrationRoutes(app: HttpApp, deps: IntegrationRouteDeps) {
         response: { 200: s.Integration, ...errorResponses() },
       },
     },
-    async (request) => integrationView(await integrations.get(request.principal!, ...pathOf(request.params)), { runtimeFailure: true }),
+    async (request) => view(await integrations.get(request.principal!, ...pathOf(request.params)), { runtimeFailure: true }),
   );
 
   app.put(
@@ -138,7 +141,7 @@ export function integrationRoutes(app: HttpApp, deps: IntegrationRouteDeps) {
         response: { 200: s.Integration, ...errorResponses(409) },
       },
     },
-    async (request) => integrationView(await integrations.updateSettings(request.principal!, ...pathOf(request.params), request.body.settings)),
+    async (request) => view(await integrations.updateSettings(request.principal!, ...pathOf(request.params), request.body.settings)),
   );
 
   app.delete(
@@ -189,7 +192,7 @@ export function integrationRoutes(app: HttpApp, deps: IntegrationRouteDeps) {
         credentialSecretId: pathId("secret", body.credential_secret_id),
         providerConfig: body.provider_config,
       });
-      return integrationView(row);
+      return view(row);
     },
   );
 
@@ -209,7 +212,7 @@ export function integrationRoutes(app: HttpApp, deps: IntegrationRouteDeps) {
         response: { 200: s.Integration, ...errorResponses(409, 429, 502) },
       },
     },
-    async (request) => integrationView(await setup.reconnect(request.principal!, integrationPath(request.params), request.body.expected_setup_revision)),
+    async (request) => view(await setup.reconnect(request.principal!, integrationPath(request.params), request.body.expected_setup_revision)),
   );
 
   app.post(
@@ -226,7 +229,7 @@ export function integrationRoutes(app: HttpApp, deps: IntegrationRouteDeps) {
         response: { 200: s.Integration, ...errorResponses() },
       },
     },
-    async (request) => integrationView(await setup.disconnect(request.principal!, integrationPath(request.params))),
+    async (request) => view(await setup.disconnect(request.principal!, integrationPath(request.params))),
   );
 
   app.post(

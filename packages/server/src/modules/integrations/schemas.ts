@@ -2,7 +2,9 @@ import { Type } from "typebox";
 import { Cursor, Limit, NameFilter } from "../../platform/http/lists.js";
 import { component } from "../../platform/http/components.js";
 import { Id, Timestamp } from "../../platform/http/schemas.js";
-import { IMPLEMENTED_KINDS, SPEC_KINDS } from "../../integrations/registry.js";
+
+/** Every kind the spec names (spec: Integration, integration_kind); kinds/index.ts composes one for each. */
+export const SPEC_KINDS = ["slack_thread", "discord_thread", "github_pr"] as const;
 
 export const TAG = "Integrations";
 const strict = { additionalProperties: false } as const;
@@ -77,7 +79,7 @@ export const IntegrationDefinitions = Type.Object({ data: Type.Array(Integration
 export const CreateIntegrationRequest = Type.Object(
   {
     name: IntegrationName,
-    integration_kind: Type.Enum([...IMPLEMENTED_KINDS], { description: "The kinds this svc implements (GET …/integration-definitions)." }),
+    integration_kind: Type.Enum([...SPEC_KINDS], { description: "The kinds this svc implements (GET …/integration-definitions)." }),
     settings: Type.Optional(anyObject("Defaults to {}; validated against the kind's capabilities.settings.input_schema.")),
   },
   strict,

@@ -4,8 +4,8 @@ import { conflict, notFound, type AppError } from "../../platform/errors.js";
 import type { Principal } from "../../platform/http/auth.js";
 import type { PageRequest } from "../../platform/http/lists.js";
 import { newUuid } from "../../platform/ids.js";
-import type { IntegrationKind } from "../../integrations/kind.js";
-import type { IntegrationKinds } from "../../integrations/registry.js";
+import type { KindCatalog } from "./capability-schemas.js";
+import type { IntegrationKind, IntegrationKinds } from "./kind.js";
 import { projectsAllowing, requireOrg, requireProject } from "../orgs/access.js";
 import { checkSettings } from "./settings.js";
 import * as store from "./store.js";
@@ -15,8 +15,8 @@ import * as store from "./store.js";
  * changing project.manage. Name and kind are fixed at creation; settings edits never touch the
  * credential or setup_revision. Connecting lives in setup-service.ts.
  */
-export function createIntegrationsService(deps: { db: Database; kinds: IntegrationKinds }) {
-  const { db, kinds } = deps;
+export function createIntegrationsService(deps: { db: Database; kinds: IntegrationKinds; catalog: KindCatalog }) {
+  const { db, kinds, catalog } = deps;
 
   return {
     async create(principal: Principal, orgId: string, projectId: string, input: { name: string; kind: string; settings: Record<string, unknown> }) {
@@ -24,7 +24,7 @@ export function createIntegrationsService(deps: { db: Database; kinds: Integrati
       try {
         return await db.tx(async (tx) => {
           await requireProject(tx, principal, orgId, projectId, "project.manage");
-          await checkSettings(tx, orgId, projectId, kind, input.settings);
+          await checkSettings(tx, catalog, orgId, projectId, kind, input.settings);
           const row = await store.insertIntegration(tx, { id: newUuid(), orgId, projectId, name: input.name, kind: kind.name, settings: input.settings });
           if (!row) throw nameTaken(input.name);
           return row;
@@ -62,7 +62,7 @@ export function createIntegrationsService(deps: { db: Database; kinds: Integrati
       return db.tx(async (tx) => {
         await requireProject(tx, principal, orgId, projectId, "project.manage");
         const row = requireIntegration(await store.findIntegration(tx, orgId, projectId, integrationId, "update"));
-        await checkSettings(tx, orgId, projectId, kindOf(kinds, row.kind), settings);
+        await checkSettings(tx, catalog, orgId, projectId, kindOf(kinds, row.kind), settings);
         return store.updateIntegration(tx, orgId, row.id, { settings }, false);
       });
     },

@@ -1,8 +1,8 @@
 import { AppError, type Issue } from "../../platform/errors.js";
 import type { Tx } from "../../platform/db/index.js";
 import { decodeId } from "../../platform/ids.js";
-import { capabilityIssues } from "../../integrations/capability-schemas.js";
-import type { IntegrationKind } from "../../integrations/kind.js";
+import type { KindCatalog } from "./capability-schemas.js";
+import type { IntegrationKind } from "./kind.js";
 import { findProfile } from "../agent-profiles/service.js";
 
 /**
@@ -10,8 +10,8 @@ import { findProfile } from "../agent-profiles/service.js";
  * every agent profile it names is one of the project's. Problems are 400 validation_failed with issues
  * under `/settings`, the member of the request body that carries the document.
  */
-export async function checkSettings(tx: Tx, orgId: string, projectId: string, kind: IntegrationKind, settings: Record<string, unknown>): Promise<void> {
-  const schemaIssues = capabilityIssues(kind.name, "settings", settings, "/settings");
+export async function checkSettings(tx: Tx, catalog: KindCatalog, orgId: string, projectId: string, kind: IntegrationKind, settings: Record<string, unknown>): Promise<void> {
+  const schemaIssues = catalog.capabilityIssues(kind.name, "settings", settings, "/settings");
   if (schemaIssues.length > 0) throw invalid(schemaIssues);
   const issues: Issue[] = (kind.settingsIssues?.(settings) ?? []).map((issue) => ({ ...issue, path: `/settings${issue.path}` }));
   for (const { pointer, profileId } of kind.profileReferences(settings)) {

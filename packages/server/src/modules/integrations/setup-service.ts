@@ -1,8 +1,8 @@
 import type { Database, Tx } from "../../platform/db/index.js";
 import { conflict, type Issue } from "../../platform/errors.js";
 import type { Principal } from "../../platform/http/auth.js";
-import { CredentialRejected, type IdentityClaim, type IntegrationKind, type VerifiedIdentity } from "../../integrations/kind.js";
-import type { IntegrationKinds } from "../../integrations/registry.js";
+import { CredentialRejected, type IdentityClaim, type IntegrationKind, type VerifiedIdentity } from "./kind.js";
+import type { IntegrationKinds } from "./kind.js";
 import { requireProject } from "../orgs/access.js";
 import type { SecretsService } from "../secrets/service.js";
 import { invalid } from "./settings.js";

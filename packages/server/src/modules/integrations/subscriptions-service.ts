@@ -3,9 +3,8 @@ import { conflict, invalidRequest, notFound, stateConflict } from "../../platfor
 import type { Principal } from "../../platform/http/auth.js";
 import type { PageRequest } from "../../platform/http/lists.js";
 import { newUuid } from "../../platform/ids.js";
-import { capabilityIssues, hasCapability } from "../../integrations/capability-schemas.js";
-import type { IntegrationKind, IntegrationKindCatalog } from "../../integrations/kind.js";
-import { KIND_CATALOGS, type IntegrationKinds } from "../../integrations/registry.js";
+import type { KindCatalog } from "./capability-schemas.js";
+import type { IntegrationKind, IntegrationKinds } from "./kind.js";
 import { requireProject } from "../orgs/access.js";
 import { invalid } from "./settings.js";
 import { kindOf, requireIntegration } from "./service.js";
@@ -22,8 +21,8 @@ export const MAX_AGENTS_PER_CONVERSATION = 16;
  * belong to the integration: a disconnect keeps them, deleting the integration or archiving the agent
  * removes them. Attachments to one integration are serialized by locking its row, so the limit holds.
  */
-export function createSubscriptionsService(deps: { db: Database; kinds: IntegrationKinds }) {
-  const { db, kinds } = deps;
+export function createSubscriptionsService(deps: { db: Database; kinds: IntegrationKinds; catalog: KindCatalog }) {
+  const { db, kinds, catalog } = deps;
 
   return {
     /** `events` null selects every event; a repeated attachment takes the selection this request gives. */
@@ -32,7 +31,7 @@ export function createSubscriptionsService(deps: { db: Database; kinds: Integrat
         await requireProject(tx, principal, path.orgId, path.projectId, "project.manage");
         const integration = requireIntegration(await store.findIntegration(tx, path.orgId, path.projectId, path.integrationId, "update"));
         const kind = kindOf(kinds, integration.kind);
-        return attach(tx, kind, integration, { ...input, events: eventSelection(kind, input.events) }, "");
+        return attach(tx, catalog, integration, { ...input, events: eventSelection(kind, input.events) }, "");
       });
     },
 
@@ -81,13 +80,14 @@ function eventSelection(kind: IntegrationKind, events: string[] | null): string[
  */
 async function attach(
   tx: Tx,
-  kind: IntegrationKindCatalog,
+  catalog: KindCatalog,
   integration: store.IntegrationRow,
   input: { agentId: string; conversation: Record<string, unknown>; events?: string[] | null },
   pointer: string,
 ): Promise<{ created: boolean; subscription: subs.SubscriptionWithAgent }> {
-  if (!hasCapability(kind.name, "conversation")) throw invalidRequest(`${kind.name} integrations do not accept subscriptions`);
-  const issues = capabilityIssues(kind.name, "conversation", input.conversation, `${pointer}/conversation`);
+  const kind = integration.kind;
+  if (!catalog.hasCapability(kind, "conversation")) throw invalidRequest(`${kind} integrations do not accept subscriptions`);
+  const issues = catalog.capabilityIssues(kind, "conversation", input.conversation, `${pointer}/conversation`);
   if (issues.length > 0) throw invalid(issues);
   const agent = await subs.shareAgent(tx, integration.orgId, integration.projectId, input.agentId);
   if (!agent) throw notFound("agent");
@@ -136,6 +136,7 @@ export async function endAgentSubscriptions(tx: Tx, agentId: string): Promise<vo
  */
 export async function attachAtLaunch(
   tx: Tx,
+  catalog: KindCatalog,
   principal: Principal,
   agent: { orgId: string; projectId: string; id: string },
   input: { integrationId: string | null; conversation: Record<string, unknown> },
@@ -145,13 +146,13 @@ export async function attachAtLaunch(
   // A non-canonical id (null) names no integration, like an unknown one.
   const integration = input.integrationId === null ? undefined : await store.findIntegration(tx, agent.orgId, agent.projectId, input.integrationId, "update");
   if (!integration) throw invalid([{ path: `${pointer}/integration_id`, message: "is not an integration of this project" }]);
-  await attach(tx, KIND_CATALOGS[integration.kind]!, integration, { agentId: agent.id, conversation: input.conversation }, pointer);
+  await attach(tx, catalog, integration, { agentId: agent.id, conversation: input.conversation }, pointer);
 }
 
 /**
  * For a launch the integration itself makes (a mention, a schedule), inside its transaction, with the
  * integration row locked: the API's rules, without a caller to authorize.
  */
-export async function attachForIntegration(tx: Tx, integration: store.IntegrationRow, agentId: string, conversation: Record<string, unknown>): Promise<void> {
-  await attach(tx, KIND_CATALOGS[integration.kind]!, integration, { agentId, conversation }, "");
+export async function attachForIntegration(tx: Tx, catalog: KindCatalog, integration: store.IntegrationRow, agentId: string, conversation: Record<string, unknown>): Promise<void> {
+  await attach(tx, catalog, integration, { agentId, conversation }, "");
 }

@@ -1,8 +1,8 @@
 import type { Database } from "../../platform/db/index.js";
 import { AppError } from "../../platform/errors.js";
 import { decodeId } from "../../platform/ids.js";
-import type { IntegrationKinds } from "../../integrations/registry.js";
-import type { ToolArtifact, ToolContext } from "../../integrations/kind.js";
+import type { IntegrationKinds } from "./kind.js";
+import type { ToolArtifact, ToolContext } from "./kind.js";
 import type { IntegrationToolResult, IntegrationToolRunner } from "../../runtime/tools/integration-tools.js";
 import type { ArtifactsService } from "../artifacts/service.js";
 import type { SecretMaterial } from "../secrets/schemas.js";

@@ -1,13 +1,13 @@
 import { iso } from "../../platform/http/schemas.js";
 import { encodeId } from "../../platform/ids.js";
-import { KIND_CATALOGS } from "../../integrations/registry.js";
+import type { KindCatalog } from "./capability-schemas.js";
 import type { IntegrationRow } from "./store.js";
 
 /**
  * An Integration exactly as the spec lists its members: optional ones are left out while unset, and
  * runtime_failure appears only when asked for (Get integration alone shows it).
  */
-export function integrationView(row: IntegrationRow, options: { runtimeFailure?: boolean } = {}) {
+export function integrationView(row: IntegrationRow, catalog: KindCatalog, options: { runtimeFailure?: boolean } = {}) {
   return {
     id: encodeId("integration", row.id),
     project_id: encodeId("project", row.projectId),
@@ -26,7 +26,7 @@ export function integrationView(row: IntegrationRow, options: { runtimeFailure?:
     ...(row.botMention !== null ? { bot_mention: row.botMention } : {}),
     ...(row.credentialSecretId !== null ? { credential_secret_id: encodeId("secret", row.credentialSecretId) } : {}),
     provider_config: row.providerConfig,
-    capabilities: KIND_CATALOGS[row.kind]!.capabilities,
+    capabilities: catalog.catalog(row.kind)!.capabilities,
     created_at: iso(row.createdAt),
     updated_at: iso(row.updatedAt),
   };

@@ -96,7 +96,7 @@ async function authorize(tx: Tx, agent: AgentRow, call: ToolCallRow, definition:
   if (tool.permission === "always_ask") {
     const details = await approverDetails(tx, agent, call, ports);
     const interaction = await insertInteraction(tx, { agentId: agent.id, turnId: call.turnId, toolCallId: call.id, kind: "permission", request: permissionForm(call.name, call.input, details) });
-    await routeInteraction(tx, definition, interaction);
+    await routeInteraction(tx, ports.kinds, definition, interaction);
     await setToolCallState(tx, call, "awaiting_permission");
     return;
   }
@@ -114,14 +114,14 @@ async function approverDetails(tx: Tx, agent: AgentRow, call: ToolCallRow, ports
 async function dispatch(tx: Tx, agent: AgentRow, call: ToolCallRow, ports: ToolPorts, definitionFor: (call: ToolCallRow) => Promise<AgentDefinition>): Promise<void> {
   if (call.name === "ask_question") {
     const interaction = await insertInteraction(tx, { agentId: agent.id, turnId: call.turnId, toolCallId: call.id, kind: "question", request: questionForm(call.input as unknown as AskQuestionInput) });
-    await routeInteraction(tx, await definitionFor(call), interaction);
+    await routeInteraction(tx, ports.kinds, await definitionFor(call), interaction);
     await setToolCallState(tx, call, "waiting");
     return;
   }
   if (call.name === "run_command") return dispatchRunCommand(tx, agent, call, ports.machines);
   if (MACHINE_TOOL_NAMES.has(call.name)) return dispatchMachineTool(tx, agent, call, ports.machines);
   if (PROCESS_TOOL_NAMES.has(call.name)) return dispatchProcessTool(tx, agent, call);
-  if (HANDLER_TOOL_NAMES.has(call.name)) return dispatchHandlerTool(tx, agent, call, await definitionFor(call));
+  if (HANDLER_TOOL_NAMES.has(call.name)) return dispatchHandlerTool(tx, agent, call, await definitionFor(call), ports.kinds);
   if (TRANSFER_TOOL_NAMES.has(call.name)) return dispatchTransferTool(tx, agent, call, ports);
   await completeToolCall(tx, agent, call, "failed", [textBlock(`The built-in tool ${call.name} cannot run in this deployment.`)]);
 }

@@ -1,7 +1,6 @@
 import { inArray } from "drizzle-orm";
 import { integrations } from "../../db/schema/index.js";
-import { capabilityIssues, describeIssues } from "../../integrations/capability-schemas.js";
-import { KIND_CATALOGS } from "../../integrations/registry.js";
+import { describeIssues, type KindCatalog } from "../../modules/integrations/capability-schemas.js";
 import type { Tx } from "../../platform/db/index.js";
 import { encodeId } from "../../platform/ids.js";
 import { currentSelection, saveSelection } from "../../modules/integrations/handler-selection.js";
@@ -26,18 +25,23 @@ interface SetInput {
 
 type Outcome = { outcome: "succeeded" | "failed"; blocks: unknown[] };
 type Handler = NonNullable<AgentDefinition["interactionHandlers"]>[number];
+type Catalog = Pick<KindCatalog, "catalog" | "capabilityIssues">;
 
-export async function dispatchHandlerTool(tx: Tx, agent: AgentRow, call: ToolCallRow, definition: AgentDefinition): Promise<void> {
+export async function dispatchHandlerTool(tx: Tx, agent: AgentRow, call: ToolCallRow, definition: AgentDefinition, catalog: Catalog | undefined): Promise<void> {
+  if (!catalog) {
+    await completeToolCall(tx, agent, call, "failed", [textBlock(`The built-in tool ${call.name} cannot run in this deployment.`)]);
+    return;
+  }
   const handlers = [...(definition.interactionHandlers ?? [])].sort((a, b) => (a.integrationName < b.integrationName ? -1 : 1));
   const kinds = await kindsOf(tx, handlers.map((handler) => handler.integrationId));
   const { outcome, blocks } =
     call.name === "list_interaction_handlers"
-      ? await listHandlers(tx, agent, handlers, kinds, call.input as unknown as ListInput)
-      : await setHandler(tx, agent, handlers, kinds, call.input as unknown as SetInput);
+      ? await listHandlers(tx, catalog, agent, handlers, kinds, call.input as unknown as ListInput)
+      : await setHandler(tx, catalog, agent, handlers, kinds, call.input as unknown as SetInput);
   await completeToolCall(tx, agent, call, outcome, blocks);
 }
 
-async function listHandlers(tx: Tx, agent: AgentRow, handlers: Handler[], kinds: Map<string, string>, input: ListInput): Promise<Outcome> {
+async function listHandlers(tx: Tx, catalog: Catalog, agent: AgentRow, handlers: Handler[], kinds: Map<string, string>, input: ListInput): Promise<Outcome> {
   const after = handlers.filter((handler) => input.cursor === undefined || handler.integrationName > input.cursor);
   const page = after.slice(0, input.limit ?? DEFAULT_PAGE);
   const assignments = await findAssignments(tx, agent.id, page.map((handler) => handler.integrationId));
@@ -48,7 +52,7 @@ async function listHandlers(tx: Tx, agent: AgentRow, handlers: Handler[], kinds:
       name: handler.integrationName,
       integration_id: encodeId("integration", handler.integrationId),
       integration_kind: kind ?? null,
-      args_schema: (kind && KIND_CATALOGS[kind]?.capabilities.interaction_handler?.input_schema) ?? null,
+      args_schema: (kind && catalog.catalog(kind)?.capabilities.interaction_handler?.input_schema) ?? null,
       destination: assignment ? { conversation: assignment.conversation } : null,
     };
   });
@@ -58,12 +62,12 @@ async function listHandlers(tx: Tx, agent: AgentRow, handlers: Handler[], kinds:
   return { outcome: "succeeded", blocks: [{ type: "structured_data", value }] };
 }
 
-async function setHandler(tx: Tx, agent: AgentRow, handlers: Handler[], kinds: Map<string, string>, input: SetInput): Promise<Outcome> {
+async function setHandler(tx: Tx, catalog: Catalog, agent: AgentRow, handlers: Handler[], kinds: Map<string, string>, input: SetInput): Promise<Outcome> {
   const handler = input.handler === null ? null : handlers.find((candidate) => candidate.integrationName === input.handler);
   if (handler === undefined) {
     return { outcome: "failed", blocks: [textBlock(`No interaction handler named "${input.handler}"; list_interaction_handlers names them.`)] };
   }
-  const problems = argsProblems(handler && kinds.get(handler.integrationId), input.args);
+  const problems = argsProblems(catalog, handler && kinds.get(handler.integrationId), input.args);
   if (problems) return { outcome: "failed", blocks: [textBlock(`Invalid args for ${input.handler ?? "the dashboard"}: ${problems}`)] };
   const autoSelect = await saveSelection(tx, agent, handler?.integrationId ?? null, input.auto_select);
   return { outcome: "succeeded", blocks: [{ type: "structured_data", value: { selected: handler?.integrationName ?? null, auto_select: autoSelect } }] };
@@ -74,10 +78,10 @@ async function setHandler(tx: Tx, agent: AgentRow, handlers: Handler[], kinds: M
  * for the dashboard (`null`: no arguments); undefined when they are right. A handler whose integration is
  * gone (`undefined` kind) takes none.
  */
-function argsProblems(kind: string | null | undefined, args: Record<string, unknown>): string | undefined {
+function argsProblems(catalog: Catalog, kind: string | null | undefined, args: Record<string, unknown>): string | undefined {
   if (kind === undefined) return "the handler is gone";
   if (kind === null) return Object.keys(args).length === 0 ? undefined : "the dashboard takes no arguments";
-  const issues = capabilityIssues(kind, "interaction_handler", args, "");
+  const issues = catalog.capabilityIssues(kind, "interaction_handler", args, "");
   return issues.length === 0 ? undefined : describeIssues(issues, "args");
 }
 

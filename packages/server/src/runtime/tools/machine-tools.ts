@@ -1,4 +1,5 @@
 import type { ArtifactsService } from "../../modules/artifacts/service.js";
+import type { KindCatalog } from "../../modules/integrations/capability-schemas.js";
 import type { AppDb, Tx } from "../../platform/db/index.js";
 import type { AgentRow } from "../store/journal.js";
 import { completeToolCall, setToolCallState, textBlock, type ToolCallRow } from "../store/tool-calls.js";
@@ -66,6 +67,8 @@ export interface ToolPorts {
   machines?: AgentMachines;
   /** download_file checks, in the claim's transaction, that the artifact is the agent's. */
   artifacts?: Pick<ArtifactsService, "findAgentArtifact">;
+  /** The integration kinds' catalogs: which kinds post questions and approvals, and the handler tools' argument schemas. */
+  kinds?: Pick<KindCatalog, "catalog" | "capabilityIssues" | "postsInteractions">;
 }
 
 export const MACHINE_TOOL_NAMES: ReadonlySet<string> = new Set(["list_machines", "inspect_machine", "create_machine", "delete_machine"]);
