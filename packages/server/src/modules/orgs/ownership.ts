@@ -48,6 +48,8 @@ export interface OwnedKind<R extends OwnedRow> {
   lock(tx: Tx, orgId: string, id: string): Promise<R | undefined>;
   /** Why a resource the caller manages still may not be changed here (a 409), or undefined. */
   refuseChange?(row: R): string | undefined;
+  /** The projects of the org that own at least one such resource. */
+  ownerProjectIds(tx: Tx, orgId: string): Promise<string[]>;
 }
 
 /** The owners whose resources a caller may list: the org's, some or all projects', and one user's. */
@@ -143,14 +145,14 @@ export async function readableOwnerProjects(tx: Tx, access: OrgAccess, ownerProj
  * one, only that slice, and asking for a slice it may not list is an error (404 for a project it cannot
  * read, 403 when it can read the org or project but lacks the right).
  */
-export async function ownerListScope(
+export async function ownerListScope<R extends OwnedRow>(
   tx: Tx,
   principal: Principal,
   orgId: string,
   filter: { ownerKind?: OwnerKind; ownerProjectId?: string },
-  rights: OwnerRights,
-  ownerProjectIds: () => Promise<string[]>,
+  kind: OwnedKind<R>,
 ): Promise<OwnerListScope> {
+  const { rights } = kind;
   const none: OwnerListScope = { org: false, projects: [], userId: null };
   if (filter.ownerKind === "project") {
     await requireProject(tx, principal, orgId, filter.ownerProjectId!, rights.project.read);
@@ -162,7 +164,19 @@ export async function ownerListScope(
   if (filter.ownerKind === "user") return { ...none, userId };
   return {
     org: orgRoleAllows(access.orgRole, rights.org.read),
-    projects: await readableOwnerProjects(tx, access, await ownerProjectIds(), rights.project.read),
+    projects: await readableOwnerProjects(tx, access, await kind.ownerProjectIds(tx, orgId), rights.project.read),
     userId,
+  };
+}
+
+/** The checks that create and list resources of one kind, bound to it. */
+export function ownedAuthority<R extends OwnedRow>(kind: OwnedKind<R>) {
+  return {
+    /** Checks that the caller may create resources for `owner` and returns the owner as stored. */
+    requireOwnerManage: (tx: Tx, principal: Principal, orgId: string, owner: { kind: OwnerKind; projectId?: string }): Promise<Owner> =>
+      requireOwnerManage(tx, principal, orgId, owner, kind.rights),
+    /** Which owners' resources the caller lists (`ownerListScope`). */
+    requireListScope: (tx: Tx, principal: Principal, orgId: string, filter: { ownerKind?: OwnerKind; ownerProjectId?: string }): Promise<OwnerListScope> =>
+      ownerListScope(tx, principal, orgId, filter, kind),
   };
 }

@@ -1,15 +1,7 @@
 import type { Tx } from "../../platform/db/index.js";
 import type { Principal } from "../../platform/http/auth.js";
 import type { OrgAccess } from "../orgs/access.js";
-import {
-  ownerListScope,
-  requireOwned,
-  requireOwnerManage as requireOwnership,
-  type OwnedKind,
-  type OwnerListScope,
-  type Owner,
-} from "../orgs/ownership.js";
-import type { OwnerKind } from "./schemas.js";
+import { ownedAuthority, requireOwned, type OwnedKind } from "../orgs/ownership.js";
 import * as store from "./store.js";
 
 /*
@@ -27,7 +19,10 @@ export const SECRETS: OwnedKind<store.SecretRow> = {
   find: store.findSecret,
   lock: store.lockSecret,
   refuseChange: (secret) => (secret.managementKind === "tenant" ? undefined : "this secret is managed by the operator and cannot be changed"),
+  ownerProjectIds: store.ownerProjectIds,
 };
+
+export const { requireOwnerManage, requireListScope } = ownedAuthority(SECRETS);
 
 /** The secret as the caller may use it (`requireOwned`); `change` also needs a tenant-managed secret (409). */
 export async function requireSecret(
@@ -40,11 +35,3 @@ export async function requireSecret(
   const { access, row } = await requireOwned(tx, principal, orgId, secretId, need, SECRETS);
   return { access, secret: row };
 }
-
-/** Checks that the caller may create secrets for `owner` and returns the owner as stored. */
-export const requireOwnerManage = (tx: Tx, principal: Principal, orgId: string, owner: { kind: OwnerKind; projectId?: string }): Promise<Owner> =>
-  requireOwnership(tx, principal, orgId, owner, SECRETS.rights);
-
-/** Which owners' secrets the caller lists (`ownerListScope` with the secret rights). */
-export const requireListScope = (tx: Tx, principal: Principal, orgId: string, filter: { ownerKind?: OwnerKind; ownerProjectId?: string }): Promise<OwnerListScope> =>
-  ownerListScope(tx, principal, orgId, filter, SECRETS.rights, () => store.ownerProjectIds(tx, orgId));

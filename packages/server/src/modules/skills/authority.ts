@@ -1,15 +1,7 @@
 import type { Tx } from "../../platform/db/index.js";
 import type { Principal } from "../../platform/http/auth.js";
 import type { OrgAccess } from "../orgs/access.js";
-import {
-  ownerListScope,
-  requireOwned,
-  requireOwnerManage as requireOwnership,
-  type OwnedKind,
-  type OwnerListScope,
-  type Owner,
-} from "../orgs/ownership.js";
-import type { OwnerKind } from "./schemas.js";
+import { ownedAuthority, requireOwned, type OwnedKind } from "../orgs/ownership.js";
 import * as store from "./store.js";
 
 /*
@@ -26,7 +18,10 @@ export const SKILLS: OwnedKind<store.SkillRow> = {
   },
   find: store.findSkill,
   lock: store.lockSkill,
+  ownerProjectIds: store.ownerProjectIds,
 };
+
+export const { requireOwnerManage, requireListScope } = ownedAuthority(SKILLS);
 
 /** The skill as the caller may use it (`requireOwned`). */
 export async function requireSkill(
@@ -39,11 +34,3 @@ export async function requireSkill(
   const { access, row } = await requireOwned(tx, principal, orgId, skillId, need, SKILLS);
   return { access, skill: row };
 }
-
-/** Checks that the caller may upload skills for `owner` and returns the owner as stored. */
-export const requireOwnerManage = (tx: Tx, principal: Principal, orgId: string, owner: { kind: OwnerKind; projectId?: string }): Promise<Owner> =>
-  requireOwnership(tx, principal, orgId, owner, SKILLS.rights);
-
-/** Which owners' skills the caller lists (`ownerListScope` with the skill rights: every member reads org skills). */
-export const requireListScope = (tx: Tx, principal: Principal, orgId: string, filter: { ownerKind?: OwnerKind; ownerProjectId?: string }): Promise<OwnerListScope> =>
-  ownerListScope(tx, principal, orgId, filter, SKILLS.rights, () => store.ownerProjectIds(tx, orgId));
