@@ -36,6 +36,17 @@ export type SecretUser = (tx: Tx, orgId: string, secretId: string) => Promise<st
 export function createSecretsService(deps: { db: Database; cipher: EnvelopeCipher; users?: readonly SecretUser[] }) {
   const { db, cipher, users = [] } = deps;
 
+  /** The first of `owned` that a module still uses, with what uses it. */
+  async function firstInUse(tx: Tx, owned: Array<{ id: string; orgId: string; name: string }>) {
+    for (const secret of owned) {
+      for (const user of users) {
+        const usedBy = await user(tx, secret.orgId, secret.id);
+        if (usedBy !== undefined) return { name: secret.name, usedBy };
+      }
+    }
+    return undefined;
+  }
+
   return {
     ...createSecretGrants({ db }),
 
@@ -130,12 +141,18 @@ export function createSecretsService(deps: { db: Database; cipher: EnvelopeCiphe
      * secrets is in use, as deleting it alone would be. The secrets go with the user's memberships.
      */
     async refuseSecretsInUse(tx: Tx, userId: string): Promise<void> {
-      for (const secret of await store.listUserSecrets(tx, userId)) {
-        for (const user of users) {
-          const usedBy = await user(tx, secret.orgId, secret.id);
-          if (usedBy !== undefined) throw conflict(`your secret "${secret.name}" is in use by ${usedBy}; stop using it, then delete the account`);
-        }
-      }
+      const inUse = await firstInUse(tx, await store.listUserSecrets(tx, userId));
+      if (inUse) throw conflict(`your secret "${inUse.name}" is in use by ${inUse.usedBy}; stop using it, then delete the account`);
+    },
+
+    /**
+     * For the removal of a member from an org (orgs' `MemberHolder`): their user secrets there go with
+     * the membership, so one still in use (a machine pool grant's environment, through a secret grant)
+     * refuses the removal, naming the secret and its user, rather than breaking that user silently.
+     */
+    async refuseMemberSecretsInUse(tx: Tx, orgId: string, userId: string): Promise<void> {
+      const inUse = await firstInUse(tx, await store.listUserSecrets(tx, userId, orgId));
+      if (inUse) throw conflict(`the member's secret "${inUse.name}" is in use by ${inUse.usedBy}; stop using it, then remove the member`);
     },
 
     /** Adds the next version and makes it current. The material must be of the secret's kind. */
