@@ -77,5 +77,3 @@ export function createOwnedGrants<R extends OwnedRow, T extends OwnedGrantTable>
     },
   };
 }
-
-export type OwnedGrants = ReturnType<typeof createOwnedGrants>;

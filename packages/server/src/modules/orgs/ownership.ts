@@ -145,7 +145,7 @@ export async function readableOwnerProjects(tx: Tx, access: OrgAccess, ownerProj
  * one, only that slice, and asking for a slice it may not list is an error (404 for a project it cannot
  * read, 403 when it can read the org or project but lacks the right).
  */
-export async function ownerListScope<R extends OwnedRow>(
+async function ownerListScope<R extends OwnedRow>(
   tx: Tx,
   principal: Principal,
   orgId: string,

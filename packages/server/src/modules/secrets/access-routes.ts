@@ -1,8 +1,8 @@
 import type { HttpApp } from "../../platform/http/app.js";
 import { pageOf, sortValue, toPage } from "../../platform/http/lists.js";
-import { ownedGrantRoutes } from "../grants/owned-routes.js";
 import { pathId } from "../../platform/http/params.js";
 import { errorResponses, Page } from "../../platform/http/schemas.js";
+import { ownedGrantRoutes } from "../grants/owned-routes.js";
 import { secretFilters } from "./decode.js";
 import * as s from "./schemas.js";
 import type { SecretsService } from "./service.js";

@@ -1,8 +1,8 @@
 import type { HttpApp } from "../../platform/http/app.js";
 import { pageOf, sortValue, toPage } from "../../platform/http/lists.js";
-import { ownedGrantRoutes } from "../grants/owned-routes.js";
 import { pathId } from "../../platform/http/params.js";
 import { errorResponses, Page } from "../../platform/http/schemas.js";
+import { ownedGrantRoutes } from "../grants/owned-routes.js";
 import * as s from "./schemas.js";
 import type { SkillsService } from "./service.js";
 import { projectSkillView } from "./views.js";
