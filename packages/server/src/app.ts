@@ -158,7 +158,7 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
     async (api) => {
       identityRoutes(api, { identity });
       orgRoutes(api, { orgs });
-      memberRoutes(api, { members: createMemberService({ db }) });
+      memberRoutes(api, { members: createMemberService({ db, holders: [secrets.refuseMemberSecretsInUse] }) });
       orgApiKeyRoutes(api, { orgApiKeys });
       invitationRoutes(api, { invitations });
       secretRoutes(api, { secrets });

@@ -214,6 +214,36 @@ describe("a secret a machine pool uses", () => {
     expect((await server.api.patch(`${grants}/${grant.body.id}`, { default_machine_secret_env_overlay: {} }, { token })).status).toBe(200);
     expect((await remove(inGrant)).status).toBe(204);
   });
+
+  it("keeps a member in the org (409, naming the secret and the pool) while a pool grant uses their granted user secret", async () => {
+    const { token, orgId, projects } = await orgWithProjects(server.api);
+    // An admin: granting into the project needs project.secrets.manage there.
+    const member = await server.api.orgMember({ token }, orgId, "admin");
+    const kept = await createGenericSecret(server.api, member.token, orgId, { kind: "user" }, "my npm token");
+    const spare = await createGenericSecret(server.api, member.token, orgId, { kind: "user" }, "unused");
+    const shared = await server.api.post(`/api/v1/orgs/${orgId}/secrets/${kept.id}/grants`, { target_project_id: projects.Default.id }, { token: member.token });
+    expect(shared.status, shared.text).toBe(201);
+    const pool = await createPool(token, orgId, { name: "builders" });
+    const grants = `/api/v1/orgs/${orgId}/projects/${projects.Default.id}/machine-pool-grants`;
+    const grant = await server.api.post(grants, { machine_pool_id: pool.id, default_machine_secret_env_overlay: { NPM_TOKEN: kept.id } }, { token });
+    expect(grant.status, grant.text).toBe(201);
+    const membership = `/api/v1/orgs/${orgId}/members/${member.userId}`;
+
+    // Removed by a manager, or leaving: either would delete the secret the pool grant hands its machines.
+    for (const auth of [{ token }, { token: member.token }]) {
+      const refused = await server.api.delete(membership, auth);
+      expect(refused.status, refused.text).toBe(409);
+      expect(refused.body).toEqual({ code: "conflict", error: expect.stringMatching(/secret "my npm token".*machine pool "builders"/) });
+    }
+    const available = `/api/v1/orgs/${orgId}/projects/${projects.Default.id}/secrets/${kept.id}`;
+    expect((await server.api.get(available, { token })).status).toBe(200);
+    expect((await server.api.get(`/api/v1/orgs/${orgId}/secrets/${spare.id}`, { token: member.token })).status).toBe(200);
+    expect((await server.api.get(`${grants}/${grant.body.id}`, { token })).body.default_machine_secret_env_overlay).toEqual({ NPM_TOKEN: kept.id });
+
+    expect((await server.api.patch(`${grants}/${grant.body.id}`, { default_machine_secret_env_overlay: {} }, { token })).status).toBe(200);
+    expect((await server.api.delete(membership, { token })).status).toBe(204);
+    expect((await server.api.get(available, { token })).status).toBe(404);
+  });
 });
 
 describe("project machine pool grants", () => {

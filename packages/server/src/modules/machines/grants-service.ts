@@ -73,7 +73,7 @@ export function createMachineGrantService(deps: { db: Database }) {
         if (!grant) throw notFound("machine grant");
         if (grant.sourceKind !== "explicit") throw conflict("this grant comes from a project machine pool grant; change or delete that instead");
         await requireMachine(tx, principal, orgId, grant.machineId, "manage");
-        await grants.deleteGrant(tx, grantId);
+        await grants.deleteGrant(tx, orgId, grantId);
         await releaseBindings(tx, { machineId: grant.machineId, projectId }, "machine_unavailable: the machine's grant to this project was revoked.");
       });
     },

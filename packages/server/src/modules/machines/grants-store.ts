@@ -1,33 +1,20 @@
 import { and, asc, eq, getTableColumns, inArray, isNull } from "drizzle-orm";
-import type { PgInsertValue } from "drizzle-orm/pg-core";
 import { machines, projectMachineGrants } from "../../db/schema/index.js";
 import type { AppDb, Tx } from "../../platform/db/index.js";
 import { allOf, keyset, nameMatches, type PageRequest } from "../../platform/http/lists.js";
+import { grantsStore } from "../grants/store.js";
 import { machineColumns, type MachineRow } from "./store.js";
 
 type Db = AppDb | Tx;
 export type GrantRow = typeof projectMachineGrants.$inferSelect;
 
-export async function insertGrant(tx: Db, row: PgInsertValue<typeof projectMachineGrants>): Promise<GrantRow> {
-  const [grant] = await tx.insert(projectMachineGrants).values(row).returning();
-  return grant!;
-}
+/** The statements every kind of grant shares (modules/grants); a machine grant is seen from its project's side. */
+const grants = grantsStore(projectMachineGrants, { subject: projectMachineGrants.machineId, project: projectMachineGrants.projectId });
 
-export async function findGrant(tx: Db, orgId: string, projectId: string, grantId: string): Promise<GrantRow | undefined> {
-  const [grant] = await tx
-    .select()
-    .from(projectMachineGrants)
-    .where(and(eq(projectMachineGrants.orgId, orgId), eq(projectMachineGrants.projectId, projectId), eq(projectMachineGrants.id, grantId)));
-  return grant;
-}
-
-export async function findGrantOfMachine(tx: Db, projectId: string, machineId: string): Promise<GrantRow | undefined> {
-  const [grant] = await tx
-    .select()
-    .from(projectMachineGrants)
-    .where(and(eq(projectMachineGrants.projectId, projectId), eq(projectMachineGrants.machineId, machineId)));
-  return grant;
-}
+export const insertGrant = grants.insertGrant;
+export const findGrant = (tx: Db, orgId: string, projectId: string, grantId: string) => grants.findGrant(tx, orgId, { projectId }, grantId);
+export const findGrantOfMachine = (tx: Db, projectId: string, machineId: string) => grants.findGrantBetween(tx, machineId, projectId);
+export const deleteGrant = grants.deleteGrant;
 
 export async function findGrantByIdempotencyKey(tx: Db, projectId: string, key: string): Promise<GrantRow | undefined> {
   const [grant] = await tx
@@ -35,10 +22,6 @@ export async function findGrantByIdempotencyKey(tx: Db, projectId: string, key: 
     .from(projectMachineGrants)
     .where(and(eq(projectMachineGrants.projectId, projectId), eq(projectMachineGrants.idempotencyKey, key)));
   return grant;
-}
-
-export async function deleteGrant(tx: Db, grantId: string): Promise<void> {
-  await tx.delete(projectMachineGrants).where(eq(projectMachineGrants.id, grantId));
 }
 
 export async function deleteGrantsOfMachine(tx: Db, machineId: string): Promise<void> {

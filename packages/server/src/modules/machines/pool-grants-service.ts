@@ -141,7 +141,7 @@ export function createPoolGrantService(deps: { db: Database; secrets: SecretDire
         if (!grant) throw notFound("machine pool grant");
         const made = await grants.machinesMadeThrough(tx, grantId);
         await scheduleDeletion(tx, made, "machine_deleted: the pool grant the machine was made through was deleted.");
-        await grants.deletePoolGrant(tx, grantId);
+        await grants.deletePoolGrant(tx, orgId, grantId);
       });
     },
   };

@@ -1,35 +1,24 @@
 import { and, eq, isNull } from "drizzle-orm";
-import type { PgInsertValue, PgUpdateSetSource } from "drizzle-orm/pg-core";
+import type { PgUpdateSetSource } from "drizzle-orm/pg-core";
 import { machinePools, machines, projectMachineGrants, projectMachinePoolGrants } from "../../db/schema/index.js";
 import { dbNow } from "../../db/schema/columns.js";
 import type { AppDb, Tx } from "../../platform/db/index.js";
 import { allOf, keyset, nameMatches, type PageRequest } from "../../platform/http/lists.js";
+import { grantsStore } from "../grants/store.js";
 import type { PoolRow } from "./pools-store.js";
 
 type Db = AppDb | Tx;
 export type PoolGrantRow = typeof projectMachinePoolGrants.$inferSelect;
 export type PoolGrantChanges = PgUpdateSetSource<typeof projectMachinePoolGrants>;
 
-export async function insertPoolGrant(tx: Db, row: PgInsertValue<typeof projectMachinePoolGrants>): Promise<PoolGrantRow> {
-  const [grant] = await tx.insert(projectMachinePoolGrants).values(row).returning();
-  return grant!;
-}
+/** The statements every kind of grant shares (modules/grants); a pool grant is seen from its project's side. */
+const grants = grantsStore(projectMachinePoolGrants, { subject: projectMachinePoolGrants.machinePoolId, project: projectMachinePoolGrants.projectId });
 
-export async function findPoolGrant(tx: Db, orgId: string, projectId: string, grantId: string): Promise<PoolGrantRow | undefined> {
-  const [grant] = await tx
-    .select()
-    .from(projectMachinePoolGrants)
-    .where(and(eq(projectMachinePoolGrants.orgId, orgId), eq(projectMachinePoolGrants.projectId, projectId), eq(projectMachinePoolGrants.id, grantId)));
-  return grant;
-}
-
-export async function findPoolGrantOfPool(tx: Db, projectId: string, poolId: string): Promise<PoolGrantRow | undefined> {
-  const [grant] = await tx
-    .select()
-    .from(projectMachinePoolGrants)
-    .where(and(eq(projectMachinePoolGrants.projectId, projectId), eq(projectMachinePoolGrants.machinePoolId, poolId)));
-  return grant;
-}
+export const insertPoolGrant = grants.insertGrant;
+export const findPoolGrant = (tx: Db, orgId: string, projectId: string, grantId: string) => grants.findGrant(tx, orgId, { projectId }, grantId);
+export const findPoolGrantOfPool = (tx: Db, projectId: string, poolId: string) => grants.findGrantBetween(tx, poolId, projectId);
+/** The machine grants it generated go with it (foreign key cascade). */
+export const deletePoolGrant = grants.deleteGrant;
 
 export async function updatePoolGrant(tx: Db, grantId: string, changes: PoolGrantChanges): Promise<PoolGrantRow> {
   const [grant] = await tx
@@ -48,11 +37,6 @@ export async function machinesMadeThrough(tx: Db, grantId: string): Promise<stri
     .innerJoin(projectMachineGrants, eq(projectMachineGrants.machineId, machines.id))
     .where(and(eq(projectMachineGrants.projectMachinePoolGrantId, grantId), isNull(machines.deletedAt)));
   return rows.map((r) => r.id);
-}
-
-/** The machine grants it generated go with it (foreign key cascade). */
-export async function deletePoolGrant(tx: Db, grantId: string): Promise<void> {
-  await tx.delete(projectMachinePoolGrants).where(eq(projectMachinePoolGrants.id, grantId));
 }
 
 /** One page of the project's pool grants with their pools; the list's logical name is the pool's name. */

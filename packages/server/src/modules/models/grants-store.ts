@@ -1,9 +1,9 @@
-import { and, eq, sql } from "drizzle-orm";
-import type { PgInsertValue } from "drizzle-orm/pg-core";
+import { and, eq } from "drizzle-orm";
 import { configuredModels, modelProviderConfigs, projectModelGrants } from "../../db/schema/index.js";
 import { dbNow } from "../../db/schema/columns.js";
 import type { AppDb, Tx } from "../../platform/db/index.js";
 import { allOf, keyset, nameMatches } from "../../platform/http/lists.js";
+import { grantsStore } from "../grants/store.js";
 import type { ModelRow } from "./configured-store.js";
 import type { Page } from "./providers-store.js";
 
@@ -20,34 +20,15 @@ export interface GrantListRow {
 const g = projectModelGrants;
 const m = configuredModels;
 
-export async function insertGrant(tx: Db, row: PgInsertValue<typeof projectModelGrants>): Promise<GrantRow> {
-  const [inserted] = await tx.insert(g).values(row).returning();
-  return inserted!;
-}
+/** The statements every kind of grant shares (modules/grants); a model grant is seen from its project's side. */
+const grants = grantsStore(g, { subject: g.configuredModelId, project: g.projectId });
 
+export const insertGrant = grants.insertGrant;
 /** The project's grant, row-locked for the rest of the transaction. */
-export async function lockGrant(tx: Tx, orgId: string, projectId: string, grantId: string): Promise<GrantRow | undefined> {
-  const [row] = await tx
-    .select()
-    .from(g)
-    .where(and(eq(g.orgId, orgId), eq(g.projectId, projectId), eq(g.id, grantId)))
-    .for("update");
-  return row;
-}
-
-export async function findGrantOfModel(tx: Db, projectId: string, modelId: string): Promise<GrantRow | undefined> {
-  const [row] = await tx.select().from(g).where(and(eq(g.projectId, projectId), eq(g.configuredModelId, modelId)));
-  return row;
-}
-
-export async function hasGrants(tx: Db, orgId: string, modelId: string): Promise<boolean> {
-  const [row] = await tx
-    .select({ one: sql<number>`1` })
-    .from(g)
-    .where(and(eq(g.orgId, orgId), eq(g.configuredModelId, modelId)))
-    .limit(1);
-  return row !== undefined;
-}
+export const lockGrant = (tx: Tx, orgId: string, projectId: string, grantId: string) => grants.lockGrant(tx, orgId, { projectId }, grantId);
+export const findGrantOfModel = (tx: Db, projectId: string, modelId: string) => grants.findGrantBetween(tx, modelId, projectId);
+export const hasGrants = grants.isGranted;
+export const deleteGrant = grants.deleteGrant;
 
 export async function updateGrant(tx: Db, orgId: string, grantId: string, changes: GrantChanges): Promise<GrantRow> {
   const [row] = await tx
@@ -56,10 +37,6 @@ export async function updateGrant(tx: Db, orgId: string, grantId: string, change
     .where(and(eq(g.orgId, orgId), eq(g.id, grantId)))
     .returning();
   return row!;
-}
-
-export async function deleteGrant(tx: Db, orgId: string, grantId: string): Promise<void> {
-  await tx.delete(g).where(and(eq(g.orgId, orgId), eq(g.id, grantId)));
 }
 
 /**

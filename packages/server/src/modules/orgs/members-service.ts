@@ -54,8 +54,14 @@ export async function refuseLastOwner(tx: Tx, userId: string): Promise<void> {
   throw conflict(`you are the last owner of ${named.join(", ")}; make another member an owner or delete the organization first`);
 }
 
-export function createMemberService(deps: { db: Database }) {
-  const { db } = deps;
+/**
+ * A module whose rows go with a membership (a user's secrets in the org, by foreign key cascade) and that
+ * must refuse a member's removal while others still rely on them: it throws the refusal (a 409).
+ */
+export type MemberHolder = (tx: Tx, orgId: string, userId: string) => Promise<void>;
+
+export function createMemberService(deps: { db: Database; holders?: readonly MemberHolder[] }) {
+  const { db, holders = [] } = deps;
 
   return {
     async listMembers(principal: Principal, orgId: string, page: { limit: number; cursor?: string; sort: Sort; name?: string }) {
@@ -81,7 +87,10 @@ export function createMemberService(deps: { db: Database }) {
       });
     },
 
-    /** Managers remove members (owners only by owners); anyone may leave, except the last owner. */
+    /**
+     * Managers remove members (owners only by owners); anyone may leave, except the last owner, and no one
+     * while the member's user secrets are in use (`MemberHolder`).
+     */
     async removeMember(principal: Principal, orgId: string, userId: string): Promise<void> {
       await db.tx(async (tx) => {
         await lockOrgForChange(tx, orgId);
@@ -94,6 +103,7 @@ export function createMemberService(deps: { db: Database }) {
           if (!self && !orgRoleAllows(access.orgRole, "org.own")) throw forbidden("only an owner can remove an owner");
           await requireAnotherOwner(tx, orgId, "leave");
         }
+        for (const holder of holders) await holder(tx, orgId, userId);
         await ms.deleteMembership(tx, target.id);
       });
     },

@@ -1,8 +1,8 @@
 import { Type, type Static, type TObject, type TSchema } from "typebox";
-import { Cursor, GrantSort, Limit, NameFilter, ResourceSort } from "../../platform/http/lists.js";
+import { Cursor, Limit, NameFilter, ResourceSort } from "../../platform/http/lists.js";
 import { Id, Metadata, ResourceName, Timestamp } from "../../platform/http/schemas.js";
-import { Project } from "../orgs/schemas.js";
 import { component } from "../../platform/http/components.js";
+import type { OwnedGrantApi } from "../grants/owned-schemas.js";
 
 export const TAG = "Secrets";
 
@@ -145,11 +145,16 @@ export const Secret = component("Secret", Type.Object(
   strict,
 ));
 
-export const SecretGrant = component("SecretGrant", Type.Object(
-  { id: Id("secretGrant"), org_id: Id("org"), secret_id: Id("secret"), target_project_id: Id("project"), created_at: Timestamp },
-  strict,
-));
-export const SecretGrantListItem = component("SecretGrantListItem", Type.Object({ grant: SecretGrant, target_project: Project }, strict));
+/** Grants to other projects (modules/grants): the routes' names and the rights their descriptions state. */
+export const SECRET_GRANTS: OwnedGrantApi = {
+  noun: "secret",
+  title: "Secret",
+  subjectId: "secret",
+  grantId: "secretGrant",
+  tag: TAG,
+  targetRight: "project.secrets.manage",
+  history: "versions",
+};
 
 export const SecretAvailability = component("SecretAvailability", Type.Union([
   Type.Object({ source: Type.Literal("direct"), project_id: Id("project") }, strict),
@@ -166,7 +171,6 @@ export const UpdateSecretRequest = component("UpdateSecretRequest", Type.Object(
   { additionalProperties: false, minProperties: 1, description: "metadata, when given, replaces the whole map." },
 ));
 export const SecretVersionRequest = component("SecretVersionRequest", Type.Object({ material: SecretMaterial }, strict));
-export const SecretGrantCreateRequest = component("SecretGrantCreateRequest", Type.Object({ target_project_id: Id("project") }, strict));
 
 /** `metadata[key]=value` query parameters arrive with the brackets in their names; each must match. */
 export const METADATA_PARAM = /^metadata\[(.{1,128})\]$/s;
@@ -209,13 +213,7 @@ export const ListProjectSecretsQuery = Type.Object(
   { additionalProperties: false, ...metadataParams },
 );
 
-export const ListGrantsQuery = Type.Object(
-  { name: Type.Optional(NameFilter), sort: Type.Optional(GrantSort), limit: Type.Optional(Limit), cursor: Type.Optional(Cursor) },
-  { additionalProperties: false },
-);
-
 export const SecretParams = Type.Object({ orgID: Id("org"), secretID: Id("secret") });
-export const GrantParams = Type.Object({ orgID: Id("org"), secretID: Id("secret"), grantID: Id("secretGrant") });
 export const ProjectSecretsParams = Type.Object({ orgID: Id("org"), projectID: Id("project") });
 export const ProjectSecretParams = Type.Object({ orgID: Id("org"), projectID: Id("project"), secretID: Id("secret") });
 

@@ -2,13 +2,12 @@ import type { EnvelopeCipher } from "../../platform/crypto/envelope.js";
 import type { Database, Tx } from "../../platform/db/index.js";
 import { isForeignKeyViolation, isUniqueViolation } from "../../platform/db/index.js";
 import { sqlState } from "../../platform/db/pg-errors.js";
-import { AppError, conflict, forbidden, invalidRequest, notFound } from "../../platform/errors.js";
+import { AppError, conflict, invalidRequest, notFound } from "../../platform/errors.js";
 import type { Principal } from "../../platform/http/auth.js";
 import { newUuid } from "../../platform/ids.js";
-import { projectRoleOf, requireOrg, requireProject } from "../orgs/access.js";
-import { projectRoleAllows } from "../orgs/policy.js";
-import { authorityOver, requireListScope, requireOwnerManage, requireSecret } from "./authority.js";
-import { grants, type GrantRow } from "./grants-store.js";
+import { requireProject } from "../orgs/access.js";
+import { requireListScope, requireOwnerManage, requireSecret } from "./authority.js";
+import { createSecretGrants } from "./grants.js";
 import { checkMaterial, openMaterial, payloadKeys, sealMaterial } from "./material.js";
 import type { AvailabilitySource, OwnerKind, SecretKind, SecretMaterial } from "./schemas.js";
 import * as store from "./store.js";
@@ -37,7 +36,20 @@ export type SecretUser = (tx: Tx, orgId: string, secretId: string) => Promise<st
 export function createSecretsService(deps: { db: Database; cipher: EnvelopeCipher; users?: readonly SecretUser[] }) {
   const { db, cipher, users = [] } = deps;
 
+  /** The first of `owned` that a module still uses, with what uses it. */
+  async function firstInUse(tx: Tx, owned: Array<{ id: string; orgId: string; name: string }>) {
+    for (const secret of owned) {
+      for (const user of users) {
+        const usedBy = await user(tx, secret.orgId, secret.id);
+        if (usedBy !== undefined) return { name: secret.name, usedBy };
+      }
+    }
+    return undefined;
+  }
+
   return {
+    ...createSecretGrants({ db }),
+
     async listSecrets(principal: Principal, orgId: string, query: SecretListQuery) {
       const { ownerKind } = query.filters;
       if (ownerKind === "project" && query.ownerProjectId === undefined) {
@@ -129,12 +141,18 @@ export function createSecretsService(deps: { db: Database; cipher: EnvelopeCiphe
      * secrets is in use, as deleting it alone would be. The secrets go with the user's memberships.
      */
     async refuseSecretsInUse(tx: Tx, userId: string): Promise<void> {
-      for (const secret of await store.listUserSecrets(tx, userId)) {
-        for (const user of users) {
-          const usedBy = await user(tx, secret.orgId, secret.id);
-          if (usedBy !== undefined) throw conflict(`your secret "${secret.name}" is in use by ${usedBy}; stop using it, then delete the account`);
-        }
-      }
+      const inUse = await firstInUse(tx, await store.listUserSecrets(tx, userId));
+      if (inUse) throw conflict(`your secret "${inUse.name}" is in use by ${inUse.usedBy}; stop using it, then delete the account`);
+    },
+
+    /**
+     * For the removal of a member from an org (orgs' `MemberHolder`): their user secrets there go with
+     * the membership, so one still in use (a machine pool grant's environment, through a secret grant)
+     * refuses the removal, naming the secret and its user, rather than breaking that user silently.
+     */
+    async refuseMemberSecretsInUse(tx: Tx, orgId: string, userId: string): Promise<void> {
+      const inUse = await firstInUse(tx, await store.listUserSecrets(tx, userId, orgId));
+      if (inUse) throw conflict(`the member's secret "${inUse.name}" is in use by ${inUse.usedBy}; stop using it, then remove the member`);
     },
 
     /** Adds the next version and makes it current. The material must be of the secret's kind. */
@@ -151,49 +169,6 @@ export function createSecretsService(deps: { db: Database; cipher: EnvelopeCiphe
         const envelope = sealMaterial(cipher, { orgId, secretId, versionNumber, kind: secret.kind as SecretKind }, material);
         await store.insertVersion(tx, { id: newUuid(), orgId, secretId, versionNumber, envelope });
         return store.updateSecret(tx, orgId, secretId, { currentVersionNumber: versionNumber, payloadKeys: payloadKeys(material) });
-      });
-    },
-
-    async listGrants(principal: Principal, orgId: string, secretId: string, query: { name?: string; page: store.Page }) {
-      return db.tx(async (tx) => {
-        await requireSecret(tx, principal, orgId, secretId, "manage");
-        return grants.listGrants(tx, { orgId, subjectId: secretId, name: query.name, page: query.page });
-      });
-    },
-
-    /**
-     * Makes the secret available to another project. The caller manages the secret and manages secrets
-     * in the target project, so a grant never hands a value to a project by someone who could not put
-     * one there themselves.
-     */
-    async createGrant(principal: Principal, orgId: string, secretId: string, targetProjectId: string): Promise<GrantRow> {
-      return withConflicts(() =>
-        db.tx(async (tx) => {
-          const { secret } = await requireSecret(tx, principal, orgId, secretId, "change");
-          await requireProject(tx, principal, orgId, targetProjectId, "project.secrets.manage");
-          if (secret.ownerKind === "project" && secret.ownerProjectId === targetProjectId) {
-            throw conflict("the secret belongs to this project and is already available to it");
-          }
-          if (await grants.findGrantToProject(tx, secretId, targetProjectId)) throw conflict("the secret is already granted to this project");
-          return grants.insertGrant(tx, { id: newUuid(), orgId, secretId, targetProjectId });
-        }),
-      );
-    },
-
-    /** Revokes a grant. Either side may: who manages the secret, or who manages secrets in the target project. */
-    async deleteGrant(principal: Principal, orgId: string, secretId: string, grantId: string): Promise<void> {
-      await db.tx(async (tx) => {
-        const access = await requireOrg(tx, principal, orgId);
-        const secret = await store.findSecret(tx, orgId, secretId);
-        const grant = secret ? await grants.findGrant(tx, orgId, secretId, grantId) : undefined;
-        if (!secret || !grant) throw notFound("secret grant");
-        const authority = await authorityOver(tx, access, secret);
-        const targetRole = await projectRoleOf(tx, access, grant.targetProjectId);
-        if (!authority.manage && !projectRoleAllows(targetRole, "project.secrets.manage")) {
-          if (!authority.read && !projectRoleAllows(targetRole, "project.secrets.list")) throw notFound("secret grant");
-          throw forbidden("you do not have permission to revoke this grant");
-        }
-        await grants.deleteGrant(tx, orgId, grantId);
       });
     },
 
@@ -280,7 +255,6 @@ async function withConflicts<T>(work: () => Promise<T>): Promise<T> {
     return await work();
   } catch (err) {
     if (isUniqueViolation(err, "secrets_owner_name")) throw conflict("a secret with this name already exists for this owner");
-    if (isUniqueViolation(err, "secret_grants_target")) throw conflict("the secret is already granted to this project");
     if (sqlState(err) === "23503") throw notFound("owner or target project");
     throw err;
   }

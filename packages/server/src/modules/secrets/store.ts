@@ -10,15 +10,8 @@ type Db = AppDb | Tx;
 export type SecretRow = typeof secrets.$inferSelect;
 export type VersionRow = typeof secretVersions.$inferSelect;
 
-import type { Owner } from "../orgs/ownership.js";
-export type { Owner };
-
-/** The owners whose secrets a caller may list: the org's, some or all projects', and one user's. */
-export interface ListScope {
-  org: boolean;
-  projects: "all" | string[];
-  userId: string | null;
-}
+import type { Owner, OwnerListScope as ListScope } from "../orgs/ownership.js";
+export type { ListScope, Owner };
 
 export interface SecretFilters {
   name?: string;
@@ -90,12 +83,12 @@ export async function deleteSecret(tx: Db, orgId: string, secretId: string): Pro
   await tx.delete(secrets).where(and(eq(secrets.orgId, orgId), eq(secrets.id, secretId)));
 }
 
-/** The secrets `userId` owns, in every org. */
-export async function listUserSecrets(tx: Db, userId: string): Promise<Array<{ id: string; orgId: string; name: string }>> {
+/** The secrets `userId` owns, in every org or in one. */
+export async function listUserSecrets(tx: Db, userId: string, orgId?: string): Promise<Array<{ id: string; orgId: string; name: string }>> {
   return tx
     .select({ id: secrets.id, orgId: secrets.orgId, name: secrets.name })
     .from(secrets)
-    .where(and(eq(secrets.ownerKind, "user"), eq(secrets.ownerUserId, userId)));
+    .where(allOf(eq(secrets.ownerKind, "user"), eq(secrets.ownerUserId, userId), orgId === undefined ? undefined : eq(secrets.orgId, orgId)));
 }
 
 export async function findVersion(tx: Db, secretId: string, versionNumber: number): Promise<VersionRow | undefined> {

@@ -1,7 +1,5 @@
 import { encodeId } from "../../platform/ids.js";
 import { iso } from "../../platform/http/schemas.js";
-import { projectView } from "../orgs/views.js";
-import type { GrantRow, GrantTargetRow } from "./grants-store.js";
 import type { SecretKind } from "./schemas.js";
 import type { SecretRow } from "./store.js";
 
@@ -26,20 +24,6 @@ export function secretView(secret: SecretRow) {
     created_at: iso(secret.createdAt),
     updated_at: iso(secret.updatedAt),
   };
-}
-
-export function grantView(grant: GrantRow) {
-  return {
-    id: encodeId("secretGrant", grant.id),
-    org_id: encodeId("org", grant.orgId),
-    secret_id: encodeId("secret", grant.secretId),
-    target_project_id: encodeId("project", grant.targetProjectId),
-    created_at: iso(grant.createdAt),
-  };
-}
-
-export function grantListItemView(row: { grant: GrantRow; project: GrantTargetRow }) {
-  return { grant: grantView(row.grant), target_project: projectView(row.project) };
 }
 
 /** A secret seen from a project: direct when the project owns it, else through the grant named. */

@@ -1,11 +1,11 @@
-import { Type } from "typebox";
 import type { HttpApp } from "../../platform/http/app.js";
 import { pageOf, sortValue, toPage } from "../../platform/http/lists.js";
 import { pathId } from "../../platform/http/params.js";
 import { errorResponses, Page } from "../../platform/http/schemas.js";
+import { ownedGrantRoutes } from "../grants/owned-routes.js";
 import * as s from "./schemas.js";
 import type { SkillsService } from "./service.js";
-import { grantListItemView, grantView, projectSkillView } from "./views.js";
+import { projectSkillView } from "./views.js";
 
 export function skillPath(params: { orgID: string; skillID: string }): [string, string] {
   return [pathId("org", params.orgID), pathId("skill", params.skillID)];
@@ -15,71 +15,7 @@ export function skillPath(params: { orgID: string; skillID: string }): [string, 
 export function skillAccessRoutes(app: HttpApp, deps: { skills: SkillsService }) {
   const { skills } = deps;
 
-  app.get(
-    "/orgs/:orgID/skills/:skillID/grants",
-    {
-      schema: {
-        tags: [s.TAG],
-        operationId: "listSkillGrants",
-        summary: "List a skill's grants",
-        description: "The skill's grants with their target projects, newest first; name filters and sorts by the target project's name.",
-        params: s.SkillParams,
-        querystring: s.ListGrantsQuery,
-        response: { 200: Page(s.SkillGrantListItem), ...errorResponses() },
-      },
-    },
-    async (request) => {
-      const page = pageOf(request.query);
-      const rows = await skills.listGrants(request.principal!, ...skillPath(request.params), { name: request.query.name, page });
-      return toPage(
-        rows,
-        page.limit,
-        page.sort,
-        (r) => ({ value: sortValue(page.sort, { name: r.project.name, createdAt: r.grant.createdAt }), id: r.grant.id }),
-        grantListItemView,
-      );
-    },
-  );
-
-  app.post(
-    "/orgs/:orgID/skills/:skillID/grants",
-    {
-      schema: {
-        tags: [s.TAG],
-        operationId: "createSkillGrant",
-        summary: "Grant a skill to a project",
-        description:
-          "Makes the skill available to another project. Needs the right to manage the skill and project.manage on the " +
-          "target project. The owning project already has it (409), as does a project granted it before (409).",
-        params: s.SkillParams,
-        body: s.SkillGrantCreateRequest,
-        response: { 201: s.SkillGrant, ...errorResponses(409) },
-      },
-    },
-    async (request, reply) => {
-      const target = pathId("project", request.body.target_project_id);
-      const grant = await skills.createGrant(request.principal!, ...skillPath(request.params), target);
-      return reply.status(201).send(grantView(grant));
-    },
-  );
-
-  app.delete(
-    "/orgs/:orgID/skills/:skillID/grants/:grantID",
-    {
-      schema: {
-        tags: [s.TAG],
-        operationId: "deleteSkillGrant",
-        summary: "Revoke a skill grant",
-        description: "Revokes one grant; the skill, its revisions and other grants stay.",
-        params: s.GrantParams,
-        response: { 204: Type.Null(), ...errorResponses() },
-      },
-    },
-    async (request, reply) => {
-      await skills.deleteGrant(request.principal!, ...skillPath(request.params), pathId("skillGrant", request.params.grantID));
-      return reply.status(204).send(null);
-    },
-  );
+  ownedGrantRoutes(app, s.SKILL_GRANTS, skills);
 
   app.get(
     "/orgs/:orgID/projects/:projectID/skills",

@@ -1,9 +1,9 @@
 import { Type, type Static } from "typebox";
-import { Cursor, GrantSort, Limit, NameFilter, ResourceSort } from "../../platform/http/lists.js";
+import { Cursor, Limit, NameFilter, ResourceSort } from "../../platform/http/lists.js";
 import { Id, Timestamp } from "../../platform/http/schemas.js";
-import { Project } from "../orgs/schemas.js";
 import { AVAILABILITY_SOURCES, OWNER_KINDS, Tagged } from "../secrets/schemas.js";
 import { component } from "../../platform/http/components.js";
+import type { OwnedGrantApi } from "../grants/owned-schemas.js";
 
 export const TAG = "Skills";
 
@@ -49,11 +49,16 @@ export const Skill = component("Skill", Type.Object(
   strict,
 ));
 
-export const SkillGrant = component("SkillGrant", Type.Object(
-  { id: Id("skillGrant"), org_id: Id("org"), skill_id: Id("skill"), target_project_id: Id("project"), created_at: Timestamp },
-  strict,
-));
-export const SkillGrantListItem = component("SkillGrantListItem", Type.Object({ grant: SkillGrant, target_project: Project }, strict));
+/** Grants to other projects (modules/grants): the routes' names and the rights their descriptions state. */
+export const SKILL_GRANTS: OwnedGrantApi = {
+  noun: "skill",
+  title: "Skill",
+  subjectId: "skill",
+  grantId: "skillGrant",
+  tag: TAG,
+  targetRight: "project.manage",
+  history: "revisions",
+};
 
 export const SkillAvailability = component("SkillAvailability", Type.Union([
   Type.Object({ source: Type.Literal("direct") }, strict),
@@ -72,7 +77,6 @@ export const UpdateSkillRequest = component("UpdateSkillRequest", Type.Object(
   },
   { additionalProperties: false, minProperties: 1, maxProperties: 1, description: "Exactly one of archive and skill_md." },
 ));
-export const SkillGrantCreateRequest = component("SkillGrantCreateRequest", Type.Object({ target_project_id: Id("project") }, strict));
 
 export const ListSkillsQuery = Type.Object(
   {
@@ -98,11 +102,5 @@ export const ListProjectSkillsQuery = Type.Object(
   strict,
 );
 
-export const ListGrantsQuery = Type.Object(
-  { name: Type.Optional(NameFilter), sort: Type.Optional(GrantSort), limit: Type.Optional(Limit), cursor: Type.Optional(Cursor) },
-  strict,
-);
-
 export const SkillParams = Type.Object({ orgID: Id("org"), skillID: Id("skill") });
-export const GrantParams = Type.Object({ orgID: Id("org"), skillID: Id("skill"), grantID: Id("skillGrant") });
 export const ProjectSkillsParams = Type.Object({ orgID: Id("org"), projectID: Id("project") });

@@ -2,18 +2,17 @@ import type { BlobStore } from "../../platform/blobs/index.js";
 import type { Database, Tx } from "../../platform/db/index.js";
 import { isUniqueViolation } from "../../platform/db/index.js";
 import { sqlState } from "../../platform/db/pg-errors.js";
-import { conflict, forbidden, invalidRequest, notFound } from "../../platform/errors.js";
+import { conflict, invalidRequest, notFound } from "../../platform/errors.js";
 import type { Principal } from "../../platform/http/auth.js";
 import type { PageRequest } from "../../platform/http/lists.js";
 import { newUuid } from "../../platform/ids.js";
 import { orphanSweep } from "../../platform/blobs/orphans.js";
 import { activeAgentAttachesSkill } from "../agents/store.js";
-import { projectRoleOf, requireOrg, requireProject } from "../orgs/access.js";
-import { projectRoleAllows } from "../orgs/policy.js";
+import { requireProject } from "../orgs/access.js";
 import { checkArchive, replaceSkillMd, type CheckedArchive } from "./archive.js";
 import { archiveError } from "./archive-rules.js";
-import { authorityOver, requireListScope, requireOwnerManage, requireSkill } from "./authority.js";
-import { grants, type GrantRow } from "./grants-store.js";
+import { requireListScope, requireOwnerManage, requireSkill } from "./authority.js";
+import { createSkillGrants } from "./grants.js";
 import type { AvailabilitySource, OwnerKind } from "./schemas.js";
 import { parseSkillMd } from "./skill-md.js";
 import * as store from "./store.js";
@@ -56,6 +55,8 @@ export function createSkillsService(deps: { db: Database; blobs: BlobStore }) {
   }
 
   return {
+    ...createSkillGrants({ db }),
+
     async listSkills(principal: Principal, orgId: string, query: { filters: store.SkillFilters; ownerProjectId?: string; page: PageRequest }) {
       const { ownerKind } = query.filters;
       if (ownerKind === "project" && query.ownerProjectId === undefined) throw invalidRequest("owner_project_id is required with owner_kind=project");
@@ -160,45 +161,6 @@ export function createSkillsService(deps: { db: Database; blobs: BlobStore }) {
       if (keys.length > 0) tx.afterCommit(() => void Promise.allSettled(keys.map((key) => blobs.delete(key))));
     },
 
-    async listGrants(principal: Principal, orgId: string, skillId: string, query: { name?: string; page: PageRequest }) {
-      return db.tx(async (tx) => {
-        await requireSkill(tx, principal, orgId, skillId, "manage");
-        return grants.listGrants(tx, { orgId, subjectId: skillId, name: query.name, page: query.page });
-      });
-    },
-
-    /** Makes the skill available to another project; the caller manages the skill and the target project. */
-    async createGrant(principal: Principal, orgId: string, skillId: string, targetProjectId: string): Promise<GrantRow> {
-      return withConflicts(() =>
-        db.tx(async (tx) => {
-          const { skill } = await requireSkill(tx, principal, orgId, skillId, "change");
-          await requireProject(tx, principal, orgId, targetProjectId, "project.manage");
-          if (skill.ownerKind === "project" && skill.ownerProjectId === targetProjectId) {
-            throw conflict("the skill belongs to this project and is already available to it");
-          }
-          if (await grants.findGrantToProject(tx, skillId, targetProjectId)) throw conflict("the skill is already granted to this project");
-          return grants.insertGrant(tx, { id: newUuid(), orgId, skillId, targetProjectId });
-        }),
-      );
-    },
-
-    /** Revokes a grant. Either side may: who manages the skill, or who manages the target project. */
-    async deleteGrant(principal: Principal, orgId: string, skillId: string, grantId: string): Promise<void> {
-      await db.tx(async (tx) => {
-        const access = await requireOrg(tx, principal, orgId);
-        const skill = await store.findSkill(tx, orgId, skillId);
-        const grant = skill ? await grants.findGrant(tx, orgId, skillId, grantId) : undefined;
-        if (!skill || !grant) throw notFound("skill grant");
-        const authority = await authorityOver(tx, access, skill);
-        const targetRole = await projectRoleOf(tx, access, grant.targetProjectId);
-        if (!authority.manage && !projectRoleAllows(targetRole, "project.manage")) {
-          if (!authority.read && !projectRoleAllows(targetRole, "project.read")) throw notFound("skill grant");
-          throw forbidden("you do not have permission to revoke this grant");
-        }
-        await grants.deleteGrant(tx, orgId, grantId);
-      });
-    },
-
     async listProjectSkills(principal: Principal, orgId: string, projectId: string, query: { filters: store.SkillFilters; source?: AvailabilitySource; page: PageRequest }) {
       return db.tx(async (tx) => {
         await requireProject(tx, principal, orgId, projectId, "project.read");
@@ -278,7 +240,6 @@ async function withConflicts<T>(work: () => Promise<T>): Promise<T> {
     return await work();
   } catch (err) {
     if (isUniqueViolation(err, "skills_owner_name")) throw conflict("another upload created a skill of this name for this owner at the same time; upload again");
-    if (isUniqueViolation(err, "skill_grants_target")) throw conflict("the skill is already granted to this project");
     if (sqlState(err) === "23503") throw notFound("owner or target project");
     throw err;
   }

@@ -10,15 +10,8 @@ type Db = AppDb | Tx;
 export type SkillRow = typeof skills.$inferSelect;
 export type RevisionRow = typeof skillRevisions.$inferSelect;
 
-import type { Owner } from "../orgs/ownership.js";
-export type { Owner };
-
-/** The owners whose skills a caller may list: the org's, some or all projects', and one user's. */
-export interface ListScope {
-  org: boolean;
-  projects: "all" | string[];
-  userId: string | null;
-}
+import type { Owner, OwnerListScope as ListScope } from "../orgs/ownership.js";
+export type { ListScope, Owner };
 
 export interface SkillFilters {
   name?: string;

@@ -1,7 +1,5 @@
 import { encodeId } from "../../platform/ids.js";
 import { iso } from "../../platform/http/schemas.js";
-import { projectView } from "../orgs/views.js";
-import type { GrantRow, GrantTargetRow } from "./grants-store.js";
 import type { RevisionRow, SkillRow } from "./store.js";
 
 function ownerView(skill: SkillRow) {
@@ -28,20 +26,6 @@ export function skillSummaryView(skill: SkillRow) {
 /** A skill with its current revision's SKILL.md and file list, as get, create and update answer. */
 export function skillView(row: { skill: SkillRow; revision: RevisionRow }) {
   return { ...skillSummaryView(row.skill), skill_md: row.revision.skillMd, files: row.revision.files };
-}
-
-export function grantView(grant: GrantRow) {
-  return {
-    id: encodeId("skillGrant", grant.id),
-    org_id: encodeId("org", grant.orgId),
-    skill_id: encodeId("skill", grant.skillId),
-    target_project_id: encodeId("project", grant.targetProjectId),
-    created_at: iso(grant.createdAt),
-  };
-}
-
-export function grantListItemView(row: { grant: GrantRow; project: GrantTargetRow }) {
-  return { grant: grantView(row.grant), target_project: projectView(row.project) };
 }
 
 /** A skill seen from a project: direct when the project owns it, else through the grant named. */
