@@ -45,6 +45,23 @@ const effortsHelp = "Reasoning efforts the model accepts; a non-empty list needs
 const inputHelp = "Input types the model accepts (text, image, file); empty leaves them unspecified.";
 const outputHelp = "Output types the model returns; empty leaves them unspecified.";
 
+/** A price: non-negative, up to 12 digits before the point and 6 after (the column is numeric(18, 6)). */
+const Price = (description: string) => Type.String({ pattern: "^(0|[1-9][0-9]{0,11})(\\.[0-9]{1,6})?$", maxLength: 19, description });
+export const ModelPricing = component("ModelPricing", Type.Object(
+  {
+    input_per_mtok: Price("US dollars per million input tokens that were neither read from nor written to the prompt cache."),
+    output_per_mtok: Price("US dollars per million output tokens (reasoning tokens included)."),
+    cache_read_per_mtok: Type.Optional(Price("US dollars per million input tokens read from the prompt cache; input_per_mtok when absent.")),
+    cache_write_per_mtok: Type.Optional(Price("US dollars per million input tokens written to the prompt cache; input_per_mtok when absent.")),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "What the model costs, as decimal strings of US dollars per million tokens (up to 6 decimals). Each model call's " +
+      "cost_micro_usd is computed from the pricing of the revision it used (docs/usage-and-budgets.md).",
+  },
+));
+
 export const ConfiguredModel = component("ConfiguredModel", Type.Object(
   {
     id: Id("configuredModel"),
@@ -65,6 +82,7 @@ export const ConfiguredModel = component("ConfiguredModel", Type.Object(
     input_modalities: Type.Array(Type.String()),
     output_modalities: Type.Array(Type.String()),
     api_variant_options: Type.Unsafe<Record<string, unknown>>({ type: "object", additionalProperties: true }),
+    pricing: Type.Union([ModelPricing, Type.Null()], { description: "The current revision's prices; null when it has none." }),
     created_at: Timestamp,
     updated_at: Timestamp,
     revision_created_at: Timestamp,
@@ -87,6 +105,7 @@ export const CreateConfiguredModelRequest = component("CreateConfiguredModelRequ
     input_modalities: Type.Optional(Labels(inputHelp)),
     output_modalities: Type.Optional(Labels(outputHelp)),
     api_variant_options: Type.Optional(ApiVariantOptions),
+    pricing: Type.Optional(ModelPricing),
   },
   { additionalProperties: false, description: "Names one model of the provider and says what it can do. Names are unique per provider config." },
 ));
@@ -109,6 +128,7 @@ export const UpdateConfiguredModelRequest = component("UpdateConfiguredModelRequ
     input_modalities: Type.Optional(Labels(inputHelp)),
     output_modalities: Type.Optional(Labels(outputHelp)),
     api_variant_options: Type.Optional(ApiVariantOptions),
+    pricing: Type.Optional(Type.Union([ModelPricing, Type.Null()], { description: "The model's prices; null removes them (a model without pricing costs 0)." })),
   },
   {
     additionalProperties: false,
