@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gt, inArray, lt, or, sql, type Placeholder, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, gt, inArray, lt, ne, or, sql, type Placeholder, type SQL } from "drizzle-orm";
 import { agentEvents, agentInputs, agentTurns, contextCheckpoints, modelCallContexts, modelOutputs, toolCallResults, toolCalls } from "../../db/schema/index.js";
 import type { AppDb, Tx } from "../../platform/db/index.js";
 import { builtOnce } from "../../platform/db/prepared.js";
@@ -153,6 +153,25 @@ export async function findTurn(db: Db, agentId: string, turnId: string): Promise
     .from(agentTurns)
     .where(and(eq(agentTurns.agentId, agentId), eq(agentTurns.id, turnId)));
   return turn;
+}
+
+/** Tool calls not completed yet, oldest first, at most `limit`: the pending calls of a stream's snapshot. */
+export async function pendingToolCalls(db: Db, agentId: string, limit: number): Promise<ToolCallRow[]> {
+  return db
+    .select()
+    .from(toolCalls)
+    .where(and(eq(toolCalls.agentId, agentId), ne(toolCalls.state, "completed")))
+    .orderBy(asc(toolCalls.createdAt), asc(toolCalls.id))
+    .limit(limit);
+}
+
+/** Whether the agent has a model call under way (at most one: the unique index on started contexts). */
+export async function modelCallStarted(db: Db, agentId: string): Promise<boolean> {
+  const [row] = await db
+    .select({ id: modelCallContexts.id })
+    .from(modelCallContexts)
+    .where(and(eq(modelCallContexts.agentId, agentId), eq(modelCallContexts.state, "started")));
+  return row !== undefined;
 }
 
 export interface ToolCallFilter {
