@@ -158,7 +158,7 @@ describe("usage", () => {
     const list = await events(server.api, project, one);
     const userActor = list.find((e) => e.event_kind === "agent_input" && e.input_kind === "content").actor_id as string;
     const external = (await events(server.api, project, two)).find((e) => e.input_kind === "content").actor_id as string;
-    expect(userActor).toMatch(/^act_/);
+    expect(userActor).toMatch(/^actr_/);
     expect(external).not.toBe(userActor);
     const sums = (calls: number) => ({
       model_calls: calls,
@@ -252,7 +252,7 @@ describe("the stream's snapshot", () => {
     await send(server.api, project, agentId, "look it up");
     const calls = await eventually(
       async () => (await server.api.get(`${project.base}/agents/${agentId}/tool-calls`, { token: project.token })).body.data,
-      (list: any[]) => list.some((c) => c.state === "waiting"),
+      (list: any[]) => list.some((c) => c.state === "ready"),
     );
     const list = await events(server.api, project, agentId);
     const last = list.at(-1).sequence as number;

@@ -7,7 +7,7 @@ import { latestSequence, type AgentRow } from "../../runtime/store/journal.js";
 import { AgentInteraction } from "../interactions/schemas.js";
 import { interactionView } from "../interactions/views.js";
 import { modelCallStarted, pendingToolCalls } from "./store.js";
-import { ToolCall, toolCallView } from "./views.js";
+import { ToolCall, toolCallView, type ToolCallView } from "./views.js";
 
 /** Open interactions and pending tool calls a snapshot lists at most, each (a turn's batch is far smaller). */
 const SNAPSHOT_LIMIT = 100;
@@ -15,7 +15,8 @@ const SNAPSHOT_LIMIT = 100;
 export const AgentStatus = component("AgentStatus", Type.Enum(["idle", "working", "waiting", "archived"], {
   description:
     "`working`: svc has work in hand (a model call under way, tool calls to authorize or run, or inputs in the backlog). " +
-    "`waiting`: nothing moves until someone answers an interaction or a client submits a custom tool's result. " +
+    "`waiting`: nothing moves until someone answers an interaction or approves a call, a client submits a custom tool's " +
+    "result, or a machine finishes a command. " +
     "`idle`: nothing to do. `archived`: the agent is archived.",
 }));
 
@@ -49,7 +50,7 @@ export async function loadSnapshot(db: AppDb, agent: AgentRow): Promise<AgentSna
   const open = interactions.slice(0, SNAPSHOT_LIMIT);
   const pending = calls.map(toolCallView);
   return {
-    status: statusOf(agent, { calling, open: open.length, pendingStates: pending.map((c) => c.state), backlog }),
+    status: statusOf(agent, { calling, open: open.length, pending, backlog }),
     interactions: open.map((row) => interactionView(agent, row)),
     pending_tool_calls: pending,
     backlog_count: backlog,
@@ -57,12 +58,17 @@ export async function loadSnapshot(db: AppDb, agent: AgentRow): Promise<AgentSna
   };
 }
 
-/** Tool-call states in which svc itself moves the call on; the others wait on a person or a client. */
-const SVC_MOVES = new Set(["awaiting_authorization", "ready", "running"]);
+/**
+ * Whether svc itself moves a pending call on: it authorizes and runs them, except a ready custom call, whose
+ * result a client submits, and calls waiting on a person (`awaiting_permission`) or on a machine or process (`waiting`).
+ */
+function svcMoves(call: Pick<ToolCallView, "state" | "type">): boolean {
+  return call.state === "awaiting_authorization" || call.state === "running" || (call.state === "ready" && call.type !== "custom");
+}
 
-function statusOf(agent: AgentRow, facts: { calling: boolean; open: number; pendingStates: string[]; backlog: number }): AgentSnapshotView["status"] {
+function statusOf(agent: AgentRow, facts: { calling: boolean; open: number; pending: ToolCallView[]; backlog: number }): AgentSnapshotView["status"] {
   if (agent.state === "archived") return "archived";
-  if (facts.calling || facts.pendingStates.some((state) => SVC_MOVES.has(state))) return "working";
-  if (facts.open > 0 || facts.pendingStates.length > 0) return "waiting";
+  if (facts.calling || facts.pending.some(svcMoves)) return "working";
+  if (facts.open > 0 || facts.pending.length > 0) return "waiting";
   return facts.backlog > 0 ? "working" : "idle";
 }

@@ -13,11 +13,15 @@ type Db = AppDb | Tx;
 /** Stands for "none" in a nullable key's sort value: no UUIDv7 is all zeros, so it sorts before every real id. */
 export const NO_ID = "00000000-0000-0000-0000-000000000000";
 
+// A literal, not a parameter: the select list, GROUP BY and HAVING must spell the same expression, and two
+// parameters are two expressions to PostgreSQL.
+const noId = sql.raw(`'${NO_ID}'::uuid`);
+
 const KEY_COLUMNS: Record<UsageKey, SQL> = {
   project: sql`project_id`,
   agent: sql`agent_id`,
-  agent_profile: sql`coalesce(agent_profile_id, ${NO_ID}::uuid)`,
-  actor: sql`coalesce(actor_id, ${NO_ID}::uuid)`,
+  agent_profile: sql`coalesce(agent_profile_id, ${noId})`,
+  actor: sql`coalesce(actor_id, ${noId})`,
   model: sql`configured_model_id`,
   day: sql`day`,
 };
