@@ -2810,7 +2810,7 @@ export type components = {
             last_sequence: number;
         };
         /**
-         * @description `working`: svc has work in hand (a model call under way, tool calls to authorize or run, or inputs in the backlog). `waiting`: nothing moves until someone answers an interaction or a client submits a custom tool's result. `idle`: nothing to do. `archived`: the agent is archived.
+         * @description `working`: svc has work in hand (a model call under way, tool calls to authorize or run, or inputs in the backlog). `waiting`: nothing moves until someone answers an interaction or approves a call, a client submits a custom tool's result, or a machine finishes a command. `idle`: nothing to do. `archived`: the agent is archived.
          * @enum {unknown}
          */
         AgentStatus: "idle" | "working" | "waiting" | "archived";
@@ -3347,6 +3347,7 @@ export type components = {
             display_name?: string;
             context_window_tokens?: number;
             max_output_tokens?: number;
+            pricing?: components["schemas"]["ModelPricing"];
         };
         Error: {
             error: string;

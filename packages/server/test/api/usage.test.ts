@@ -4,6 +4,7 @@ import { createConfig, eventually, events, finalOutputs, launch, send } from "..
 import { useFakeProvider } from "../support/fake-provider.js";
 import { useTestServer } from "../support/server.js";
 import { SseStream } from "../support/sse.js";
+import { createProvider, createSecret, startStaticProvider } from "./models-fixtures.js";
 
 /*
  * Prices, usage and the stream snapshot (docs/usage-and-budgets.md, docs/timeline.md), through HTTP with a
@@ -125,6 +126,32 @@ describe("prices", () => {
       cache_write_input_tokens: 400,
       cost_micro_usd: 2 * COST_A + COST_B,
     });
+  });
+});
+
+describe("the model catalog", () => {
+  it("suggests prices per million tokens where the provider's list states them per token", async () => {
+    const { token, org } = await server.api.userWithOrg();
+    const auth = { token };
+    const secretId = await createSecret(server.api, auth, org.id);
+    const listed = await startStaticProvider(200, {
+      data: [
+        { id: "a/priced", created: 3, pricing: { prompt: "0.000003", completion: "0.0000015", input_cache_read: "0.0000003", input_cache_write: "-1" } },
+        { id: "a/varies", created: 2, pricing: { prompt: "-1", completion: "0.00001" } },
+        { id: "a/free", created: 1, pricing: { prompt: "0", completion: "0" } },
+      ],
+    });
+    try {
+      const reply = await createProvider(server.api, auth, org.id, { name: "r", api_format: "openai-chat-completions", base_url: listed.baseUrl, credential_secret_id: secretId });
+      expect(reply.status, reply.text).toBe(201);
+      expect(reply.body.model_catalog.models).toEqual([
+        { slug: "a/priced", pricing: { input_per_mtok: "3", output_per_mtok: "1.5", cache_read_per_mtok: "0.3" } },
+        { slug: "a/varies" },
+        { slug: "a/free", pricing: { input_per_mtok: "0", output_per_mtok: "0" } },
+      ]);
+    } finally {
+      await listed.close();
+    }
   });
 });
 

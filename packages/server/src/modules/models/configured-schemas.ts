@@ -3,6 +3,7 @@ import { Cursor, Limit } from "../../platform/http/lists.js";
 import { Id, ResourceName, Timestamp } from "../../platform/http/schemas.js";
 import { ManagementKindSchema } from "./providers-schemas.js";
 import { component } from "../../platform/http/components.js";
+import { ModelPricing } from "./pricing.js";
 
 export const CACHE_RETENTIONS = ["none", "short", "long"] as const;
 export type CacheRetention = (typeof CACHE_RETENTIONS)[number];
@@ -44,23 +45,6 @@ const effortHelp = "Reasoning effort sent by default; needs supports_reasoning, 
 const effortsHelp = "Reasoning efforts the model accepts; a non-empty list needs supports_reasoning.";
 const inputHelp = "Input types the model accepts (text, image, file); empty leaves them unspecified.";
 const outputHelp = "Output types the model returns; empty leaves them unspecified.";
-
-/** A price: non-negative, up to 12 digits before the point and 6 after (the column is numeric(18, 6)). */
-const Price = (description: string) => Type.String({ pattern: "^(0|[1-9][0-9]{0,11})(\\.[0-9]{1,6})?$", maxLength: 19, description });
-export const ModelPricing = component("ModelPricing", Type.Object(
-  {
-    input_per_mtok: Price("US dollars per million input tokens that were neither read from nor written to the prompt cache."),
-    output_per_mtok: Price("US dollars per million output tokens (reasoning tokens included)."),
-    cache_read_per_mtok: Type.Optional(Price("US dollars per million input tokens read from the prompt cache; input_per_mtok when absent.")),
-    cache_write_per_mtok: Type.Optional(Price("US dollars per million input tokens written to the prompt cache; input_per_mtok when absent.")),
-  },
-  {
-    additionalProperties: false,
-    description:
-      "What the model costs, as decimal strings of US dollars per million tokens (up to 6 decimals). Each model call's " +
-      "cost_micro_usd is computed from the pricing of the revision it used (docs/usage-and-budgets.md).",
-  },
-));
 
 export const ConfiguredModel = component("ConfiguredModel", Type.Object(
   {
