@@ -200,12 +200,11 @@ describe("usage", () => {
     expect(all.data).toEqual([sums(3)]);
     expect(all.totals).toEqual(sums(3));
     const byAgent = await usage(project, "?group_by=agent");
-    expect(byAgent.data).toEqual(
-      [
-        { agent_id: one, ...sums(1) },
-        { agent_id: two, ...sums(2) },
-      ].sort((a, b) => a.agent_id.localeCompare(b.agent_id)),
-    );
+    // Ids sort as created (they are UUIDv7): agent one first.
+    expect(byAgent.data).toEqual([
+      { agent_id: one, ...sums(1) },
+      { agent_id: two, ...sums(2) },
+    ]);
     expect((await usage(project, "?group_by=agent_profile")).data).toEqual([
       { agent_profile_id: null, ...sums(1) },
       { agent_profile_id: profile.body.id, ...sums(2) },
