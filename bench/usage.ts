@@ -21,12 +21,12 @@ const TO = "2026-07-01";
  */
 async function fillRollups(server: BenchServer, orgId: string): Promise<number> {
   const raw = await rawAccess(server, 1);
-  const ids = (kind: string, n: number) => `(SELECT array_agg(md5('${kind}' || g)::uuid ORDER BY g) FROM generate_series(0, ${n - 1}) g)`;
+  const ids = (kind: string, n: number) => `(SELECT array_agg(md5('${kind}' || g)::uuid ORDER BY g) AS ids FROM generate_series(0, ${n - 1}) g)`;
   await raw.query(
     `INSERT INTO usage_daily (org_id, day, project_id, agent_id, agent_profile_id, actor_id, configured_model_id, model_calls,
        input_tokens, output_tokens, cache_read_input_tokens, cache_write_input_tokens, reasoning_output_tokens, cost_micro_usd)
-     SELECT '${orgId}'::uuid, day, projects[agent % ${PROJECTS} + 1], agents[agent + 1], CASE WHEN agent % 2 = 0 THEN profiles[agent % 20 + 1] END,
-       actors[agent * 2 + actor + 1], models[agent % 3 + 1], count(*), sum(1200), sum(300), sum(800), sum(50), 0, sum(4500)
+     SELECT '${orgId}'::uuid, day, projects.ids[agent % ${PROJECTS} + 1], agents.ids[agent + 1], CASE WHEN agent % 2 = 0 THEN profiles.ids[agent % 20 + 1] END,
+       actors.ids[agent * 2 + actor + 1], models.ids[agent % 3 + 1], count(*), sum(1200), sum(300), sum(800), sum(50), 0, sum(4500)
      FROM (SELECT i % ${AGENTS} AS agent, (i / ${AGENTS}) % 2 AS actor, DATE '${FROM}' + (i * 7) % ${DAYS} AS day FROM generate_series(0, ${CALLS - 1}) i) calls,
        ${ids("project", PROJECTS)} projects, ${ids("agent", AGENTS)} agents, ${ids("profile", 20)} profiles,
        ${ids("actor", AGENTS * 2)} actors, ${ids("model", 3)} models
