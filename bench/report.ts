@@ -4,7 +4,7 @@ import type { KindResults } from "./run.js";
 import { renderLoad } from "./report-load.js";
 import { TARGETS, targetCells } from "./targets.js";
 
-const ORDER = ["sse-fanout", "append", "reads", "tool-results", "orchestration", "conversation"];
+const ORDER = ["sse-fanout", "append", "reads", "tool-results", "usage", "orchestration", "conversation"];
 
 export function renderReport(all: KindResults[]): string {
   const out: string[] = [];

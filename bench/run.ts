@@ -5,7 +5,7 @@
  *
  *   npm run bench                       # PGlite, plus PostgreSQL when DATABASE_URL is set
  *   npm run bench -- --db=pglite        # one kind only
- *   npm run bench -- --only=sse,reads   # some benchmarks (sse, append, reads, tool-results, orchestration, conversation, load)
+ *   npm run bench -- --only=sse,reads   # some benchmarks (sse, append, reads, tool-results, usage, orchestration, conversation, load)
  *   npm run bench -- --only=conversation --sizes=10,100   # the conversation benchmark at some sizes only (a quick check)
  *   npm run bench -- --only=orchestration --agents=1      # some orchestration scenarios only (a quick check)
  *   npm run bench -- --only=load --clients=50 --seconds=5 --load-agents=10   # a short load run (defaults 200, 30, 20)
@@ -23,6 +23,7 @@ import { orchestration } from "./orchestration.js";
 import { pageReads } from "./reads.js";
 import { sseFanout } from "./sse-fanout.js";
 import { toolResults } from "./tool-results.js";
+import { usageReads } from "./usage.js";
 import { renderReport } from "./report.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -75,6 +76,14 @@ async function runKind(kind: DbKind): Promise<KindResults> {
       const server = await startBenchServer(kind);
       try {
         keep(await toolResults(server, provider.baseUrl, kind === "pglite" ? 300 : 500));
+      } finally {
+        await server.close();
+      }
+    }
+    if (wanted("usage")) {
+      const server = await startBenchServer(kind);
+      try {
+        keep(await usageReads(server, provider.baseUrl, kind === "pglite" ? 50 : 100));
       } finally {
         await server.close();
       }

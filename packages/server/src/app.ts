@@ -33,6 +33,8 @@ import { createToolsService } from "./modules/tools/service.js";
 import { toolRoutes } from "./modules/tools/routes.js";
 import { createActorsService } from "./modules/actors/service.js";
 import { actorRoutes } from "./modules/actors/routes.js";
+import { createUsageService } from "./modules/usage/service.js";
+import { usageRoutes } from "./modules/usage/routes.js";
 import { artifactRoutes } from "./modules/artifacts/routes.js";
 import { createAgentConfigService } from "./modules/agent-configs/service.js";
 import { agentConfigRoutes } from "./modules/agent-configs/routes.js";
@@ -170,6 +172,7 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
       interactionRoutes(api, { interactions });
       toolRoutes(api, { tools });
       actorRoutes(api, { actors: createActorsService({ db }) });
+      usageRoutes(api, { usage: createUsageService({ db }) });
       artifactRoutes(api, { artifacts });
       agentConfigRoutes(api, { agentConfigs: createAgentConfigService({ db, catalog }) });
       agentProfileRoutes(api, { agentProfiles: createAgentProfileService({ db }) });

@@ -1457,6 +1457,26 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/orgs/{orgID}/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get model usage
+         * @description Model calls, tokens and cost of the organization's agents over whole UTC days, grouped by the keys in group_by and sorted by them, with the totals over every group (org.read; owners and admins see every project, others the projects they can read). Usage belongs to the actor of the input that opened the turn. Read from daily rollups kept as calls are recorded (docs/usage-and-budgets.md). 400 when to is not after from or they are more than 366 days apart.
+         */
+        get: operations["getOrgUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/orgs/{orgID}/projects/{projectID}/agents/{agentID}/artifacts/{artifactID}": {
         parameters: {
             query?: never;
@@ -2777,6 +2797,23 @@ export type components = {
         AgentProfileID: string;
         AgentSequence: number;
         AgentSequenceCursor: number;
+        /** @description The agent's present, sent as the first frame (`event: snapshot`, no id) of a stream opened with snapshot=true. */
+        AgentSnapshot: {
+            status: components["schemas"]["AgentStatus"];
+            /** @description Open interactions, oldest first, as the interactions list answers them (at most 100). */
+            interactions: components["schemas"]["AgentInteraction"][];
+            /** @description Tool calls still waiting for a result, oldest first, as the tool-calls list answers them (at most 100). */
+            pending_tool_calls: components["schemas"]["ToolCall"][];
+            /** @description Content inputs waiting in the backlog. */
+            backlog_count: number;
+            /** @description The sequence of the agent's newest saved event (0 before the first). */
+            last_sequence: number;
+        };
+        /**
+         * @description `working`: svc has work in hand (a model call under way, tool calls to authorize or run, or inputs in the backlog). `waiting`: nothing moves until someone answers an interaction or approves a call, a client submits a custom tool's result, or a machine finishes a command. `idle`: nothing to do. `archived`: the agent is archived.
+         * @enum {unknown}
+         */
+        AgentStatus: "idle" | "working" | "waiting" | "archived";
         AgentTurn: {
             id: components["schemas"]["AgentTurnID"];
             agent_id: components["schemas"]["AgentID"];
@@ -2848,6 +2885,8 @@ export type components = {
             api_variant_options: {
                 [key: string]: unknown;
             };
+            /** @description The current revision's prices; null when it has none. */
+            pricing: components["schemas"]["ModelPricing"] | null;
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
             revision_created_at: components["schemas"]["Timestamp"];
@@ -2967,6 +3006,7 @@ export type components = {
             /** @description Output types the model returns; empty leaves them unspecified. */
             output_modalities?: string[];
             api_variant_options?: components["schemas"]["ModelAPIVariantOptions"];
+            pricing?: components["schemas"]["ModelPricing"];
         };
         CreateCronTriggerRequest: {
             name: components["schemas"]["ResourceName"];
@@ -3309,6 +3349,7 @@ export type components = {
             display_name?: string;
             context_window_tokens?: number;
             max_output_tokens?: number;
+            pricing?: components["schemas"]["ModelPricing"];
         };
         Error: {
             error: string;
@@ -4005,6 +4046,18 @@ export type components = {
          */
         ModelCacheRetention: "none" | "short" | "long";
         ModelCallContextID: string;
+        /** @description The model call's token usage as the provider reported it, and its cost. */
+        ModelCallUsage: {
+            /** @description The whole prompt, cache reads and writes included. */
+            input_tokens: number;
+            /** @description Reasoning tokens included. */
+            output_tokens: number;
+            cache_read_input_tokens: number;
+            cache_write_input_tokens: number;
+            reasoning_output_tokens: number;
+            /** @description Millionths of a US dollar, from the pricing of the model revision the call used; 0 without pricing (docs/usage-and-budgets.md). */
+            cost_micro_usd: number;
+        };
         /** @description The provider's live model list, fetched with the configured credential. A failed probe changes nothing stored: read it as a warning that the base URL or the key may be wrong. */
         ModelCatalog: {
             /** @enum {unknown} */
@@ -4022,7 +4075,7 @@ export type components = {
             source_seq_start: components["schemas"]["AgentSequence"];
             source_seq_end: components["schemas"]["AgentSequence"];
             coalesced_count: number;
-            /** @description One preview step. `block_start` carries `block_index` and `block` ({kind: text | thinking | tool_use, tool_call_id?, tool_name?}); `text_delta`, `thinking_delta` and `tool_arguments_delta` carry `block_index` and `delta`; `block_stop` carries `block_index`; `message_stop` carries `stop` ({reason, usage}); `error` carries `error` ({message}). */
+            /** @description One preview step. `block_start` carries `block_index` and `block` ({kind: text | thinking | tool_use, tool_call_id?, tool_name?}); `text_delta`, `thinking_delta` and `tool_arguments_delta` carry `block_index` and `delta`; `block_stop` carries `block_index`; `message_stop` carries `stop` ({reason, usage}, usage with cost_micro_usd); `error` carries `error` ({message}). */
             event: {
                 /** @enum {unknown} */
                 kind: "block_start" | "text_delta" | "thinking_delta" | "tool_arguments_delta" | "block_stop" | "message_stop" | "error";
@@ -4046,7 +4099,19 @@ export type components = {
             /** @enum {unknown} */
             stop_reason: "end_turn" | "tool_use" | "max_tokens" | "refusal" | "content_filter" | "error";
             content_blocks: components["schemas"]["ModelOutputContentBlock"][];
+            usage: components["schemas"]["ModelCallUsage"];
             created_at: components["schemas"]["Timestamp"];
+        };
+        /** @description What the model costs, as decimal strings of US dollars per million tokens (up to 6 decimals). Each model call's cost_micro_usd is computed from the pricing of the revision it used (docs/usage-and-budgets.md). */
+        ModelPricing: {
+            /** @description US dollars per million input tokens that were neither read from nor written to the prompt cache. */
+            input_per_mtok: string;
+            /** @description US dollars per million output tokens (reasoning tokens included). */
+            output_per_mtok: string;
+            /** @description US dollars per million input tokens read from the prompt cache; input_per_mtok when absent. */
+            cache_read_per_mtok?: string;
+            /** @description US dollars per million input tokens written to the prompt cache; input_per_mtok when absent. */
+            cache_write_per_mtok?: string;
         };
         /**
          * @description `bearer_token`: `Authorization: Bearer <credential>`. `api_key_header`: the credential in the header named by auth_options.header_name.
@@ -4590,7 +4655,7 @@ export type components = {
             /** @description Where the browser returns after the install: used when it is a path on svc's origin (`/…`), otherwise `/`. */
             return_to?: string;
         };
-        StreamEventsResponse: components["schemas"]["AgentEvent"] | components["schemas"]["ToolCallUpdate"] | components["schemas"]["ModelOutputDelta"] | components["schemas"]["Error"];
+        StreamEventsResponse: components["schemas"]["AgentEvent"] | components["schemas"]["ToolCallUpdate"] | components["schemas"]["ModelOutputDelta"] | components["schemas"]["AgentSnapshot"] | components["schemas"]["Error"];
         StructuredDataContentBlock: {
             /** @enum {string} */
             type: "structured_data";
@@ -4745,6 +4810,8 @@ export type components = {
             /** @description Output types the model returns; empty leaves them unspecified. */
             output_modalities?: string[];
             api_variant_options?: components["schemas"]["ModelAPIVariantOptions"];
+            /** @description The model's prices; null removes them (a model without pricing costs 0). */
+            pricing?: components["schemas"]["ModelPricing"] | null;
         };
         /** @description The target is immutable: delete the trigger and create another to retarget. */
         UpdateCronTriggerRequest: {
@@ -4865,6 +4932,45 @@ export type components = {
         };
         UploadDaemonArtifactResponse: {
             artifact_id: components["schemas"]["ArtifactID"];
+        };
+        /** @description The sums of one group: the keys asked for in group_by, then the sums. */
+        UsageGroup: {
+            project_id?: components["schemas"]["ProjectID"];
+            agent_id?: components["schemas"]["AgentID"];
+            /** @description null: agents launched from a config, not a profile. */
+            agent_profile_id?: components["schemas"]["AgentProfileID"] | null;
+            /** @description null: turns opened by an input an organization API key sent naming no actor. */
+            actor_id?: components["schemas"]["ActorID"] | null;
+            model_id?: components["schemas"]["ConfiguredModelID"];
+            /**
+             * Format: date
+             * @description A UTC day.
+             */
+            day?: string;
+            model_calls: number;
+            input_tokens: number;
+            output_tokens: number;
+            cache_read_input_tokens: number;
+            cache_write_input_tokens: number;
+            /** @description Millionths of a US dollar. */
+            cost_micro_usd: number;
+        };
+        UsageResponse: {
+            from: components["schemas"]["Timestamp"];
+            to: components["schemas"]["Timestamp"];
+            data: components["schemas"]["UsageGroup"][];
+            totals: components["schemas"]["UsageTotals"];
+            next_cursor: string | null;
+        };
+        /** @description Sums over every group. */
+        UsageTotals: {
+            model_calls: number;
+            input_tokens: number;
+            output_tokens: number;
+            cache_read_input_tokens: number;
+            cache_write_input_tokens: number;
+            /** @description Millionths of a US dollar. */
+            cost_micro_usd: number;
         };
         UserID: string;
         UserSecretOwner: {
@@ -8173,6 +8279,47 @@ export interface operations {
             "5XX": components["responses"]["ServerError"];
         };
     };
+    getOrgUsage: {
+        parameters: {
+            query?: {
+                /** @description Start (RFC 3339); its whole UTC day counts. Default: the first day of the current UTC month. */
+                from?: string;
+                /** @description End (RFC 3339, exclusive); the UTC day it falls in counts unless it is that day's midnight. At most 366 days after from. Default: the first day of the next UTC month. */
+                to?: string;
+                /** @description Comma-separated keys to group by: project, agent, agent_profile, actor, model, day. Without it, data holds one row of the totals. */
+                group_by?: string;
+                project_id?: components["schemas"]["ProjectID"];
+                agent_id?: components["schemas"]["AgentID"];
+                actor_id?: components["schemas"]["ActorID"];
+                model_id?: components["schemas"]["ConfiguredModelID"];
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                orgID: components["schemas"]["OrganizationID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
     getArtifact: {
         parameters: {
             query?: never;
@@ -10452,6 +10599,8 @@ export interface operations {
             query?: {
                 /** @description Send saved events after this sequence; the Last-Event-ID header wins when both are given. */
                 after_sequence?: number;
+                /** @description Send the agent's present first, as an `event: snapshot` frame without an id (AgentSnapshot: status, open interactions, pending tool calls, backlog_count, last_sequence), on a fresh connection and on a resumed one alike (default false). The frames after it are the same as without it. */
+                snapshot?: boolean;
                 /** @description Also send `model_output_delta` previews while a model responds (default false). Previews are not saved and never replayed; the `model_output` event with the same model_call_context_id replaces them. */
                 stream_deltas?: boolean;
             };

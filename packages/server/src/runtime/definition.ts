@@ -41,6 +41,16 @@ export interface ModelBinding {
   supportsReasoning: boolean;
   /** Empty when the model does not reason or the config leaves it to the model's default. */
   reasoningEffort: string;
+  /** The revision's prices; absent when it has none (its calls cost 0). Revisions never change, so neither does this. */
+  pricing?: ModelPricing;
+}
+
+/** Decimal strings of US dollars per million tokens (docs/usage-and-budgets.md); absent cache prices are the input price. */
+export interface ModelPricing {
+  inputPerMtok: string;
+  outputPerMtok: string;
+  cacheReadPerMtok?: string;
+  cacheWritePerMtok?: string;
 }
 
 /** An MCP server of the config: where it is, how svc authenticates, and who must approve its tools. */

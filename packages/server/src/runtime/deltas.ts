@@ -41,7 +41,8 @@ export class DeltaPublisher {
     this.add(this.toPublic(delta));
   }
 
-  stop(result: ModelResult): void {
+  /** The call's end, with its usage and what it cost (runtime/cost.ts). */
+  stop(result: ModelResult, costMicroUsd: number): void {
     const usage = {
       input_tokens_total: result.usage.inputTokens,
       uncached_input_tokens: Math.max(0, result.usage.inputTokens - result.usage.cacheReadTokens - result.usage.cacheWriteTokens),
@@ -49,6 +50,7 @@ export class DeltaPublisher {
       reasoning_output_tokens: result.usage.reasoningTokens,
       cache_read_input_tokens: result.usage.cacheReadTokens,
       cache_write_input_tokens: result.usage.cacheWriteTokens,
+      cost_micro_usd: costMicroUsd,
     };
     this.add({ kind: "message_stop", stop: { reason: result.stopReason, usage } });
   }

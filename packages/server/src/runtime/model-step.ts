@@ -15,6 +15,7 @@ import { prepareMcpTools, type McpAccess } from "./mcp/connections.js";
 import type { ArtifactsService } from "../modules/artifacts/service.js";
 import type { SkillsService } from "../modules/skills/service.js";
 import { skillCatalog } from "./skills.js";
+import { costMicroUsd } from "./cost.js";
 import { DeltaPublisher } from "./deltas.js";
 import type { ContextRow } from "./frontier.js";
 import { ModelError, type ModelClient, type ModelMessage, type ModelRequest, type ModelResult } from "./models/types.js";
@@ -59,7 +60,7 @@ export interface ModelStep {
 }
 
 type Outcome =
-  | { kind: "result"; result: ModelResult; definition: AgentDefinition; tools: ToolDefinition[]; toolCallIds: Map<string, string>; deltas: unknown[] }
+  | { kind: "result"; result: ModelResult; cost: number; definition: AgentDefinition; tools: ToolDefinition[]; toolCallIds: Map<string, string>; deltas: unknown[] }
   | Unrecorded;
 
 /** Outcomes other than a well-formed reply, which the general recorders write. */
@@ -210,8 +211,9 @@ async function callModel(deps: StepDeps, step: ModelStep, signal: AbortSignal, p
   if (estimate > usable) return { kind: "compact", message: `estimated ${estimate} input tokens exceed the usable window of ${usable}` };
   try {
     const result = await deps.models.stream({ ...base, system, messages, tools }, (delta) => publisher.push(delta));
-    publisher.stop(result);
-    return { kind: "result", result, definition, tools: offered, toolCallIds: publisher.toolCallIds, deltas: publisher.drain() };
+    const cost = costMicroUsd(result.usage, definition.model.pricing);
+    publisher.stop(result, cost);
+    return { kind: "result", result, cost, definition, tools: offered, toolCallIds: publisher.toolCallIds, deltas: publisher.drain() };
   } catch (err) {
     if (!(err instanceof ModelError && err.kind === "context_overflow")) throw err;
     publisher.fail(err.message);
@@ -285,6 +287,8 @@ function replyOf(outcome: Extract<Outcome, { kind: "result" }>): ModelReply | un
     replayScope: replayScope(definition.model),
     calls: newCalls,
     usage: result.usage,
+    costMicroUsd: outcome.cost,
+    configuredModelId: definition.model.configuredModelId,
     providerResponseId: result.providerResponseId ?? null,
     deltas: outcome.deltas,
   };

@@ -51,6 +51,7 @@ describe("creating configured models", () => {
       input_modalities: [],
       output_modalities: [],
       api_variant_options: {},
+      pricing: null,
       created_at: expect.stringMatching(ISO),
       updated_at: reply.body.created_at,
       revision_created_at: reply.body.created_at,

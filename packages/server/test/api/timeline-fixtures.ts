@@ -8,6 +8,9 @@ import { appendEvent, lockAgent, openTurn, type AgentRow } from "../../src/runti
 import { completeToolCall, setToolCallState, type ToolCallState, type ToolOutcome } from "../../src/runtime/store/tool-calls.js";
 import type { TestServer } from "../support/server.js";
 
+/** The token counts and cost every fixture model call records; its event shows them as `usage`. */
+export const OUTPUT_USAGE = { inputTokens: 120, outputTokens: 30, cacheReadTokens: 20, cacheWriteTokens: 5, reasoningTokens: 10, costMicroUsd: 777 };
+
 /*
  * Timelines written the way the runtime writes them. Agents are launched through the API elsewhere;
  * here the config and agent rows are inserted directly with Drizzle, so these tests depend only on the
@@ -149,7 +152,7 @@ export class TimelineWriter {
     });
   }
 
-  /** A completed model response in `turnId`, with the tool calls it requested (recorded as the runtime does). */
+  /** A completed model response in `turnId` (its call's usage is OUTPUT_USAGE), with the tool calls it requested (recorded as the runtime does). */
   async output(
     turnId: string,
     options: { blocks?: unknown[]; stopReason?: string; toolCalls?: ToolCallSpec[]; semantic?: boolean; contextId?: string } = {},
@@ -164,6 +167,7 @@ export class TimelineWriter {
         agentConfigId: agent.currentConfigId,
         inputEventSequence: agent.nextEventSequence - 1,
         state: "succeeded",
+        ...OUTPUT_USAGE,
       });
       const calls = (options.toolCalls ?? []).map((spec) => ({ ...spec, id: newUuid() }));
       const outputId = newUuid();

@@ -118,6 +118,7 @@ describe("GET /events", () => {
         { type: "text", text: "Reading them." },
         { type: "tool_call", tool_call_id: encodeId("toolCall", ids.toolCall!), tool_type: "custom", name: "read_drafts", input: { which: ["a", "b"] } },
       ],
+      usage: { input_tokens: 120, output_tokens: 30, cache_read_input_tokens: 20, cache_write_input_tokens: 5, reasoning_output_tokens: 10, cost_micro_usd: 777 },
       created_at: createdAt,
     });
     expect(e3).toEqual({

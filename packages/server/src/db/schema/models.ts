@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { boolean, check, foreignKey, index, integer, jsonb, pgTable, text, unique, uuid, type PgTableExtraConfigValue } from "drizzle-orm/pg-core";
+import { boolean, check, foreignKey, index, integer, jsonb, numeric, pgTable, text, unique, uuid, type PgTableExtraConfigValue } from "drizzle-orm/pg-core";
 import { createdAt, idColumn, updatedAt } from "./columns.js";
 import { orgs, projects } from "./orgs.js";
 import { secrets } from "./secrets.js";
@@ -111,6 +111,14 @@ export const configuredModelRevisions = pgTable(
     inputModalities: jsonb("input_modalities").$type<string[]>().notNull().default([]),
     outputModalities: jsonb("output_modalities").$type<string[]>().notNull().default([]),
     apiVariantOptions: jsonb("api_variant_options").$type<Record<string, unknown>>().notNull().default({}),
+    /**
+     * US dollars per million tokens, up to 6 decimals (docs/usage-and-budgets.md). Input and output are both
+     * set or both null (no pricing); the cache prices are optional beside them.
+     */
+    inputPerMtok: numeric("input_per_mtok", { precision: 18, scale: 6 }),
+    outputPerMtok: numeric("output_per_mtok", { precision: 18, scale: 6 }),
+    cacheReadPerMtok: numeric("cache_read_per_mtok", { precision: 18, scale: 6 }),
+    cacheWritePerMtok: numeric("cache_write_per_mtok", { precision: 18, scale: 6 }),
     createdAt: createdAt(),
   },
   (t) => [
@@ -126,6 +134,13 @@ export const configuredModelRevisions = pgTable(
       sql`${t.defaultMaxOutputTokens} IS NULL OR (${t.defaultMaxOutputTokens} >= 1 AND ${t.defaultMaxOutputTokens} <= ${t.maxOutputTokens})`,
     ),
     check("configured_model_revisions_cache_retention", sql`${t.defaultCacheRetention} IN ('none', 'short', 'long')`),
+    check(
+      "configured_model_revisions_pricing",
+      sql`((${t.inputPerMtok} IS NULL) = (${t.outputPerMtok} IS NULL))
+        AND (${t.inputPerMtok} IS NOT NULL OR (${t.cacheReadPerMtok} IS NULL AND ${t.cacheWritePerMtok} IS NULL))
+        AND coalesce(${t.inputPerMtok} >= 0 AND ${t.outputPerMtok} >= 0, true)
+        AND coalesce(${t.cacheReadPerMtok} >= 0, true) AND coalesce(${t.cacheWritePerMtok} >= 0, true)`,
+    ),
   ],
 );
 

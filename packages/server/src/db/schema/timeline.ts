@@ -89,6 +89,8 @@ export const modelCallContexts = pgTable(
     cacheReadTokens: integer("cache_read_tokens"),
     cacheWriteTokens: integer("cache_write_tokens"),
     reasoningTokens: integer("reasoning_tokens"),
+    /** Millionths of a US dollar, from the pricing of the model revision the call used; 0 without pricing. */
+    costMicroUsd: bigint("cost_micro_usd", { mode: "number" }),
     createdAt: createdAt(),
     completedAt: optionalTime("completed_at"),
   },

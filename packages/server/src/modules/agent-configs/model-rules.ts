@@ -1,4 +1,5 @@
-import type { ModelBinding } from "../../runtime/definition.js";
+import type { ModelBinding, ModelPricing } from "../../runtime/definition.js";
+import type { PricingValues } from "../models/pricing.js";
 import type { ProjectModelLookup } from "../models/project-models.js";
 import type { ModelChoice } from "./document.js";
 import type { ConfigIssues } from "./issues.js";
@@ -90,6 +91,7 @@ export function bindModel(choice: ModelChoice, lookup: ProjectModelLookup, issue
       cacheRetention: choice.cacheRetention ?? effective.defaultCacheRetention,
       supportsReasoning: effective.supportsReasoning,
       reasoningEffort: effective.supportsReasoning ? (effort ?? effective.defaultReasoningEffort) : "",
+      ...pricingBinding(effective),
     },
     facts: {
       apiVariant: provider.apiVariant,
@@ -101,4 +103,13 @@ export function bindModel(choice: ModelChoice, lookup: ProjectModelLookup, issue
       outputModalities: effective.outputModalities,
     },
   };
+}
+
+/** The revision's prices for the loop, left out when it has none (so configs of unpriced models compile as before). */
+function pricingBinding(values: PricingValues): { pricing?: ModelPricing } {
+  if (values.inputPerMtok === null || values.outputPerMtok === null) return {};
+  const pricing: ModelPricing = { inputPerMtok: values.inputPerMtok, outputPerMtok: values.outputPerMtok };
+  if (values.cacheReadPerMtok !== null) pricing.cacheReadPerMtok = values.cacheReadPerMtok;
+  if (values.cacheWritePerMtok !== null) pricing.cacheWritePerMtok = values.cacheWritePerMtok;
+  return { pricing };
 }

@@ -1,12 +1,15 @@
 import { outboundGet, OutboundTransferError } from "../../platform/net/outbound-http.js";
 import { OutboundRefusedError, type OutboundPolicy } from "../../platform/net/outbound.js";
 import type { ProviderSettings } from "./providers-rules.js";
+import { canonicalDecimal, type PricingBody } from "./pricing.js";
 
 export interface DiscoveredModel {
   slug: string;
   display_name?: string;
   context_window_tokens?: number;
   max_output_tokens?: number;
+  /** Suggested prices, where the provider's list states them (OpenRouter). */
+  pricing?: PricingBody;
 }
 
 export type ModelCatalog = { status: "ok"; models: DiscoveredModel[] } | { status: "failed"; error: string };
@@ -100,6 +103,8 @@ function discovered(entries: unknown[]): DiscoveredModel[] {
     const output = firstCount(entry, ["max_output_tokens", "max_completion_tokens", "max_tokens"], "max_completion_tokens", 1);
     if (window !== undefined) model.context_window_tokens = window;
     if (output !== undefined && (window === undefined || output < window)) model.max_output_tokens = output;
+    const pricing = listedPricing(entry);
+    if (pricing) model.pricing = pricing;
     ranked.push({ model, created: createdAt(entry), index });
   }
   ranked.sort((a, b) => b.created - a.created || a.index - b.index);
@@ -132,6 +137,38 @@ function firstCount(entry: Entry, keys: string[], topProviderKey: string, min: n
     if (typeof value === "number" && Number.isInteger(value) && value >= min && value <= INT32) return value;
   }
   return undefined;
+}
+
+/**
+ * OpenRouter's `pricing` (US dollars per token, decimal strings: `prompt`, `completion`, `input_cache_read`,
+ * `input_cache_write`) as prices per million tokens. Input and output are both needed; a price that is not
+ * a plain non-negative decimal (OpenRouter writes "-1" for "varies") or needs more than 6 decimals per
+ * million is left out, and without input or output nothing is suggested.
+ */
+function listedPricing(entry: Entry): PricingBody | undefined {
+  const listed = entry["pricing"];
+  if (typeof listed !== "object" || listed === null) return undefined;
+  const price = (key: string) => perMillion((listed as Entry)[key]);
+  const input = price("prompt");
+  const output = price("completion");
+  if (input === undefined || output === undefined) return undefined;
+  const pricing: PricingBody = { input_per_mtok: input, output_per_mtok: output };
+  const cacheRead = price("input_cache_read");
+  const cacheWrite = price("input_cache_write");
+  if (cacheRead !== undefined) pricing.cache_read_per_mtok = cacheRead;
+  if (cacheWrite !== undefined) pricing.cache_write_per_mtok = cacheWrite;
+  return pricing;
+}
+
+/** A per-token decimal string times a million, exactly (the point moves six places), in the API's spelling. */
+function perMillion(value: unknown): string | undefined {
+  if (typeof value !== "string" || !/^\d{1,12}(\.\d{1,12})?$/.test(value)) return undefined;
+  const [whole, fraction = ""] = value.split(".");
+  const digits = fraction.padEnd(6, "0");
+  const integer = `${whole}${digits.slice(0, 6)}`.replace(/^0+(?=\d)/, "");
+  const rest = digits.slice(6);
+  if (integer.length > 12) return undefined;
+  return canonicalDecimal(rest ? `${integer}.${rest}` : integer);
 }
 
 /** Unix seconds (`created`, OpenAI and OpenRouter) or RFC 3339 (`created_at`, Anthropic); 0 when absent. */

@@ -2,9 +2,10 @@ import { isDeepStrictEqual } from "node:util";
 import { Issues } from "./issues.js";
 import type { CacheRetention, CreateConfiguredModelRequest, UpdateConfiguredModelRequest } from "./configured-schemas.js";
 import type { ApiFormat } from "./providers-schemas.js";
+import { pricingValues, type PricingValues } from "./pricing.js";
 
-/** The runtime settings one immutable revision holds; everything about a model but its name. */
-export interface RevisionValues {
+/** The runtime settings and prices one immutable revision holds; everything about a model but its name. */
+export interface RevisionValues extends PricingValues {
   providerModelSlug: string;
   contextWindowTokens: number;
   maxOutputTokens: number;
@@ -42,6 +43,7 @@ export function revisionForCreate(format: ApiFormat, input: CreateConfiguredMode
     inputModalities: input.input_modalities ?? [],
     outputModalities: input.output_modalities ?? [],
     apiVariantOptions: input.api_variant_options ?? {},
+    ...pricingValues(input.pricing),
   };
   checkRevision(format, values, input.max_output_tokens !== undefined);
   return values;
@@ -62,9 +64,14 @@ export function revisionForUpdate(format: ApiFormat, current: RevisionValues, pa
     inputModalities: patch.input_modalities ?? current.inputModalities,
     outputModalities: patch.output_modalities ?? current.outputModalities,
     apiVariantOptions: patch.api_variant_options ?? current.apiVariantOptions,
+    ...(patch.pricing === undefined ? pricingOf(current) : pricingValues(patch.pricing)),
   };
   checkRevision(format, values, patch.max_output_tokens !== undefined);
   return values;
+}
+
+function pricingOf(v: PricingValues): PricingValues {
+  return { inputPerMtok: v.inputPerMtok, outputPerMtok: v.outputPerMtok, cacheReadPerMtok: v.cacheReadPerMtok, cacheWritePerMtok: v.cacheWritePerMtok };
 }
 
 export function sameRevision(a: RevisionValues, b: RevisionValues): boolean {

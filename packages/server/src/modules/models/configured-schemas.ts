@@ -3,6 +3,7 @@ import { Cursor, Limit } from "../../platform/http/lists.js";
 import { Id, ResourceName, Timestamp } from "../../platform/http/schemas.js";
 import { ManagementKindSchema } from "./providers-schemas.js";
 import { component } from "../../platform/http/components.js";
+import { ModelPricing } from "./pricing.js";
 
 export const CACHE_RETENTIONS = ["none", "short", "long"] as const;
 export type CacheRetention = (typeof CACHE_RETENTIONS)[number];
@@ -65,6 +66,7 @@ export const ConfiguredModel = component("ConfiguredModel", Type.Object(
     input_modalities: Type.Array(Type.String()),
     output_modalities: Type.Array(Type.String()),
     api_variant_options: Type.Unsafe<Record<string, unknown>>({ type: "object", additionalProperties: true }),
+    pricing: Type.Union([ModelPricing, Type.Null()], { description: "The current revision's prices; null when it has none." }),
     created_at: Timestamp,
     updated_at: Timestamp,
     revision_created_at: Timestamp,
@@ -87,6 +89,7 @@ export const CreateConfiguredModelRequest = component("CreateConfiguredModelRequ
     input_modalities: Type.Optional(Labels(inputHelp)),
     output_modalities: Type.Optional(Labels(outputHelp)),
     api_variant_options: Type.Optional(ApiVariantOptions),
+    pricing: Type.Optional(ModelPricing),
   },
   { additionalProperties: false, description: "Names one model of the provider and says what it can do. Names are unique per provider config." },
 ));
@@ -109,6 +112,7 @@ export const UpdateConfiguredModelRequest = component("UpdateConfiguredModelRequ
     input_modalities: Type.Optional(Labels(inputHelp)),
     output_modalities: Type.Optional(Labels(outputHelp)),
     api_variant_options: Type.Optional(ApiVariantOptions),
+    pricing: Type.Optional(Type.Union([ModelPricing, Type.Null()], { description: "The model's prices; null removes them (a model without pricing costs 0)." })),
   },
   {
     additionalProperties: false,

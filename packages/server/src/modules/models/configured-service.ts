@@ -10,6 +10,7 @@ import * as store from "./configured-store.js";
 import * as grants from "./grants-store.js";
 import type { ApiFormat } from "./providers-schemas.js";
 import * as providers from "./providers-store.js";
+import { storedPricing } from "./pricing.js";
 
 /**
  * Configured models: named models of a provider config with their capabilities. Each change to the
@@ -120,6 +121,7 @@ export function valuesOf(revision: store.RevisionRow): RevisionValues {
     inputModalities: revision.inputModalities,
     outputModalities: revision.outputModalities,
     apiVariantOptions: revision.apiVariantOptions,
+    ...storedPricing(revision),
   };
 }
 

@@ -3,6 +3,7 @@ import { Cursor, Limit, NameFilter, ResourceSort } from "../../platform/http/lis
 import { Id, ResourceName, Timestamp } from "../../platform/http/schemas.js";
 import { idPattern } from "../../platform/ids.js";
 import { component } from "../../platform/http/components.js";
+import { ModelPricing } from "./pricing.js";
 
 export const TAG = "Models";
 
@@ -128,6 +129,7 @@ export const DiscoveredProviderModel = component("DiscoveredProviderModel", Type
     display_name: Type.Optional(Type.String()),
     context_window_tokens: Type.Optional(Type.Integer({ minimum: 2, maximum: 2147483647 })),
     max_output_tokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 2147483647 })),
+    pricing: Type.Optional(ModelPricing),
   },
   strict,
 ));

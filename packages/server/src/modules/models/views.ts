@@ -5,6 +5,7 @@ import type { CacheRetention } from "./configured-schemas.js";
 import type { GrantListRow, GrantRow } from "./grants-store.js";
 import type { ApiFormat, AuthKind, ManagementKind } from "./providers-schemas.js";
 import type { ProviderRow } from "./providers-store.js";
+import { pricingView, storedPricing } from "./pricing.js";
 
 export function providerView(row: ProviderRow) {
   return {
@@ -54,6 +55,7 @@ function revisionFields(revision: RevisionRow) {
     input_modalities: revision.inputModalities,
     output_modalities: revision.outputModalities,
     api_variant_options: revision.apiVariantOptions,
+    pricing: pricingView(storedPricing(revision)),
   };
 }
 

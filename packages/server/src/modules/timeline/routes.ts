@@ -7,6 +7,7 @@ import { ErrorEnvelope, errorResponses, Id, writtenByViews } from "../../platfor
 import { AgentParams, TAG as AGENTS_TAG } from "../agents/schemas.js";
 import { EVENT_PAGE, TURN_PAGE, type TimelineService } from "./service.js";
 import type { EventStreams } from "./stream.js";
+import { AgentSnapshot } from "./snapshot.js";
 import * as v from "./views.js";
 
 const strict = { additionalProperties: false } as const;
@@ -49,6 +50,14 @@ const ListToolCallsQuery = Type.Object(
 const StreamQuery = Type.Object(
   {
     after_sequence: Type.Optional(Boundary("Send saved events after this sequence; the Last-Event-ID header wins when both are given.")),
+    snapshot: Type.Optional(
+      Type.Boolean({
+        description:
+          "Send the agent's present first, as an `event: snapshot` frame without an id (AgentSnapshot: status, open interactions, " +
+          "pending tool calls, backlog_count, last_sequence), on a fresh connection and on a resumed one alike (default false). " +
+          "The frames after it are the same as without it.",
+      }),
+    ),
     stream_deltas: Type.Optional(
       Type.Boolean({
         description:
@@ -64,7 +73,7 @@ const StreamHeaders = Type.Object({
   "last-event-id": Type.Optional(Boundary("The last saved sequence the client processed; resumes after it.")),
 });
 
-const StreamFrame = Type.Union([v.AgentEvent, v.ToolCallUpdate, v.ModelOutputDelta, ErrorEnvelope]);
+const StreamFrame = Type.Union([v.AgentEvent, v.ToolCallUpdate, v.ModelOutputDelta, AgentSnapshot, ErrorEnvelope]);
 
 export function timelineRoutes(app: HttpApp, deps: { timeline: TimelineService; streams: EventStreams }) {
   const { timeline, streams } = deps;
@@ -125,7 +134,8 @@ export function timelineRoutes(app: HttpApp, deps: { timeline: TimelineService; 
       // rather than wait for events that would be skipped.
       const newest = agent.nextEventSequence - 1;
       if (after > newest) throw invalidRequest(`the resume cursor ${after} is past the agent's newest event (${newest})`);
-      await streams.follow(reply, agent, { after, deltas: request.query.stream_deltas ?? false });
+      const snapshot = request.query.snapshot ? () => timeline.snapshot(request.principal!, ...agentPath(request.params)) : undefined;
+      await streams.follow(reply, agent, { after, deltas: request.query.stream_deltas ?? false, ...(snapshot ? { snapshot } : {}) });
     },
   );
 

@@ -5,6 +5,7 @@ import { toPage } from "../../platform/http/lists.js";
 import { requireAgent, requireAgentAlongside } from "../agents/access.js";
 import type { AgentRow } from "../../runtime/store/journal.js";
 import * as store from "./store.js";
+import { loadSnapshot, type AgentSnapshotView } from "./snapshot.js";
 import { eventViews, loadEventRows, loadEventsBySequence, toolCallView, turnView, type AgentEventView, type SequenceRange, type AgentTurnView, type ToolCallView } from "./views.js";
 
 /** Page sizes of the timeline lists (the spec's for events, the reference's for turns). */
@@ -129,6 +130,11 @@ export function createTimelineService(deps: { db: Database }) {
 
     /** The agent a stream follows, once the caller may read it (checked before the stream starts). */
     streamTarget: readableAgent,
+
+    /** The agent's present for a stream's first frame, read afresh once the stream has subscribed. */
+    async snapshot(principal: Principal, orgId: string, projectId: string, agentId: string): Promise<AgentSnapshotView> {
+      return loadSnapshot(db.read, await readableAgent(principal, orgId, projectId, agentId));
+    },
   };
 }
 

@@ -1,5 +1,5 @@
-import { and, asc, desc, eq, gt, inArray, lt, or, sql, type Placeholder, type SQL } from "drizzle-orm";
-import { agentEvents, agentInputs, agentTurns, contextCheckpoints, modelOutputs, toolCallResults, toolCalls } from "../../db/schema/index.js";
+import { and, asc, desc, eq, gt, inArray, lt, ne, or, sql, type Placeholder, type SQL } from "drizzle-orm";
+import { agentEvents, agentInputs, agentTurns, contextCheckpoints, modelCallContexts, modelOutputs, toolCallResults, toolCalls } from "../../db/schema/index.js";
 import type { AppDb, Tx } from "../../platform/db/index.js";
 import { builtOnce } from "../../platform/db/prepared.js";
 import { allOf, keyset } from "../../platform/http/lists.js";
@@ -10,7 +10,8 @@ import type { TurnRow } from "../../runtime/store/journal.js";
  * joined to its turn (for turn_sequence) and, by the one pointer the kind sets, to the input, model
  * output, tool result or checkpoint it records. Pages therefore cost one query whatever their size.
  * The page of `agent_events` rows is chosen first (a subquery with its own ORDER BY and LIMIT, which
- * PostgreSQL never flattens into the joins), so the five joins touch only the rows of the page.
+ * PostgreSQL never flattens into the joins), so the joins touch only the rows of the page (a model
+ * output's usage is its call context's, one more join by primary key).
  */
 
 type Db = AppDb | Tx;
@@ -62,6 +63,15 @@ function selectEvents(db: Db, where: SQL | undefined, direction: Direction, limi
         stopReason: modelOutputs.stopReason,
         contentBlocks: modelOutputs.contentBlocks,
       },
+      // The call's usage; null counts (a call that failed before the provider reported any) read as 0.
+      usage: {
+        inputTokens: modelCallContexts.inputTokens,
+        outputTokens: modelCallContexts.outputTokens,
+        cacheReadTokens: modelCallContexts.cacheReadTokens,
+        cacheWriteTokens: modelCallContexts.cacheWriteTokens,
+        reasoningTokens: modelCallContexts.reasoningTokens,
+        costMicroUsd: modelCallContexts.costMicroUsd,
+      },
       result: {
         toolCallId: toolCallResults.toolCallId,
         outcome: toolCallResults.outcome,
@@ -77,6 +87,7 @@ function selectEvents(db: Db, where: SQL | undefined, direction: Direction, limi
     .innerJoin(agentTurns, eq(agentTurns.id, page.turnId))
     .leftJoin(agentInputs, eq(agentInputs.id, page.agentInputId))
     .leftJoin(modelOutputs, eq(modelOutputs.id, page.modelOutputId))
+    .leftJoin(modelCallContexts, eq(modelCallContexts.id, modelOutputs.modelCallContextId))
     .leftJoin(toolCallResults, eq(toolCallResults.toolCallId, page.toolCallId))
     .leftJoin(contextCheckpoints, eq(contextCheckpoints.id, page.contextCheckpointId))
     // Joins keep no order; the page's order is restated on its rows.
@@ -142,6 +153,25 @@ export async function findTurn(db: Db, agentId: string, turnId: string): Promise
     .from(agentTurns)
     .where(and(eq(agentTurns.agentId, agentId), eq(agentTurns.id, turnId)));
   return turn;
+}
+
+/** Tool calls not completed yet, oldest first, at most `limit`: the pending calls of a stream's snapshot. */
+export async function pendingToolCalls(db: Db, agentId: string, limit: number): Promise<ToolCallRow[]> {
+  return db
+    .select()
+    .from(toolCalls)
+    .where(and(eq(toolCalls.agentId, agentId), ne(toolCalls.state, "completed")))
+    .orderBy(asc(toolCalls.createdAt), asc(toolCalls.id))
+    .limit(limit);
+}
+
+/** Whether the agent has a model call under way (at most one: the unique index on started contexts). */
+export async function modelCallStarted(db: Db, agentId: string): Promise<boolean> {
+  const [row] = await db
+    .select({ id: modelCallContexts.id })
+    .from(modelCallContexts)
+    .where(and(eq(modelCallContexts.agentId, agentId), eq(modelCallContexts.state, "started")));
+  return row !== undefined;
 }
 
 export interface ToolCallFilter {

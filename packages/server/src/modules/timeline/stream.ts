@@ -46,6 +46,11 @@ export interface FollowOptions {
   after: number;
   /** Whether to send `model_output_delta` previews. */
   deltas: boolean;
+  /**
+   * The first frame's data (`event: snapshot`), read once the stream has subscribed to the agent's hints,
+   * so that any change after it reaches the client as a frame; absent, no snapshot is sent.
+   */
+  snapshot?: () => Promise<unknown>;
 }
 
 export interface EventStreams {
@@ -102,9 +107,17 @@ export function createEventStreams(options: EventStreamsOptions): EventStreams {
         for (const stop of unsubscribe) stop();
         throw new AppError("service_unavailable", "the event stream is temporarily unavailable", {}, err);
       }
+      let first = "";
+      try {
+        // Read before the response starts, so that a failure is an ordinary error answer.
+        if (followOptions.snapshot) first = sseFrame("snapshot", JSON.stringify(await followOptions.snapshot()));
+      } catch (err) {
+        for (const stop of unsubscribe) stop();
+        throw err;
+      }
       reply.hijack();
       options.subscribers?.inc();
-      const done = follower.run(followOptions.after).finally(() => {
+      const done = follower.run(followOptions.after, first).finally(() => {
         options.subscribers?.dec();
         running.delete(follower);
         for (const stop of unsubscribe) stop();
@@ -273,8 +286,8 @@ class Follower implements PageReceiver {
     this.wakeUp?.();
   }
 
-  /** Runs once subscribed: only reads that start from now on may be shared. */
-  async run(after: number): Promise<void> {
+  /** Runs once subscribed: only reads that start from now on may be shared. `first` goes out before any event. */
+  async run(after: number, first: string): Promise<void> {
     const { res } = this;
     this.lastHint = this.reads.tick();
     const onGone = () => this.stop.abort();
@@ -288,7 +301,7 @@ class Follower implements PageReceiver {
       connection: "keep-alive",
       "x-accel-buffering": "no",
     });
-    await this.write(": ok\n\n");
+    await this.write(`: ok\n\n${first}`);
     this.cursor = after;
     while (!this.stop.signal.aborted) {
       if (this.reading) await this.reading;

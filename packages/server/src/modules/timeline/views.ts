@@ -71,6 +71,22 @@ export const AgentInputEvent = component("AgentInputEvent", Type.Object(
   strict,
 ));
 
+const TokenTotal = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
+export const ModelCallUsage = component("ModelCallUsage", Type.Object(
+  {
+    input_tokens: { ...TokenTotal, description: "The whole prompt, cache reads and writes included." },
+    output_tokens: { ...TokenTotal, description: "Reasoning tokens included." },
+    cache_read_input_tokens: TokenTotal,
+    cache_write_input_tokens: TokenTotal,
+    reasoning_output_tokens: TokenTotal,
+    cost_micro_usd: {
+      ...TokenTotal,
+      description: "Millionths of a US dollar, from the pricing of the model revision the call used; 0 without pricing (docs/usage-and-budgets.md).",
+    },
+  },
+  { additionalProperties: false, description: "The model call's token usage as the provider reported it, and its cost." },
+));
+
 export const ModelOutputEvent = component("ModelOutputEvent", Type.Object(
   {
     ...eventHead,
@@ -80,6 +96,7 @@ export const ModelOutputEvent = component("ModelOutputEvent", Type.Object(
     model_call_context_id: Id("modelCallContext"),
     stop_reason: Type.Enum(["end_turn", "tool_use", "max_tokens", "refusal", "content_filter", "error"]),
     content_blocks: Type.Array(ModelOutputContentBlock),
+    usage: ModelCallUsage,
     created_at: Timestamp,
   },
   strict,
@@ -194,7 +211,7 @@ export const ModelOutputDelta = component("ModelOutputDelta", Type.Object(
         description:
           "One preview step. `block_start` carries `block_index` and `block` ({kind: text | thinking | tool_use, tool_call_id?, " +
           "tool_name?}); `text_delta`, `thinking_delta` and `tool_arguments_delta` carry `block_index` and `delta`; `block_stop` " +
-          "carries `block_index`; `message_stop` carries `stop` ({reason, usage}); `error` carries `error` ({message}).",
+          "carries `block_index`; `message_stop` carries `stop` ({reason, usage}, usage with cost_micro_usd); `error` carries `error` ({message}).",
       },
     ),
   },
@@ -256,6 +273,7 @@ function viewOf(scope: EncodedScope, row: EventRecord): AgentEventView {
         model_call_context_id: encodeId("modelCallContext", output.modelCallContextId),
         stop_reason: output.stopReason as EventOf<"model_output">["stop_reason"],
         content_blocks: output.contentBlocks as EventOf<"model_output">["content_blocks"],
+        usage: usageView(row.usage),
         created_at: iso(row.createdAt),
       };
       return event;
@@ -301,6 +319,17 @@ function viewOf(scope: EncodedScope, row: EventRecord): AgentEventView {
     default:
       throw new Error(`event ${row.id} has an unknown kind "${row.eventKind}"`);
   }
+}
+
+function usageView(usage: EventRecord["usage"]): EventOf<"model_output">["usage"] {
+  return {
+    input_tokens: usage?.inputTokens ?? 0,
+    output_tokens: usage?.outputTokens ?? 0,
+    cache_read_input_tokens: usage?.cacheReadTokens ?? 0,
+    cache_write_input_tokens: usage?.cacheWriteTokens ?? 0,
+    reasoning_output_tokens: usage?.reasoningTokens ?? 0,
+    cost_micro_usd: usage?.costMicroUsd ?? 0,
+  };
 }
 
 type InputEvent = EventOf<"agent_input">;

@@ -206,6 +206,7 @@ export async function startModelCall(tx: Tx, plan: StartModelCall): Promise<{ lo
     cacheReadTokens: null,
     cacheWriteTokens: null,
     reasoningTokens: null,
+    costMicroUsd: null,
     createdAt: new Date(0),
     completedAt: null,
   };

@@ -174,6 +174,15 @@ export async function markResolved(tx: Db, inputId: string, eventId: string): Pr
 }
 
 /** Backlog order as one key: steering (0) before queued (1), then rank, queued_at, id. */
+/** How many content inputs wait in the agent's backlog (the backlog index holds exactly these). */
+export async function backlogCount(tx: Db, agentId: string): Promise<number> {
+  const [row] = await tx
+    .select({ count: sql<number>`count(*)::int` })
+    .from(agentInputs)
+    .where(and(eq(agentInputs.agentId, agentId), eq(agentInputs.state, "received"), eq(agentInputs.inputKind, "content")));
+  return row!.count;
+}
+
 export interface BacklogPosition {
   group: 0 | 1;
   rank: number;

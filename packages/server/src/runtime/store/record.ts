@@ -7,6 +7,7 @@ import type { ContextRow } from "../frontier.js";
 import type { ModelUsage } from "../models/types.js";
 import { notifyIn } from "../signals.js";
 import { wakeupUpsert } from "../wakeups.js";
+import { usageRollupSql } from "./usage.js";
 
 /** A tool call a model output asks for, as the record inserts it (`awaiting_authorization`). */
 export interface NewToolCall {
@@ -26,6 +27,10 @@ export interface ModelReply {
   replayScope: string;
   calls: NewToolCall[];
   usage: ModelUsage;
+  /** What the call cost in millionths of a dollar (runtime/cost.ts). */
+  costMicroUsd: number;
+  /** The configured model the call used, for the usage rollup. */
+  configuredModelId: string;
   providerResponseId: string | null;
   /** Preview envelopes not yet published: they ride on the record's commit, before the output event. */
   deltas: unknown[];
@@ -33,7 +38,7 @@ export interface ModelReply {
 
 /**
  * Records a model call's reply in one statement (reference design-brief.md §3.4 step 8): the output, its tool calls,
- * its event with the counter and the turn's bookkeeping, the context's success and usage, the lease's
+ * its event with the counter and the turn's bookkeeping, the context's success and usage, the day's usage rollup, the lease's
  * end, and the next wakeup when there is more to do (tool work, or inputs waiting), with every
  * notification delivered on commit. Nothing but the lease's end and a wakeup is written when the step
  * no longer owns its call (a cancel closed the context, or the lease was reaped): whoever did decides.
@@ -72,9 +77,11 @@ export async function recordReply(tx: Tx, agent: AgentRow, step: { lockId: strin
       succeeded AS (
         UPDATE model_call_contexts SET state = 'succeeded', completed_at = ${dbNow}, runtime_lock_id = NULL,
           provider_response_id = ${reply.providerResponseId}, input_tokens = ${reply.usage.inputTokens}, output_tokens = ${reply.usage.outputTokens},
-          cache_read_tokens = ${reply.usage.cacheReadTokens}, cache_write_tokens = ${reply.usage.cacheWriteTokens}, reasoning_tokens = ${reply.usage.reasoningTokens}
+          cache_read_tokens = ${reply.usage.cacheReadTokens}, cache_write_tokens = ${reply.usage.cacheWriteTokens}, reasoning_tokens = ${reply.usage.reasoningTokens},
+          cost_micro_usd = ${reply.costMicroUsd}
         WHERE id = ${context.id} AND state = 'started' AND ${guarded}
       ),
+      usage_rollup AS (${usageRollupSql(agent, context.turnId, reply)}),
       released AS (DELETE FROM agent_runtime_locks WHERE id = ${step.lockId}),
       woken AS (
         ${wakeupUpsert(agent.id, "model_step_done", sql`NOT ${guarded} OR ${reply.calls.length > 0}::boolean
