@@ -3,6 +3,7 @@ import { unwrap, type components } from "@svc/sdk";
 import { context, table, UsageError, type Context } from "../context.js";
 import { grantFor, listAll, pageQuery } from "../lists.js";
 import { projectPath } from "./agents.js";
+import { visible } from "../output.js";
 import { limitOption } from "./options.js";
 import { parseCount } from "./orgs.js";
 
@@ -66,7 +67,7 @@ export function modelCommands(program: Command): void {
       const path = await projectPath(ctx);
       const item = await grantFor((cursor) => unwrap(ctx.client().GET("/api/v1/orgs/{orgID}/projects/{projectID}/model-grants", { params: { path, query: pageQuery(cursor) } })), (i) => i.grant.configured_model_id === model || i.grant.id === model, model);
       await unwrap(ctx.client().DELETE("/api/v1/orgs/{orgID}/projects/{projectID}/model-grants/{modelGrantID}", { params: { path: { ...path, modelGrantID: item.grant.id } } }));
-      ctx.print({ revoked: item.grant.id }, () => `Revoked ${item.model.name} from ${path.projectID}.`);
+      ctx.print({ revoked: item.grant.id }, () => `Revoked ${visible(item.model.name)} from ${path.projectID}.`);
     });
 }
 

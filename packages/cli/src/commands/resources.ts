@@ -6,6 +6,7 @@ import type { Command } from "commander";
 import { SvcError, unwrap } from "@svc/sdk";
 import { context, table, type Context } from "../context.js";
 import { grantFor, listAll, pageQuery } from "../lists.js";
+import { visible } from "../output.js";
 import { projectPath } from "./agents.js";
 import { integrationCommands } from "./integrations.js";
 import { modelCommands } from "./models.js";
@@ -54,7 +55,7 @@ function machineGrantCommands(machines: Command): void {
     .action(async (machineID: string, _o: unknown, command: Command) => {
       const ctx = await context(command);
       const granted = await unwrap(ctx.client().POST("/api/v1/orgs/{orgID}/projects/{projectID}/machine-grants", { params: { path: await projectPath(ctx) }, body: { machine_id: machineID } }));
-      ctx.print(granted, () => `Granted ${granted.machine.display_name} to ${granted.grant.project_id} (${granted.grant.id}).`);
+      ctx.print(granted, () => `Granted ${visible(granted.machine.display_name)} to ${granted.grant.project_id} (${granted.grant.id}).`);
     });
   machines
     .command("revoke <machine>")
@@ -64,7 +65,7 @@ function machineGrantCommands(machines: Command): void {
       const path = await projectPath(ctx);
       const item = await grantFor((cursor) => unwrap(ctx.client().GET("/api/v1/orgs/{orgID}/projects/{projectID}/machine-grants", { params: { path, query: pageQuery(cursor) } })), (i) => i.machine.id === machine || i.grant.id === machine, machine);
       await unwrap(ctx.client().DELETE("/api/v1/orgs/{orgID}/projects/{projectID}/machine-grants/{grantID}", { params: { path: { ...path, grantID: item.grant.id } } }));
-      ctx.print({ revoked: item.grant.id }, () => `Revoked ${item.machine.display_name} from ${path.projectID}.`);
+      ctx.print({ revoked: item.grant.id }, () => `Revoked ${visible(item.machine.display_name)} from ${path.projectID}.`);
     });
   machines
     .command("delete <machine>")
@@ -127,7 +128,7 @@ function skillCommands(program: Command): void {
       const body: unknown = await response.json().catch(() => undefined);
       if (!response.ok) throw SvcError.from(response.status, body);
       const skill = body as { id: string; name: string };
-      ctx.print(skill, () => `${skill.id}  ${skill.name}`);
+      ctx.print(skill, () => `${skill.id}  ${visible(skill.name)}`);
     });
   skillGrantCommands(skills);
 }
