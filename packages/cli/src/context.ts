@@ -1,5 +1,6 @@
 import type { Command } from "commander";
-import { createClient, unwrap, type SvcClient } from "@svc/sdk";
+import { unwrap, type SvcClient } from "@svc/sdk";
+import { apiClient } from "./answers.js";
 import { readCredentials, type Credentials } from "./credentials.js";
 import { jsonText, printLine, visible } from "./output.js";
 
@@ -44,7 +45,7 @@ export async function context(command: Command): Promise<Context> {
     url,
     json,
     own,
-    client: () => (client ??= createClient({ baseUrl: url, ...(token ? { token } : {}) })),
+    client: () => (client ??= apiClient(url, token)),
     org: async () => options.org ?? process.env["SVC_ORG"] ?? own.org ?? (await onlyOrg(ctx.client())),
     project: async () => options.project ?? process.env["SVC_PROJECT"] ?? own.project ?? (await onlyProject(ctx.client(), await ctx.org())),
     print(value, human) {

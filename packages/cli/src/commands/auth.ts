@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import type { Command } from "commander";
-import { createClient, startDeviceLogin, unwrap, waitForDeviceLogin, type SvcClient } from "@svc/sdk";
+import { startDeviceLogin, unwrap, waitForDeviceLogin, type SvcClient } from "@svc/sdk";
+import { apiClient } from "../answers.js";
 import { context, type Context } from "../context.js";
 import { credentialsPath, removeCredentials, writeCredentials } from "../credentials.js";
 import { readPassword } from "../input.js";
@@ -18,7 +19,7 @@ export function authCommands(program: Command): void {
     .option("--token-name <name>", "the name of the personal access token the login makes", CLIENT_NAME)
     .action(async (options: { email: string; name: string; tokenName: string }, command: Command) => {
       const ctx = await context(command);
-      const client = createClient({ baseUrl: ctx.url });
+      const client = apiClient(ctx.url);
       const password = await readPassword("Choose a password (8 characters or more): ");
       const { session, user } = await signUp(client, { email: options.email, password, display_name: options.name });
       if (!session) {
@@ -37,7 +38,7 @@ export function authCommands(program: Command): void {
     .option("--token-name <name>", "the name of the personal access token the login makes", CLIENT_NAME)
     .action(async (options: { browser: boolean; email?: string; tokenName: string }, command: Command) => {
       const ctx = await context(command);
-      const client = createClient({ baseUrl: ctx.url });
+      const client = apiClient(ctx.url);
       const names = { client_name: CLIENT_NAME, token_name: options.tokenName };
       if (options.email) {
         const session = await signIn(client, { email: options.email, password: await readPassword("Password: ") });
@@ -72,7 +73,7 @@ export function authCommands(program: Command): void {
 
 /** Stores the new token for this server and says who it belongs to. */
 async function finishLogin(ctx: Context, client: SvcClient, token: string): Promise<void> {
-  const me = await unwrap(createClient({ baseUrl: client.baseUrl, token }).GET("/api/v1/me"));
+  const me = await unwrap(apiClient(client.baseUrl, token).GET("/api/v1/me"));
   // A new server or account starts without the default org and project of the previous one.
   await writeCredentials({ url: ctx.url, token });
   ctx.print({ url: ctx.url, user: me.user, credentials: credentialsPath() }, () => `Logged in to ${visible(ctx.url)} as ${visible(me.user.email)}.`);
