@@ -2,7 +2,7 @@ import { InvalidArgumentError, type Command } from "commander";
 import { followEvents, unwrap, type StreamFrame, type SvcClient } from "@svc/sdk";
 import { context } from "../context.js";
 import { jsonText, printError, printLine, printPart, visible } from "../output.js";
-import { projectPath } from "./agents.js";
+import { agentPath } from "./agents.js";
 
 export function tailCommand(program: Command): void {
   program
@@ -11,9 +11,9 @@ export function tailCommand(program: Command): void {
     .option("--after <sequence>", "start after this saved sequence (0 replays the whole timeline)", parseSequence, 0)
     .option("--no-deltas", "do not show text while the model writes it, only complete responses")
     .option("--until-idle", "stop after the first response that ends a turn (for scripts)")
-    .action(async (agentID: string, options: { after: number; deltas: boolean; untilIdle?: boolean }, command: Command) => {
+    .action(async (agent: string, options: { after: number; deltas: boolean; untilIdle?: boolean }, command: Command) => {
       const ctx = await context(command);
-      const { orgID, projectID } = await projectPath(ctx);
+      const { orgID, projectID, agentID } = await agentPath(ctx, agent);
       const controller = new AbortController();
       process.once("SIGINT", () => controller.abort());
       const render = ctx.json ? (frame: StreamFrame) => printLine(jsonText(frame)) : renderer();
