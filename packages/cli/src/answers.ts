@@ -9,7 +9,7 @@ import { createClient, type SvcClient } from "@svc/sdk";
 const CONTRACT = new URL("../../../api/openapi.json", import.meta.url);
 
 /** An answer the contract does not describe: a wrong address, a proxy's page, a server of another version. */
-export class UnexpectedAnswer extends Error {}
+class UnexpectedAnswer extends Error {}
 
 /** A client of svc's API whose every answer is checked against the contract before the CLI reads it. */
 export function apiClient(baseUrl: string, token?: string): SvcClient {
@@ -24,15 +24,15 @@ export function apiClient(baseUrl: string, token?: string): SvcClient {
  */
 function checkedFetch(basePath: string): typeof globalThis.fetch {
   return async (input, init) => {
-    const request = input instanceof Request ? input : new Request(input, init);
+    const method = (input instanceof Request ? input.method : (init?.method ?? "GET")).toUpperCase();
+    const path = new URL(input instanceof Request ? input.url : input).pathname.slice(basePath.length);
+    const route = contract().routeOf(method, path);
+    if (!route) throw new Error(`svc's CLI called ${method} ${path}, which its contract does not have`);
     const response = await globalThis.fetch(input, init);
-    const path = new URL(request.url).pathname.slice(basePath.length);
-    const route = contract().routeOf(request.method, path);
-    if (!route) throw new Error(`svc's CLI called ${request.method} ${path}, which its contract does not have`);
     const problem = await problemWith(route, response);
     if (problem) {
       await response.body?.cancel();
-      throw new UnexpectedAnswer(`${request.method} ${route.template} answered HTTP ${response.status}${problem}: is --url (or SVC_URL) the address of svc, in a version this CLI knows?`);
+      throw new UnexpectedAnswer(`${method} ${route.template} answered HTTP ${response.status}${problem}: is --url (or SVC_URL) the address of svc, in a version this CLI knows?`);
     }
     return response;
   };

@@ -4,7 +4,9 @@ import { UsageError, type Context } from "./context.js";
 /** How one kind of thing is found by name: its id prefix, its list with a name filter, and the list command. */
 interface Named {
   prefix: string;
-  what: string;
+  /** How one of them and several of them are called in messages. */
+  one: string;
+  many: string;
   listCommand: string;
   list(ctx: Context, query: { name: string; limit: number }): Promise<CursorPage<{ id: string }>>;
 }
@@ -19,42 +21,47 @@ async function idOf(ctx: Context, kind: Named, given: string): Promise<string> {
   const name = given.replace(/[\\*?]/g, (c) => `\\${c}`);
   const page = await kind.list(ctx, { name, limit: 2 });
   const [first, ...rest] = page.data;
-  if (!first) throw new UsageError(`no ${kind.what} is named ${given} (\`${kind.listCommand}\` lists them)`);
-  if (rest.length > 0) throw new UsageError(`several ${kind.what}s are named ${given}: give the id (${kind.prefix}_…) of one (\`${kind.listCommand}\` lists them)`);
+  if (!first) throw new UsageError(`no ${kind.one} is named ${given} (\`${kind.listCommand}\` lists them)`);
+  if (rest.length > 0) throw new UsageError(`several ${kind.many} are named ${given}: give the id (${kind.prefix}_…) of one (\`${kind.listCommand}\` lists them)`);
   return first.id;
 }
 
 const AGENT: Named = {
   prefix: "agt",
-  what: "agent of the project",
+  one: "agent of the project",
+  many: "agents of the project",
   listCommand: "svc agents list",
   list: async (ctx, query) => unwrap(ctx.client().GET("/api/v1/orgs/{orgID}/projects/{projectID}/agents", { params: { path: { orgID: await ctx.org(), projectID: await ctx.project() }, query } })),
 };
 
 const SECRET: Named = {
   prefix: "sec",
-  what: "secret",
+  one: "secret",
+  many: "secrets",
   listCommand: "svc secrets list",
   list: async (ctx, query) => unwrap(ctx.client().GET("/api/v1/orgs/{orgID}/secrets", { params: { path: { orgID: await ctx.org() }, query } })),
 };
 
 const SKILL: Named = {
   prefix: "skl",
-  what: "skill",
+  one: "skill",
+  many: "skills",
   listCommand: "svc skills list",
   list: async (ctx, query) => unwrap(ctx.client().GET("/api/v1/orgs/{orgID}/skills", { params: { path: { orgID: await ctx.org() }, query } })),
 };
 
 const MACHINE: Named = {
   prefix: "mch",
-  what: "machine",
+  one: "machine",
+  many: "machines",
   listCommand: "svc machines list",
   list: async (ctx, query) => unwrap(ctx.client().GET("/api/v1/orgs/{orgID}/machines", { params: { path: { orgID: await ctx.org() }, query } })),
 };
 
 const PROVIDER: Named = {
   prefix: "mpc",
-  what: "model provider config",
+  one: "model provider config",
+  many: "model provider configs",
   listCommand: "svc providers list",
   list: async (ctx, query) => unwrap(ctx.client().GET("/api/v1/orgs/{orgID}/model-provider-configs", { params: { path: { orgID: await ctx.org() }, query } })),
 };
