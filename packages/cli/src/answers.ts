@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
-import { Ajv, type ValidateFunction } from "ajv";
 import { createClient, type SvcClient } from "@svc/sdk";
+import { shapeProblem, type Schema } from "./shape.js";
 
 /**
  * The contract this CLI was built with: api/openapi.json at the repository's root, three folders up from
@@ -26,7 +26,7 @@ function checkedFetch(basePath: string): typeof globalThis.fetch {
   return async (input, init) => {
     const method = (input instanceof Request ? input.method : (init?.method ?? "GET")).toUpperCase();
     const path = new URL(input instanceof Request ? input.url : input).pathname.slice(basePath.length);
-    const route = contract().routeOf(method, path);
+    const route = routeOf(method, path);
     if (!route) throw new Error(`svc's CLI called ${method} ${path}, which its contract does not have`);
     const response = await globalThis.fetch(input, init);
     const problem = await problemWith(route, response);
@@ -40,102 +40,63 @@ function checkedFetch(basePath: string): typeof globalThis.fetch {
 
 /** What is wrong with the answer, or undefined when the contract describes it. */
 async function problemWith(route: Route, response: Response): Promise<string | undefined> {
-  const documented = route.responses[String(response.status)] ?? route.responses[`${String(response.status)[0]}XX`] ?? route.responses["default"];
+  const status = String(response.status);
+  const documented = route.responses[status] ?? route.responses[`${status[0]}XX`] ?? route.responses["default"];
   if (!documented) return ", a status the route does not answer";
+  const answer = "$ref" in documented ? route.document.components.responses[documented.$ref.split("/").at(-1)!]! : documented;
   // An event stream is read frame by frame, and the tail reads each frame's fields with care.
-  if (response.ok && documented.stream) return undefined;
-  const validate = documented.json;
-  if (!validate) return undefined;
+  if (response.ok && answer.content?.["text/event-stream"]) return undefined;
+  const schema = answer.content?.["application/json"]?.schema;
+  if (!schema) return undefined;
   let body: unknown;
   try {
     body = JSON.parse(await response.clone().text());
   } catch {
     return " with a body that is not JSON";
   }
-  if (validate(body)) return undefined;
-  const first = validate.errors?.[0];
-  return ` with a body the contract does not describe (${first?.instancePath || "/"} ${first?.message ?? "is not what it should be"})`;
+  const problem = shapeProblem(body, schema, route.document.resolve);
+  return problem && ` with a body the contract does not describe (${problem})`;
 }
 
-interface Documented {
-  /** Checks a JSON body; absent when the answer has no JSON body (204, a file). */
-  json: ValidateFunction | undefined;
-  stream: boolean;
+interface OpenApiResponse {
+  content?: Record<string, { schema?: Schema }>;
+}
+
+interface OpenApi {
+  paths: Record<string, Record<string, { responses: Record<string, OpenApiResponse | { $ref: string }> } | undefined>>;
+  components: { responses: Record<string, OpenApiResponse>; schemas: Record<string, Schema> };
+}
+
+interface Document extends OpenApi {
+  /** A `#/components/schemas/Name` reference's schema. */
+  resolve(ref: string): Schema;
 }
 
 interface Route {
   template: string;
-  responses: Record<string, Documented>;
+  responses: Record<string, OpenApiResponse | { $ref: string }>;
+  document: Document;
 }
 
-interface Contract {
-  routeOf(method: string, path: string): Route | undefined;
+let loaded: { document: Document; templates: Array<{ template: string; pattern: RegExp }> } | undefined;
+
+/** The route a request went to, from the contract read once per process. */
+function routeOf(method: string, path: string): Route | undefined {
+  loaded ??= load();
+  const { document, templates } = loaded;
+  const found = templates.find((t) => t.pattern.test(path));
+  const operation = found && document.paths[found.template]?.[method.toLowerCase()];
+  return found && operation ? { template: found.template, responses: operation.responses, document } : undefined;
 }
 
-let loaded: Contract | undefined;
-
-/** Read and compiled once per process, each route's response schemas when the route is first called. */
-function contract(): Contract {
-  if (loaded) return loaded;
-  const document = tolerant(JSON.parse(readFileSync(CONTRACT, "utf8"))) as OpenApi;
-  const ajv = new Ajv({ strict: false, validateFormats: false, validateSchema: false, allErrors: false });
-  ajv.addSchema(document, "contract");
-  const templates = Object.keys(document.paths).map((template) => ({ template, pattern: new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\{[^}]+\}/g, "[^/]+")}$`) }));
-  const routes = new Map<string, Route>();
-  loaded = {
-    routeOf(method, path) {
-      const found = templates.find((t) => t.pattern.test(path));
-      const operation = found && document.paths[found.template]?.[method.toLowerCase()];
-      if (!found || !operation) return undefined;
-      const key = `${method} ${found.template}`;
-      let route = routes.get(key);
-      if (!route) routes.set(key, (route = { template: found.template, responses: compiled(ajv, document, operation.responses) }));
-      return route;
-    },
+function load(): NonNullable<typeof loaded> {
+  const contract = JSON.parse(readFileSync(CONTRACT, "utf8")) as OpenApi;
+  const resolve = (ref: string): Schema => {
+    const schema = contract.components.schemas[ref.split("/").at(-1)!];
+    if (!schema) throw new Error(`api/openapi.json refers to ${ref}, which it does not define`);
+    return schema;
   };
-  return loaded;
-}
-
-function compiled(ajv: Ajv, document: OpenApi, responses: Record<string, OpenApiResponse>): Record<string, Documented> {
-  return Object.fromEntries(
-    Object.entries(responses).map(([status, entry]) => {
-      const response = entry.$ref ? document.components.responses[entry.$ref.split("/").at(-1)!]! : entry;
-      const schema = response.content?.["application/json"]?.schema;
-      return [status, { json: schema ? ajv.compile(schema) : undefined, stream: response.content?.["text/event-stream"] !== undefined }];
-    }),
-  );
-}
-
-interface OpenApiResponse {
-  $ref?: string;
-  content?: Record<string, { schema?: object }>;
-}
-
-interface OpenApi {
-  paths: Record<string, Record<string, { responses: Record<string, OpenApiResponse> }>>;
-  components: { responses: Record<string, OpenApiResponse> };
-}
-
-/**
- * The contract read as a tolerant reader reads it: the shape a command relies on (types, required fields,
- * items) is kept, what a newer server may add is let through (fields, enum members, longer strings), since
- * the spec lets both grow. `$ref`s point into the document added as "contract".
- */
-const GROWS = new Set(["enum", "const", "format", "pattern", "minLength", "maxLength", "minItems", "maxItems", "uniqueItems", "minimum", "maximum", "discriminator"]);
-
-/** Keywords whose values are maps of names to schemas: the names are kept as they are. */
-const NAMED_SCHEMAS = new Set(["properties", "patternProperties", "schemas", "$defs"]);
-
-function tolerant(node: unknown): unknown {
-  if (Array.isArray(node)) return node.map(tolerant);
-  if (typeof node !== "object" || node === null) return node;
-  const kept: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(node)) {
-    if (GROWS.has(key) || (key === "additionalProperties" && value === false)) continue;
-    if (key === "$ref" && typeof value === "string" && value.startsWith("#/")) kept[key] = `contract${value}`;
-    else if (key === "oneOf") kept["anyOf"] = tolerant(value);
-    else if (NAMED_SCHEMAS.has(key) && typeof value === "object" && value !== null) kept[key] = Object.fromEntries(Object.entries(value).map(([name, schema]) => [name, tolerant(schema)]));
-    else kept[key] = tolerant(value);
-  }
-  return kept;
+  // `{orgID}` stands for one path segment.
+  const templates = Object.keys(contract.paths).map((template) => ({ template, pattern: new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\{[^}]+\}/g, "[^/]+")}$`) }));
+  return { document: { ...contract, resolve }, templates };
 }
