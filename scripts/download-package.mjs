@@ -26,6 +26,8 @@ const PACKAGES = {
     manifest: { name: "@svc/cli", bin: { svc: "bin/svc.js" } },
     bundle: { "dist/main": "src/main.ts" },
     copy: ["bin"],
+    // The CLI checks every answer against the contract it was built with (src/answers.ts).
+    files: { "openapi.json": "../../api/openapi.json" },
     // The server commands load svc itself when it is installed beside the CLI (src/server.ts).
     external: ["@svc/server"],
   },
@@ -49,6 +51,7 @@ rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
 
 for (const path of spec.copy) cpSync(join(dir, path), join(stage, path), { recursive: true, filter: (from) => from !== out && !from.endsWith(".map") });
+for (const [to, from] of Object.entries(spec.files ?? {})) cpSync(join(dir, from), join(stage, to));
 if (spec.bundle) {
   await build({
     absWorkingDir: dir,

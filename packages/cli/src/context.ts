@@ -1,6 +1,8 @@
 import type { Command } from "commander";
-import { createClient, unwrap, type SvcClient } from "@svc/sdk";
+import { unwrap, type SvcClient } from "@svc/sdk";
+import { apiClient } from "./answers.js";
 import { readCredentials, type Credentials } from "./credentials.js";
+import { jsonText, printLine, visible } from "./output.js";
 
 /** Exit codes scripts can rely on (docs/cli.md). */
 export const EXIT = { ok: 0, error: 1, usage: 2 } as const;
@@ -43,11 +45,11 @@ export async function context(command: Command): Promise<Context> {
     url,
     json,
     own,
-    client: () => (client ??= createClient({ baseUrl: url, ...(token ? { token } : {}) })),
+    client: () => (client ??= apiClient(url, token)),
     org: async () => options.org ?? process.env["SVC_ORG"] ?? own.org ?? (await onlyOrg(ctx.client())),
     project: async () => options.project ?? process.env["SVC_PROJECT"] ?? own.project ?? (await onlyProject(ctx.client(), await ctx.org())),
     print(value, human) {
-      console.log(json ? JSON.stringify(value, null, 2) : human());
+      printLine(json ? jsonText(value, 2) : human());
     },
   };
   return ctx;
@@ -81,9 +83,10 @@ async function onlyProject(client: SvcClient, orgId: string): Promise<string> {
   return first.id;
 }
 
-/** Rows as aligned columns, for the human form of lists. */
-export function table(rows: string[][]): string {
-  if (rows.length === 0) return "(none)";
+/** Rows as aligned columns, for the human form of lists; a cell is one line, whatever the server sent. */
+export function table(cells: string[][]): string {
+  if (cells.length === 0) return "(none)";
+  const rows = cells.map((row) => row.map(visible));
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length)));
   return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join("  ")).join("\n");
 }

@@ -1,5 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { UsageError } from "./context.js";
+import { printPrompt } from "./output.js";
 
 /** Everything on standard input, until it ends (Ctrl-D at a terminal). */
 export async function readStdin(): Promise<string> {
@@ -33,7 +34,7 @@ const BACKSPACE = new Set(["\u007f", "\b"]);
 /** Reads one line from the terminal in raw mode, so what is typed is not shown. */
 function typeHidden(prompt: string): Promise<string> {
   const stdin = process.stdin;
-  process.stderr.write(prompt);
+  printPrompt(prompt);
   stdin.setRawMode(true);
   stdin.resume();
   return new Promise((resolve, reject) => {
@@ -42,7 +43,7 @@ function typeHidden(prompt: string): Promise<string> {
       stdin.off("data", onData);
       stdin.setRawMode(false);
       stdin.pause();
-      process.stderr.write("\n");
+      printPrompt("\n");
       if (error) reject(error);
       else resolve(typed);
     };

@@ -11,6 +11,7 @@ import { interactionCommands } from "./commands/interactions.js";
 import { resourceCommands } from "./commands/resources.js";
 import { runServer, SERVER_COMMANDS } from "./server.js";
 import { version } from "./version.js";
+import { printError, visible } from "./output.js";
 
 function program(): Command {
   const root = new Command("svc")
@@ -54,25 +55,25 @@ function failed(err: unknown): number {
     return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
   }
   if (err instanceof UsageError) {
-    console.error(`svc: ${err.message}`);
+    printError(`svc: ${visible(err.message)}`);
     return EXIT.usage;
   }
   if (err instanceof FileIssues) {
-    console.error(err.message);
+    printError(err.message);
     return EXIT.error;
   }
   if (err instanceof SvcError) {
-    console.error(`svc: ${err.message} (${err.code}, HTTP ${err.status})`);
-    for (const issue of err.issues) console.error(`  ${issue.path || "/"}: ${issue.message}`);
+    printError(`svc: ${visible(err.message)} (${visible(err.code)}, HTTP ${err.status})`);
+    for (const issue of err.issues) printError(`  ${visible(issue.path || "/")}: ${visible(issue.message)}`);
     return EXIT.error;
   }
   if (err instanceof TypeError && err.message === "fetch failed") {
     // Node's fetch says only "fetch failed"; the reason (ECONNREFUSED, ENOTFOUND…) is in its cause.
     const cause = err.cause instanceof Error ? ((err.cause as NodeJS.ErrnoException).code ?? err.cause.message) : "no answer";
-    console.error(`svc: cannot reach svc (${cause}): is it running, and is --url (or SVC_URL) its address?`);
+    printError(`svc: cannot reach svc (${visible(cause)}): is it running, and is --url (or SVC_URL) its address?`);
     return EXIT.error;
   }
-  console.error(`svc: ${err instanceof Error ? err.message : String(err)}`);
+  printError(`svc: ${visible(err instanceof Error ? err.message : String(err))}`);
   return EXIT.error;
 }
 

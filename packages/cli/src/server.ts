@@ -1,5 +1,6 @@
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
+import { printError } from "./output.js";
 
 /**
  * The server's own commands (packages/server/src/main.ts). `svc serve …` and `svc server serve …` run the
@@ -12,7 +13,7 @@ export async function runServer(args: string[]): Promise<void> {
   try {
     main = createRequire(import.meta.url).resolve("@svc/server");
   } catch {
-    console.error("svc: the server commands need @svc/server installed beside the CLI (run `npm run build` in the repository)");
+    printError("svc: the server commands need @svc/server installed beside the CLI (run `npm run build` in the repository)");
     process.exit(2);
   }
   process.argv = [process.argv[0]!, main, ...args];

@@ -3,9 +3,10 @@ import { collect, paginate, unwrap } from "@svc/sdk";
 import { context, table, UsageError, type Context } from "../context.js";
 import { createConfig } from "./configs.js";
 import { parseCount } from "./orgs.js";
+import { idOfAgent } from "../names.js";
 
 export function agentCommands(program: Command): void {
-  const agents = program.command("agents").description("launch and manage agents");
+  const agents = program.command("agents").description("launch and manage agents (name one by its id or its name)");
   agents
     .command("launch")
     .description("launch an agent from a config id, a config file or a profile")
@@ -44,39 +45,48 @@ export function agentCommands(program: Command): void {
   agents
     .command("get <agent>")
     .description("one agent")
-    .action(async (agentID: string, _o: unknown, command: Command) => {
+    .action(async (agent: string, _o: unknown, command: Command) => {
       const ctx = await context(command);
-      const found = await unwrap(ctx.client().GET("/api/v1/orgs/{orgID}/projects/{projectID}/agents/{agentID}", { params: { path: { ...(await projectPath(ctx)), agentID } } }));
+      const path = await agentPath(ctx, agent);
+      const found = await unwrap(ctx.client().GET("/api/v1/orgs/{orgID}/projects/{projectID}/agents/{agentID}", { params: { path } }));
       ctx.print(found, () => table(Object.entries(found.agent).map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v)])));
     });
   agents
     .command("send <agent> <text...>")
     .description("send the agent a message")
     .option("--steer", "join the current turn at its next model call instead of waiting for it to end")
-    .action(async (agentID: string, words: string[], options: { steer?: boolean }, command: Command) => {
+    .action(async (agent: string, words: string[], options: { steer?: boolean }, command: Command) => {
       const ctx = await context(command);
+      const path = await agentPath(ctx, agent);
       const body = { content_blocks: [{ type: "text" as const, text: words.join(" ") }], delivery_mode: options.steer ? ("steering" as const) : ("queued" as const) };
-      const sent = await unwrap(ctx.client().POST("/api/v1/orgs/{orgID}/projects/{projectID}/agents/{agentID}/inputs", { params: { path: { ...(await projectPath(ctx)), agentID } }, body }));
+      const sent = await unwrap(ctx.client().POST("/api/v1/orgs/{orgID}/projects/{projectID}/agents/{agentID}/inputs", { params: { path }, body }));
       ctx.print(sent, () => sent.agent_input.id);
     });
   agents
     .command("cancel <agent>")
     .description("cancel what the agent is doing")
-    .action(async (agentID: string, _o: unknown, command: Command) => {
+    .action(async (agent: string, _o: unknown, command: Command) => {
       const ctx = await context(command);
-      const canceled = await unwrap(ctx.client().POST("/api/v1/orgs/{orgID}/projects/{projectID}/agents/{agentID}/cancel", { params: { path: { ...(await projectPath(ctx)), agentID } }, body: {} }));
+      const path = await agentPath(ctx, agent);
+      const canceled = await unwrap(ctx.client().POST("/api/v1/orgs/{orgID}/projects/{projectID}/agents/{agentID}/cancel", { params: { path }, body: {} }));
       ctx.print(canceled, () => (canceled.affected ? "Canceled." : "Nothing to cancel."));
     });
   agents
     .command("archive <agent>")
     .description("archive the agent: it takes no more input")
-    .action(async (agentID: string, _o: unknown, command: Command) => {
+    .action(async (agent: string, _o: unknown, command: Command) => {
       const ctx = await context(command);
-      const archived = await unwrap(ctx.client().POST("/api/v1/orgs/{orgID}/projects/{projectID}/agents/{agentID}/archive", { params: { path: { ...(await projectPath(ctx)), agentID } } }));
+      const path = await agentPath(ctx, agent);
+      const archived = await unwrap(ctx.client().POST("/api/v1/orgs/{orgID}/projects/{projectID}/agents/{agentID}/archive", { params: { path } }));
       ctx.print(archived, () => "Archived.");
     });
 }
 
 export async function projectPath(ctx: Context): Promise<{ orgID: string; projectID: string }> {
   return { orgID: await ctx.org(), projectID: await ctx.project() };
+}
+
+/** The path of an agent of the project, named by its id or its name. */
+export async function agentPath(ctx: Context, agent: string): Promise<{ orgID: string; projectID: string; agentID: string }> {
+  return { ...(await projectPath(ctx)), agentID: await idOfAgent(ctx, agent) };
 }

@@ -3,6 +3,7 @@ import { extname } from "node:path";
 import type { Command } from "commander";
 import { SvcError, unwrap, type components } from "@svc/sdk";
 import { context, type Context } from "../context.js";
+import { visible } from "../output.js";
 
 type AgentConfig = components["schemas"]["AgentConfig"];
 
@@ -47,6 +48,6 @@ export class FileIssues extends Error {
     readonly file: string,
     readonly error: SvcError,
   ) {
-    super(error.issues.map((i) => `${file}${i.line ? `:${i.line}` : ""}${i.column ? `:${i.column}` : ""}: ${i.message}${i.path ? ` (${i.path})` : ""}`).join("\n"));
+    super(error.issues.map((i) => `${file}${i.line ? `:${i.line}` : ""}${i.column ? `:${i.column}` : ""}: ${visible(i.message)}${i.path ? ` (${visible(i.path)})` : ""}`).join("\n"));
   }
 }

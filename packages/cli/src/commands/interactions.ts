@@ -1,15 +1,15 @@
 import { InvalidArgumentError, type Command } from "commander";
 import { unwrap, type SvcClient } from "@svc/sdk";
 import { context, UsageError } from "../context.js";
-import { projectPath } from "./agents.js";
+import { agentPath } from "./agents.js";
 
 export function interactionCommands(program: Command): void {
   program
     .command("approve <agent> [interaction]")
     .description("approve a permission request: its first option (the only open one when no id is given)")
-    .action(async (agentID: string, interaction: string | undefined, _o: unknown, command: Command) => {
+    .action(async (agent: string, interaction: string | undefined, _o: unknown, command: Command) => {
       const ctx = await context(command);
-      const path = { ...(await projectPath(ctx)), agentID };
+      const path = await agentPath(ctx, agent);
       const interactionID = interaction ?? (await onlyOpen(ctx.client(), path));
       const resolved = await resolve(ctx.client(), { ...path, interactionID }, [{ option_indices: [0] }]);
       ctx.print(resolved, () => `Approved ${interactionID}.`);
@@ -19,10 +19,10 @@ export function interactionCommands(program: Command): void {
     .description("answer a question: one --option per question, in order (comma-separate several choices)")
     .requiredOption("--option <indices>", "the chosen option numbers (0-based) of one question; repeat for the next", collectOptions, [])
     .option("--text <text>", "free text for an option that allows it (the last question's)")
-    .action(async (agentID: string, interactionID: string, options: { option: number[][]; text?: string }, command: Command) => {
+    .action(async (agent: string, interactionID: string, options: { option: number[][]; text?: string }, command: Command) => {
       const ctx = await context(command);
       const answers = options.option.map((indices, i) => ({ option_indices: indices, ...(options.text && i === options.option.length - 1 ? { text: options.text } : {}) }));
-      const resolved = await resolve(ctx.client(), { ...(await projectPath(ctx)), agentID, interactionID }, answers);
+      const resolved = await resolve(ctx.client(), { ...(await agentPath(ctx, agent)), interactionID }, answers);
       ctx.print(resolved, () => `Answered ${interactionID}.`);
     });
 }

@@ -3,6 +3,8 @@ import { unwrap, type components } from "@svc/sdk";
 import { context, table, UsageError, type Context } from "../context.js";
 import { grantFor, listAll, pageQuery } from "../lists.js";
 import { projectPath } from "./agents.js";
+import { idOfProvider, idOfSecret } from "../names.js";
+import { visible } from "../output.js";
 import { limitOption } from "./options.js";
 import { parseCount } from "./orgs.js";
 
@@ -21,7 +23,7 @@ export function modelCommands(program: Command): void {
     .option(...limitOption)
     .action(async (options: { provider?: string; limit: number }, command: Command) => {
       const ctx = await context(command);
-      if (options.provider) return listConfigured(ctx, await providerID(ctx, options.provider), options.limit);
+      if (options.provider) return listConfigured(ctx, await idOfProvider(ctx, options.provider), options.limit);
       const path = await projectPath(ctx);
       const items = await listAll((cursor) => unwrap(ctx.client().GET("/api/v1/orgs/{orgID}/projects/{projectID}/model-grants", { params: { path, query: pageQuery(cursor) } })), options.limit);
       ctx.print(items, () => table(items.map((i) => [i.model.provider_config, i.model.name, i.model.id])));
@@ -36,7 +38,7 @@ export function modelCommands(program: Command): void {
     .option("--reasoning", "use the model's reasoning features")
     .action(async (provider: string, name: string, options: { slug: string; contextWindow: number; maxOutput?: number; tools: boolean; reasoning?: boolean }, command: Command) => {
       const ctx = await context(command);
-      const path = { orgID: await ctx.org(), modelProviderConfigID: await providerID(ctx, provider) };
+      const path = { orgID: await ctx.org(), modelProviderConfigID: await idOfProvider(ctx, provider) };
       const body = { name, provider_model_slug: options.slug, context_window_tokens: options.contextWindow, supports_tools: options.tools, supports_reasoning: options.reasoning === true, ...(options.maxOutput ? { max_output_tokens: options.maxOutput } : {}) };
       const model = await unwrap(ctx.client().POST("/api/v1/orgs/{orgID}/model-provider-configs/{modelProviderConfigID}/models", { params: { path }, body }));
       ctx.print(model, () => model.id);
@@ -46,7 +48,7 @@ export function modelCommands(program: Command): void {
     .description("delete a configured model (agents that use it stop finding it)")
     .action(async (provider: string, configuredModelID: string, _o: unknown, command: Command) => {
       const ctx = await context(command);
-      const path = { orgID: await ctx.org(), modelProviderConfigID: await providerID(ctx, provider), configuredModelID };
+      const path = { orgID: await ctx.org(), modelProviderConfigID: await idOfProvider(ctx, provider), configuredModelID };
       await unwrap(ctx.client().DELETE("/api/v1/orgs/{orgID}/model-provider-configs/{modelProviderConfigID}/models/{configuredModelID}", { params: { path } }));
       ctx.print({ deleted: configuredModelID }, () => "Deleted.");
     });
@@ -66,7 +68,7 @@ export function modelCommands(program: Command): void {
       const path = await projectPath(ctx);
       const item = await grantFor((cursor) => unwrap(ctx.client().GET("/api/v1/orgs/{orgID}/projects/{projectID}/model-grants", { params: { path, query: pageQuery(cursor) } })), (i) => i.grant.configured_model_id === model || i.grant.id === model, model);
       await unwrap(ctx.client().DELETE("/api/v1/orgs/{orgID}/projects/{projectID}/model-grants/{modelGrantID}", { params: { path: { ...path, modelGrantID: item.grant.id } } }));
-      ctx.print({ revoked: item.grant.id }, () => `Revoked ${item.model.name} from ${path.projectID}.`);
+      ctx.print({ revoked: item.grant.id }, () => `Revoked ${visible(item.model.name)} from ${path.projectID}.`);
     });
 }
 
@@ -85,7 +87,7 @@ function providerCommands(program: Command): void {
   providers
     .command("create <name>")
     .description("connect a model API: a --preset, or --format and --base-url; the API key is an org-owned generic secret (`svc secrets create`)")
-    .requiredOption("--secret <secret>", "the secret (sec_…) whose value is the API key")
+    .requiredOption("--secret <secret>", "the secret (its id or name) whose value is the API key")
     .option("--preset <preset>", PRESETS.join(", "), choice(PRESETS))
     .option("--format <format>", FORMATS.join(", "), choice(FORMATS))
     .option("--base-url <url>", "the API's base address (e.g. http://localhost:11434/v1)")
@@ -95,7 +97,7 @@ function providerCommands(program: Command): void {
     .action(async (name: string, options: ProviderOptions, command: Command) => {
       const ctx = await context(command);
       if (!options.preset && !(options.format && options.baseUrl)) throw new UsageError("give --preset, or --format and --base-url");
-      const created = await unwrap(ctx.client().POST("/api/v1/orgs/{orgID}/model-provider-configs", { params: { path: { orgID: await ctx.org() } }, body: providerBody(name, options) }));
+      const created = await unwrap(ctx.client().POST("/api/v1/orgs/{orgID}/model-provider-configs", { params: { path: { orgID: await ctx.org() } }, body: providerBody(name, { ...options, secret: await idOfSecret(ctx, options.secret) }) }));
       ctx.print(created, () => created.config.id);
     });
   providers
@@ -103,7 +105,7 @@ function providerCommands(program: Command): void {
     .description("one model provider config (its id or name)")
     .action(async (provider: string, _o: unknown, command: Command) => {
       const ctx = await context(command);
-      const path = { orgID: await ctx.org(), modelProviderConfigID: await providerID(ctx, provider) };
+      const path = { orgID: await ctx.org(), modelProviderConfigID: await idOfProvider(ctx, provider) };
       const found = await unwrap(ctx.client().GET("/api/v1/orgs/{orgID}/model-provider-configs/{modelProviderConfigID}", { params: { path } }));
       ctx.print(found, () => JSON.stringify(found, null, 2));
     });
@@ -112,7 +114,7 @@ function providerCommands(program: Command): void {
     .description("delete a model provider config (its id or name)")
     .action(async (provider: string, _o: unknown, command: Command) => {
       const ctx = await context(command);
-      const path = { orgID: await ctx.org(), modelProviderConfigID: await providerID(ctx, provider) };
+      const path = { orgID: await ctx.org(), modelProviderConfigID: await idOfProvider(ctx, provider) };
       await unwrap(ctx.client().DELETE("/api/v1/orgs/{orgID}/model-provider-configs/{modelProviderConfigID}", { params: { path } }));
       ctx.print({ deleted: path.modelProviderConfigID }, () => "Deleted.");
     });
@@ -145,18 +147,6 @@ async function listConfigured(ctx: Context, modelProviderConfigID: string, limit
   const path = { orgID: await ctx.org(), modelProviderConfigID };
   const items = await listAll((cursor) => unwrap(ctx.client().GET("/api/v1/orgs/{orgID}/model-provider-configs/{modelProviderConfigID}/models", { params: { path, query: pageQuery(cursor) } })), limit);
   ctx.print(items, () => table(items.map((m) => [m.id, m.name, m.provider_model_slug])));
-}
-
-/** A provider config by id, or by its name (unique in the organization), which agent configs use too. */
-async function providerID(ctx: Context, provider: string): Promise<string> {
-  if (/^mpc_[a-z2-7]{26}$/.test(provider)) return provider;
-  const orgID = await ctx.org();
-  // The list's name filter is a glob: escape its wildcards so the name matches only itself.
-  const name = provider.replace(/[\\*?]/g, (c) => `\\${c}`);
-  const page = await unwrap(ctx.client().GET("/api/v1/orgs/{orgID}/model-provider-configs", { params: { path: { orgID }, query: { name, limit: 2 } } }));
-  const found = page.data.find((p) => p.name.toLowerCase() === provider.toLowerCase());
-  if (!found) throw new UsageError(`no model provider config named ${provider} (svc providers list)`);
-  return found.id;
 }
 
 function choice<T extends string>(values: readonly T[]): (value: string) => T {

@@ -2,6 +2,7 @@ import { InvalidArgumentError, type Command } from "commander";
 import { collect, paginate, unwrap } from "@svc/sdk";
 import { context, table } from "../context.js";
 import { writeCredentials } from "../credentials.js";
+import { visible } from "../output.js";
 
 export function orgCommands(program: Command): void {
   const orgs = program.command("orgs").description("organizations");
@@ -19,7 +20,7 @@ export function orgCommands(program: Command): void {
     .action(async (name: string, _o: unknown, command: Command) => {
       const ctx = await context(command);
       const created = await unwrap(ctx.client().POST("/api/v1/orgs", { body: { name } }));
-      ctx.print(created, () => `${created.org.id}  ${created.org.name} (project ${created.project.id})`);
+      ctx.print(created, () => `${created.org.id}  ${visible(created.org.name)} (project ${created.project.id})`);
     });
   orgs
     .command("use <org>")
@@ -52,7 +53,7 @@ export function orgCommands(program: Command): void {
     .action(async (name: string, _o: unknown, command: Command) => {
       const ctx = await context(command);
       const created = await unwrap(ctx.client().POST("/api/v1/orgs/{orgID}/projects", { params: { path: { orgID: await ctx.org() } }, body: { name } }));
-      ctx.print(created, () => `${created.id}  ${created.name}`);
+      ctx.print(created, () => `${created.id}  ${visible(created.name)}`);
     });
   projects
     .command("use <project>")

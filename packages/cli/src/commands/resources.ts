@@ -5,6 +5,8 @@ import type { Command } from "commander";
 import { SvcError, svcdInstallCommand, unwrap } from "@svc/sdk";
 import { context, table } from "../context.js";
 import { grantFor, listAll, pageQuery } from "../lists.js";
+import { idOfMachine, idOfSkill } from "../names.js";
+import { visible } from "../output.js";
 import { projectPath } from "./agents.js";
 import { integrationCommands } from "./integrations.js";
 import { modelCommands } from "./models.js";
@@ -20,7 +22,7 @@ export function resourceCommands(program: Command): void {
 }
 
 function machineCommands(program: Command): void {
-  const machines = program.command("machines").description("machines agents run commands on");
+  const machines = program.command("machines").description("machines agents run commands on (name one by its id or its name)");
   machines
     .command("list")
     .description("the organization's machines you can see")
@@ -51,34 +53,39 @@ function machineCommands(program: Command): void {
 function machineGrantCommands(machines: Command): void {
   machines
     .command("grant <machine>")
-    .description("let the project (the current one, or --project) run commands on a machine (mch_…)")
-    .action(async (machineID: string, _o: unknown, command: Command) => {
+    .description("let the project (the current one, or --project) run commands on a machine (its id or name)")
+    .action(async (machine: string, _o: unknown, command: Command) => {
       const ctx = await context(command);
-      const granted = await unwrap(ctx.client().POST("/api/v1/orgs/{orgID}/projects/{projectID}/machine-grants", { params: { path: await projectPath(ctx) }, body: { machine_id: machineID } }));
-      ctx.print(granted, () => `Granted ${granted.machine.display_name} to ${granted.grant.project_id} (${granted.grant.id}).`);
+      const body = { machine_id: await idOfMachine(ctx, machine) };
+      const granted = await unwrap(ctx.client().POST("/api/v1/orgs/{orgID}/projects/{projectID}/machine-grants", { params: { path: await projectPath(ctx) }, body }));
+      ctx.print(granted, () => `Granted ${visible(granted.machine.display_name)} to ${granted.grant.project_id} (${granted.grant.id}).`);
     });
   machines
     .command("revoke <machine>")
-    .description("take a machine back from the project (the machine's id, or the grant's)")
+    .description("take a machine back from the project (the machine's id or name, or the grant's id)")
     .action(async (machine: string, _o: unknown, command: Command) => {
       const ctx = await context(command);
       const path = await projectPath(ctx);
-      const item = await grantFor((cursor) => unwrap(ctx.client().GET("/api/v1/orgs/{orgID}/projects/{projectID}/machine-grants", { params: { path, query: pageQuery(cursor) } })), (i) => i.machine.id === machine || i.grant.id === machine, machine);
+      const grantID = /^pmg_[a-z2-7]{26}$/.test(machine) ? machine : undefined;
+      const machineID = grantID ? undefined : await idOfMachine(ctx, machine);
+      const matches = (i: { grant: { id: string }; machine: { id: string } }) => (grantID ? i.grant.id === grantID : i.machine.id === machineID);
+      const item = await grantFor((cursor) => unwrap(ctx.client().GET("/api/v1/orgs/{orgID}/projects/{projectID}/machine-grants", { params: { path, query: pageQuery(cursor) } })), matches, machine);
       await unwrap(ctx.client().DELETE("/api/v1/orgs/{orgID}/projects/{projectID}/machine-grants/{grantID}", { params: { path: { ...path, grantID: item.grant.id } } }));
-      ctx.print({ revoked: item.grant.id }, () => `Revoked ${item.machine.display_name} from ${path.projectID}.`);
+      ctx.print({ revoked: item.grant.id }, () => `Revoked ${visible(item.machine.display_name)} from ${path.projectID}.`);
     });
   machines
     .command("delete <machine>")
-    .description("delete a machine: its daemon is refused from then on")
-    .action(async (machineID: string, _o: unknown, command: Command) => {
+    .description("delete a machine (its id or name): its daemon is refused from then on")
+    .action(async (machine: string, _o: unknown, command: Command) => {
       const ctx = await context(command);
+      const machineID = await idOfMachine(ctx, machine);
       await unwrap(ctx.client().DELETE("/api/v1/orgs/{orgID}/machines/{machineID}", { params: { path: { orgID: await ctx.org(), machineID } } }));
       ctx.print({ deleted: machineID }, () => "Deleted.");
     });
 }
 
 function skillCommands(program: Command): void {
-  const skills = program.command("skills").description("skills: SKILL.md and its files");
+  const skills = program.command("skills").description("skills: SKILL.md and its files (name one by its id or its name)");
   skills
     .command("list")
     .description("the skills you may list in the organization")
@@ -105,7 +112,7 @@ function skillCommands(program: Command): void {
       const body: unknown = await response.json().catch(() => undefined);
       if (!response.ok) throw SvcError.from(response.status, body);
       const skill = body as { id: string; name: string };
-      ctx.print(skill, () => `${skill.id}  ${skill.name}`);
+      ctx.print(skill, () => `${skill.id}  ${visible(skill.name)}`);
     });
   skillGrantCommands(skills);
 }
@@ -114,16 +121,18 @@ function skillGrantCommands(skills: Command): void {
   skills
     .command("grant <skill>")
     .description("let the project (the current one, or --project) use an org or user skill")
-    .action(async (skillID: string, _o: unknown, command: Command) => {
+    .action(async (skill: string, _o: unknown, command: Command) => {
       const ctx = await context(command);
+      const skillID = await idOfSkill(ctx, skill);
       const grant = await unwrap(ctx.client().POST("/api/v1/orgs/{orgID}/skills/{skillID}/grants", { params: { path: { orgID: await ctx.org(), skillID } }, body: { target_project_id: await ctx.project() } }));
       ctx.print(grant, () => `Granted ${skillID} to ${grant.target_project_id}.`);
     });
   skills
     .command("revoke <skill>")
     .description("take the skill back from the project (the current one, or --project)")
-    .action(async (skillID: string, _o: unknown, command: Command) => {
+    .action(async (skill: string, _o: unknown, command: Command) => {
       const ctx = await context(command);
+      const skillID = await idOfSkill(ctx, skill);
       const [orgID, projectID] = [await ctx.org(), await ctx.project()];
       const item = await grantFor((cursor) => unwrap(ctx.client().GET("/api/v1/orgs/{orgID}/skills/{skillID}/grants", { params: { path: { orgID, skillID }, query: pageQuery(cursor) } })), (i) => i.target_project.id === projectID, skillID);
       await unwrap(ctx.client().DELETE("/api/v1/orgs/{orgID}/skills/{skillID}/grants/{grantID}", { params: { path: { orgID, skillID, grantID: item.grant.id } } }));
@@ -133,8 +142,9 @@ function skillGrantCommands(skills: Command): void {
     .command("grants <skill>")
     .description("the projects the skill is granted to")
     .option(...limitOption)
-    .action(async (skillID: string, options: { limit: number }, command: Command) => {
+    .action(async (skill: string, options: { limit: number }, command: Command) => {
       const ctx = await context(command);
+      const skillID = await idOfSkill(ctx, skill);
       const path = { orgID: await ctx.org(), skillID };
       const items = await listAll((cursor) => unwrap(ctx.client().GET("/api/v1/orgs/{orgID}/skills/{skillID}/grants", { params: { path, query: pageQuery(cursor) } })), options.limit);
       ctx.print(items, () => table(items.map((i) => [i.grant.id, i.target_project.id, i.target_project.name])));

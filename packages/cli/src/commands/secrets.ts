@@ -4,6 +4,7 @@ import { unwrap, type components } from "@svc/sdk";
 import { context, table, UsageError } from "../context.js";
 import { grantFor, listAll, pageQuery } from "../lists.js";
 import { readSource, readStdin, withoutFinalNewline } from "../input.js";
+import { idOfSecret } from "../names.js";
 import { limitOption, ownerKind, ownerOf, type OwnerKind } from "./options.js";
 
 type Material = components["schemas"]["SecretMaterial"];
@@ -19,7 +20,7 @@ interface MaterialOptions {
 }
 
 export function secretCommands(program: Command): void {
-  const secrets = program.command("secrets").description("secrets (their values are never shown)");
+  const secrets = program.command("secrets").description("secrets, named by id or name (their values are never shown)");
   secrets
     .command("list")
     .description("the secrets you may list in the organization")
@@ -33,8 +34,9 @@ export function secretCommands(program: Command): void {
   secrets
     .command("get <secret>")
     .description("one secret: its kind, owner and the names of its fields, never their values")
-    .action(async (secretID: string, _o: unknown, command: Command) => {
+    .action(async (given: string, _o: unknown, command: Command) => {
       const ctx = await context(command);
+      const secretID = await idOfSecret(ctx, given);
       const secret = await unwrap(ctx.client().GET("/api/v1/orgs/{orgID}/secrets/{secretID}", { params: { path: { orgID: await ctx.org(), secretID } } }));
       ctx.print(secret, () => table([["id", secret.id], ["name", secret.name], ["kind", secret.kind], ["owner", secret.owner.kind], ["version", String(secret.current_version_number)], ["fields", secret.payload_keys.join(", ")]]));
     });
@@ -51,8 +53,9 @@ export function secretCommands(program: Command): void {
     });
   materialOptions(secrets.command("update <secret>"))
     .description("store a new version of the secret's value (read as `create` reads it); the kind must stay the same")
-    .action(async (secretID: string, options: MaterialOptions, command: Command) => {
+    .action(async (given: string, options: MaterialOptions, command: Command) => {
       const ctx = await context(command);
+      const secretID = await idOfSecret(ctx, given);
       const material = await readMaterial(options);
       const secret = await unwrap(ctx.client().POST("/api/v1/orgs/{orgID}/secrets/{secretID}/versions", { params: { path: { orgID: await ctx.org(), secretID } }, body: { material } }));
       ctx.print(secret, () => `${secret.id} is at version ${secret.current_version_number}.`);
@@ -60,8 +63,9 @@ export function secretCommands(program: Command): void {
   secrets
     .command("delete <secret>")
     .description("delete a secret")
-    .action(async (secretID: string, _o: unknown, command: Command) => {
+    .action(async (given: string, _o: unknown, command: Command) => {
       const ctx = await context(command);
+      const secretID = await idOfSecret(ctx, given);
       await unwrap(ctx.client().DELETE("/api/v1/orgs/{orgID}/secrets/{secretID}", { params: { path: { orgID: await ctx.org(), secretID } } }));
       ctx.print({ deleted: secretID }, () => "Deleted.");
     });
@@ -72,16 +76,18 @@ function secretGrantCommands(secrets: Command): void {
   secrets
     .command("grant <secret>")
     .description("let the project (the current one, or --project) use an org or user secret")
-    .action(async (secretID: string, _o: unknown, command: Command) => {
+    .action(async (given: string, _o: unknown, command: Command) => {
       const ctx = await context(command);
+      const secretID = await idOfSecret(ctx, given);
       const grant = await unwrap(ctx.client().POST("/api/v1/orgs/{orgID}/secrets/{secretID}/grants", { params: { path: { orgID: await ctx.org(), secretID } }, body: { target_project_id: await ctx.project() } }));
       ctx.print(grant, () => `Granted ${secretID} to ${grant.target_project_id}.`);
     });
   secrets
     .command("revoke <secret>")
     .description("take the secret back from the project (the current one, or --project)")
-    .action(async (secretID: string, _o: unknown, command: Command) => {
+    .action(async (given: string, _o: unknown, command: Command) => {
       const ctx = await context(command);
+      const secretID = await idOfSecret(ctx, given);
       const [orgID, projectID] = [await ctx.org(), await ctx.project()];
       const path = { orgID, secretID };
       const item = await grantFor((cursor) => unwrap(ctx.client().GET("/api/v1/orgs/{orgID}/secrets/{secretID}/grants", { params: { path, query: pageQuery(cursor) } })), (i) => i.target_project.id === projectID, secretID);
@@ -92,8 +98,9 @@ function secretGrantCommands(secrets: Command): void {
     .command("grants <secret>")
     .description("the projects the secret is granted to")
     .option(...limitOption)
-    .action(async (secretID: string, options: { limit: number }, command: Command) => {
+    .action(async (given: string, options: { limit: number }, command: Command) => {
       const ctx = await context(command);
+      const secretID = await idOfSecret(ctx, given);
       const path = { orgID: await ctx.org(), secretID };
       const items = await listAll((cursor) => unwrap(ctx.client().GET("/api/v1/orgs/{orgID}/secrets/{secretID}/grants", { params: { path, query: pageQuery(cursor) } })), options.limit);
       ctx.print(items, () => table(items.map((i) => [i.grant.id, i.target_project.id, i.target_project.name])));

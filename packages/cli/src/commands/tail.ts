@@ -1,7 +1,8 @@
 import { InvalidArgumentError, type Command } from "commander";
 import { followEvents, unwrap, type StreamFrame, type SvcClient } from "@svc/sdk";
 import { context } from "../context.js";
-import { projectPath } from "./agents.js";
+import { jsonText, printError, printLine, printPart, visible } from "../output.js";
+import { agentPath } from "./agents.js";
 
 export function tailCommand(program: Command): void {
   program
@@ -10,12 +11,12 @@ export function tailCommand(program: Command): void {
     .option("--after <sequence>", "start after this saved sequence (0 replays the whole timeline)", parseSequence, 0)
     .option("--no-deltas", "do not show text while the model writes it, only complete responses")
     .option("--until-idle", "stop after the first response that ends a turn (for scripts)")
-    .action(async (agentID: string, options: { after: number; deltas: boolean; untilIdle?: boolean }, command: Command) => {
+    .action(async (agent: string, options: { after: number; deltas: boolean; untilIdle?: boolean }, command: Command) => {
       const ctx = await context(command);
-      const { orgID, projectID } = await projectPath(ctx);
+      const { orgID, projectID, agentID } = await agentPath(ctx, agent);
       const controller = new AbortController();
       process.once("SIGINT", () => controller.abort());
-      const render = ctx.json ? (frame: StreamFrame) => console.log(JSON.stringify(frame)) : renderer();
+      const render = ctx.json ? (frame: StreamFrame) => printLine(jsonText(frame)) : renderer();
       const stream = followEvents(ctx.client(), {
         orgId: orgID,
         projectId: projectID,
@@ -23,7 +24,7 @@ export function tailCommand(program: Command): void {
         afterSequence: options.after,
         streamDeltas: options.deltas,
         signal: controller.signal,
-        onReconnect: (r) => console.error(`svc: reconnecting after sequence ${r.lastSequence} (${r.reason})`),
+        onReconnect: (r) => printError(`svc: reconnecting after sequence ${r.lastSequence} (${visible(r.reason)})`),
       });
       // Tool call updates are not replayed (spec, Events rule 4): what already waits is asked for once,
       // after the replay has reached the newest saved event, so it follows the call that asked.
@@ -59,57 +60,63 @@ const WAITS_FOR_PEOPLE = new Set(["awaiting_permission", "waiting"]);
 async function showInteractions(client: SvcClient, orgID: string, projectID: string, agentID: string): Promise<void> {
   const open = await unwrap(client.GET("/api/v1/orgs/{orgID}/projects/{projectID}/agents/{agentID}/interactions", { params: { path: { orgID, projectID, agentID }, query: { state: "open", limit: 20 } } }));
   for (const interaction of open.data) {
-    console.log(`? ${interaction.request.title} [${interaction.id}]`);
+    printLine(`? ${visible(interaction.request.title)} [${visible(interaction.id)}]`);
     for (const question of interaction.request.questions) {
-      console.log(`  ${question.prompt}`);
-      question.options.forEach((option, i) => console.log(`    ${i}) ${option.label}`));
+      printLine(`  ${visible(question.prompt)}`);
+      question.options.forEach((option, i) => printLine(`    ${i}) ${visible(option.label)}`));
     }
-    console.log(`  svc approve ${agentID} ${interaction.id}   or   svc answer ${agentID} ${interaction.id} --option N`);
+    printLine(`  svc approve ${visible(agentID)} ${visible(interaction.id)}   or   svc answer ${visible(agentID)} ${visible(interaction.id)} --option N`);
   }
 }
 
-/** Text previews are written as they come; the complete response then only ends the line (spec, Events rule 3). */
+/**
+ * Text previews are written as they come; the complete response then only ends the line (spec, Events
+ * rule 3), and adds what previews do not carry: tool calls, and the error block of a failed model call.
+ * Bodies keep their lines; names, ids and states are shown on one.
+ */
 function renderer(): (frame: StreamFrame) => void {
   const previewed = new Set<string>();
   return (frame) => {
     const data = isRecord(frame.data) ? frame.data : {};
     switch (frame.event) {
       case "agent_input":
-        for (const text of texts(data["content_blocks"])) console.log(`> ${text}`);
-        if (data["input_kind"] !== "content") console.log(`> (${String(data["input_kind"])})`);
+        for (const text of texts(data["content_blocks"])) printLine(`> ${text}`);
+        if (data["input_kind"] !== "content") printLine(`> (${visible(String(data["input_kind"]))})`);
         break;
       case "model_output_delta": {
         const event = isRecord(data["event"]) ? data["event"] : {};
         if (event["kind"] === "text_delta" && typeof event["delta"] === "string") {
           previewed.add(String(data["model_call_context_id"]));
-          process.stdout.write(event["delta"]);
+          printPart(event["delta"]);
         }
         break;
       }
       case "model_output": {
         const blocks = Array.isArray(data["content_blocks"]) ? data["content_blocks"] : [];
-        if (previewed.delete(String(data["model_call_context_id"]))) process.stdout.write("\n");
-        else for (const text of texts(blocks)) console.log(text);
-        for (const block of blocks) if (isRecord(block) && block["type"] === "tool_call") console.log(`→ ${String(block["name"])} ${JSON.stringify(block["input"])} [${String(block["tool_call_id"])}]`);
+        if (previewed.delete(String(data["model_call_context_id"]))) printPart("\n");
+        else for (const text of texts(blocks)) printLine(text);
+        for (const text of texts(blocks, "error")) printLine(`! model error: ${text}`);
+        for (const block of blocks) if (isRecord(block) && block["type"] === "tool_call") printLine(`→ ${visible(String(block["name"]))} ${jsonText(block["input"])} [${visible(String(block["tool_call_id"]))}]`);
         break;
       }
       case "tool_result":
-        console.log(`← ${String(data["outcome"])} [${String(data["tool_call_id"])}]${texts(data["content_blocks"]).map((t) => ` ${t}`).join("")}`);
-        for (const line of structured(data["content_blocks"])) console.log(`  ${line}`);
+        printLine(`← ${visible(String(data["outcome"]))} [${visible(String(data["tool_call_id"]))}]${texts(data["content_blocks"]).map((t) => ` ${t}`).join("")}`);
+        for (const line of structured(data["content_blocks"])) printLine(`  ${line}`);
         break;
       case "tool_call_update":
-        console.log(`… ${String(data["state"])} [${String(data["tool_call_id"])}]`);
+        printLine(`… ${visible(String(data["state"]))} [${visible(String(data["tool_call_id"]))}]`);
         break;
       case "context_checkpoint":
-        console.log("(earlier context summarized)");
+        printLine("(earlier context summarized)");
         break;
     }
   };
 }
 
-function texts(blocks: unknown): string[] {
+/** The text of the blocks of one type: `text` blocks, or the `error` block a failed model call ends with. */
+function texts(blocks: unknown, type: "text" | "error" = "text"): string[] {
   if (!Array.isArray(blocks)) return [];
-  return blocks.filter((b): b is Record<string, unknown> => isRecord(b) && b["type"] === "text" && typeof b["text"] === "string").map((b) => String(b["text"]));
+  return blocks.filter((b): b is Record<string, unknown> => isRecord(b) && b["type"] === type && typeof b["text"] === "string").map((b) => String(b["text"]));
 }
 
 const MAX_JSON_CHARS = 500;
@@ -131,7 +138,7 @@ function structured(blocks: unknown): string[] {
       }
       if (typeof value["exit_code"] === "number") lines.push(`(exit ${value["exit_code"]})`);
     } else {
-      const json = JSON.stringify(value);
+      const json = jsonText(value);
       lines.push(json.length > MAX_JSON_CHARS ? `${json.slice(0, MAX_JSON_CHARS)}…` : json);
     }
   }
