@@ -15,3 +15,4 @@ export * from "./integrations.js";
 export * from "./cron-triggers.js";
 export * from "./integration-receipts.js";
 export * from "./discord-gateway.js";
+export * from "./memory.js";
