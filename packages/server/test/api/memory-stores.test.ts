@@ -206,9 +206,10 @@ describe("memories", () => {
     expect(inA.map((m) => m.path)).toEqual(["a/other.md", "a/readme.md", "a/zebra.md"]);
 
     const found = await collectPages(server.api, `${files}?limit=1&q=deploy`, p.auth);
-    expect(found.map((m) => m.path)).toEqual(["b/deploy.md", "a/readme.md", "c/deploy-notes.md"].slice(0, found.length));
-    expect(found.map((m) => m.path).sort()).toEqual(["a/readme.md", "b/deploy.md", "c/deploy-notes.md"]);
-    expect(found[0].path).toBe("b/deploy.md");
+    // Three mentions rank first; the two single mentions (one in a path) tie and follow newest first.
+    expect(found.map((m) => m.path)).toEqual(["b/deploy.md", "c/deploy-notes.md", "a/readme.md"]);
+    const byPath = await server.api.get(`${files}?q=zebra`, p.auth);
+    expect(byPath.body.data.map((m: { path: string }) => m.path)).toEqual(["a/zebra.md"]);
     const phrase = await server.api.get(`${files}?q=${encodeURIComponent('"with care" -nothing')}`, p.auth);
     expect(phrase.body.data.map((m: { path: string }) => m.path)).toEqual(["b/deploy.md"]);
     expect((await server.api.get(`${files}?q=absent`, p.auth)).body).toEqual({ data: [], next_cursor: null });

@@ -7,7 +7,7 @@ CREATE TABLE "memories" (
 	"digest" text NOT NULL,
 	"size_bytes" integer NOT NULL,
 	"current_version" integer NOT NULL,
-	"search" "tsvector" GENERATED ALWAYS AS (to_tsvector('simple'::regconfig, path || ' ' || left(content, 100000))) STORED NOT NULL,
+	"search" "tsvector" GENERATED ALWAYS AS (to_tsvector('simple'::regconfig, translate(path, '/.', '  ') || ' ' || left(content, 100000))) STORED NOT NULL,
 	"created_at" timestamp with time zone DEFAULT date_trunc('milliseconds', statement_timestamp()) NOT NULL,
 	"updated_at" timestamp with time zone DEFAULT date_trunc('milliseconds', statement_timestamp()) NOT NULL,
 	"deleted_at" timestamp with time zone,

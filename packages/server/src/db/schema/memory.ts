@@ -13,7 +13,8 @@ const tsvector = customType<{ data: string }>({ dataType: () => "tsvector" });
 
 /**
  * Full-text search reads only the first this-many characters of a file: a tsvector holds at most 1 MB,
- * and a 10 MiB file of distinct words would exceed it and fail the write. The path is always searched.
+ * and a 10 MiB file of distinct words would exceed it and fail the write. The path is always searched,
+ * its `/` and `.` read as spaces: the parser would otherwise take `notes/deploy.md` as one file token.
  */
 export const MEMORY_SEARCH_CHARS = 100_000;
 
@@ -59,7 +60,7 @@ export const memories = pgTable(
     currentVersion: integer("current_version").notNull(),
     search: tsvector("search")
       .notNull()
-      .generatedAlwaysAs(sql`to_tsvector('simple'::regconfig, path || ' ' || left(content, ${sql.raw(String(MEMORY_SEARCH_CHARS))}))`),
+      .generatedAlwaysAs(sql`to_tsvector('simple'::regconfig, translate(path, '/.', '  ') || ' ' || left(content, ${sql.raw(String(MEMORY_SEARCH_CHARS))}))`),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
     deletedAt: optionalTime("deleted_at"),
