@@ -4154,14 +4154,15 @@ export type components = {
             memory_store_id: components["schemas"]["MemoryStoreID"];
             /** @description Relative, `/`-separated, no empty, `.` or `..` segments; at most 512 bytes. */
             path: string;
-            /** @description `sha256:` and the hex SHA-256 of the content's UTF-8 bytes. */
-            digest: string;
+            digest: components["schemas"]["MemoryDigest"];
             size_bytes: number;
             /** @description The memory's latest version; starts at 1, each write or delete adds one. */
             version: number;
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
         };
+        /** @description `sha256:` and the hex SHA-256 of the content's UTF-8 bytes. */
+        MemoryDigest: string;
         MemoryID: string;
         /** @description A named store of text files (memories) in a project. */
         MemoryStore: {
@@ -4188,14 +4189,9 @@ export type components = {
             version: number;
             /** @description True for the version that deleted the file; it has no content or digest. */
             deleted: boolean;
-            digest: string | null;
+            digest: components["schemas"]["MemoryDigest"] | null;
             size_bytes: number;
-            written_by: {
-                /** @enum {unknown} */
-                kind: "user" | "agent" | "api_key";
-                /** @description A user id (usr_), agent id (agt_) or org API key id (oak_). */
-                id: string;
-            };
+            written_by: components["schemas"]["MemoryWriter"];
             agent_id?: components["schemas"]["AgentID"];
             tool_call_id?: components["schemas"]["ToolCallID"];
             created_at: components["schemas"]["Timestamp"];
@@ -4205,14 +4201,9 @@ export type components = {
             version: number;
             /** @description True for the version that deleted the file; it has no content or digest. */
             deleted: boolean;
-            digest: string | null;
+            digest: components["schemas"]["MemoryDigest"] | null;
             size_bytes: number;
-            written_by: {
-                /** @enum {unknown} */
-                kind: "user" | "agent" | "api_key";
-                /** @description A user id (usr_), agent id (agt_) or org API key id (oak_). */
-                id: string;
-            };
+            written_by: components["schemas"]["MemoryWriter"];
             agent_id?: components["schemas"]["AgentID"];
             tool_call_id?: components["schemas"]["ToolCallID"];
             created_at: components["schemas"]["Timestamp"];
@@ -4224,14 +4215,20 @@ export type components = {
             memory_store_id: components["schemas"]["MemoryStoreID"];
             /** @description Relative, `/`-separated, no empty, `.` or `..` segments; at most 512 bytes. */
             path: string;
-            /** @description `sha256:` and the hex SHA-256 of the content's UTF-8 bytes. */
-            digest: string;
+            digest: components["schemas"]["MemoryDigest"];
             size_bytes: number;
             /** @description The memory's latest version; starts at 1, each write or delete adds one. */
             version: number;
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
             content: string;
+        };
+        /** @description Who made a change: a user, an agent (through a tool call) or an org API key. */
+        MemoryWriter: {
+            /** @enum {unknown} */
+            kind: "user" | "agent" | "api_key";
+            /** @description A user id (usr_), agent id (agt_) or org API key id (oak_). */
+            id: string;
         };
         Metadata: {
             [key: string]: string;
@@ -4631,13 +4628,13 @@ export type components = {
         PromoteQueuedInputToSteeringRequest: {
             cancel_open_interactions?: boolean;
         };
+        /** @description With expected_digest, the file's current digest must match it, else nothing changes (409 file_content_conflict). */
         PutMemoryRequest: {
             /** @description Relative, `/`-separated, no empty, `.` or `..` segments; at most 512 bytes. */
             path: string;
             /** @description UTF-8 text without NUL, at most 10 MiB; may be empty. */
             content: string;
-            /** @description The digest the file has now; otherwise nothing changes and the answer is 409 file_content_conflict. */
-            expected_digest?: string;
+            expected_digest?: components["schemas"]["MemoryDigest"];
         };
         ReasoningContentBlock: {
             /** @enum {string} */
@@ -8986,6 +8983,7 @@ export interface operations {
             };
             cookie?: never;
         };
+        /** @description With expected_digest, the file's current digest must match it, else nothing changes (409 file_content_conflict). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["PutMemoryRequest"];

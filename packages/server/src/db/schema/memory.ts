@@ -16,7 +16,7 @@ const tsvector = customType<{ data: string }>({ dataType: () => "tsvector" });
  * and a 10 MiB file of distinct words would exceed it and fail the write. The path is always searched,
  * its `/` and `.` read as spaces: the parser would otherwise take `notes/deploy.md` as one file token.
  */
-export const MEMORY_SEARCH_CHARS = 100_000;
+const MEMORY_SEARCH_CHARS = 100_000;
 
 /** `memory_count` and `size_bytes` count the live files; writes lock the store row and keep them exact. */
 export const memoryStores = pgTable(

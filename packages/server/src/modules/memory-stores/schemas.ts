@@ -19,7 +19,7 @@ export const MAX_MEMORIES_PER_STORE = 10_000;
  */
 export const PUT_MEMORY_BODY_LIMIT = 6 * MAX_MEMORY_BYTES + 64 * 1024;
 
-const Digest = Type.String({ pattern: "^sha256:[0-9a-f]{64}$", description: "`sha256:` and the hex SHA-256 of the content's UTF-8 bytes." });
+const Digest = component("MemoryDigest", Type.String({ pattern: "^sha256:[0-9a-f]{64}$", description: "`sha256:` and the hex SHA-256 of the content's UTF-8 bytes." }));
 
 /** A store's name is a path segment of the agents' memory mount: letters, digits, `.`, `_`, `-`; no leading dot. */
 const StoreName = Type.String({
@@ -91,12 +91,9 @@ export const PutMemoryRequest = component("PutMemoryRequest", Type.Object(
   {
     path: Type.String({ minLength: 1, description: "Relative, `/`-separated, no empty, `.` or `..` segments; at most 512 bytes." }),
     content: Type.String({ description: "UTF-8 text without NUL, at most 10 MiB; may be empty." }),
-    expected_digest: Type.Optional({
-      ...Digest,
-      description: "The digest the file has now; otherwise nothing changes and the answer is 409 file_content_conflict.",
-    }),
+    expected_digest: Type.Optional(Digest),
   },
-  strict,
+  { ...strict, description: "With expected_digest, the file's current digest must match it, else nothing changes (409 file_content_conflict)." },
 ));
 
 export const ListMemoriesQuery = Type.Object(
@@ -113,13 +110,13 @@ export const ListMemoriesQuery = Type.Object(
 
 export const MemoryParams = Type.Object({ ...MemoryStoreParams.properties, memoryID: Id("memory") });
 
-const WrittenBy = Type.Object(
+const WrittenBy = component("MemoryWriter", Type.Object(
   {
     kind: Type.Enum(["user", "agent", "api_key"]),
     id: Type.String({ description: "A user id (usr_), agent id (agt_) or org API key id (oak_)." }),
   },
-  strict,
-);
+  { ...strict, description: "Who made a change: a user, an agent (through a tool call) or an org API key." },
+));
 
 const versionFields = {
   version: Type.Integer(),
