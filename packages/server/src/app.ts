@@ -40,6 +40,8 @@ import { createAgentConfigService } from "./modules/agent-configs/service.js";
 import { agentConfigRoutes } from "./modules/agent-configs/routes.js";
 import { createAgentProfileService } from "./modules/agent-profiles/service.js";
 import { agentProfileRoutes } from "./modules/agent-profiles/routes.js";
+import { createMemoryStoreService } from "./modules/memory-stores/service.js";
+import { memoryStoreRoutes } from "./modules/memory-stores/routes.js";
 import { toolCatalogRoutes } from "./modules/tool-catalog/routes.js";
 import { createTimelineService } from "./modules/timeline/service.js";
 import { createEventStreams } from "./modules/timeline/stream.js";
@@ -176,6 +178,7 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
       artifactRoutes(api, { artifacts });
       agentConfigRoutes(api, { agentConfigs: createAgentConfigService({ db, catalog }) });
       agentProfileRoutes(api, { agentProfiles: createAgentProfileService({ db }) });
+      memoryStoreRoutes(api, { memoryStores: createMemoryStoreService({ db }) });
       cronTriggerRoutes(api, { cronTriggers: createCronTriggerService({ db, catalog }) });
       toolCatalogRoutes(api);
       mcpServerRoutes(api, { tools: createMcpToolsService({ db, secrets, oauthTokens: services.oauthTokens, settings: config }), registry: createMcpRegistryService({ db }) });

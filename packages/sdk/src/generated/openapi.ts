@@ -1629,6 +1629,146 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/orgs/{orgID}/projects/{projectID}/memory-stores": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List memory stores
+         * @description The project's memory stores (agent.read); by default created_at descending, then id descending.
+         */
+        get: operations["listMemoryStores"];
+        put?: never;
+        /**
+         * Create a memory store
+         * @description Creates an empty store (project.manage); names are unique in the project (409).
+         */
+        post: operations["createMemoryStore"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orgs/{orgID}/projects/{projectID}/memory-stores/{memoryStoreID}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a memory store
+         * @description One store of the project with its file count and size (agent.read).
+         */
+        get: operations["getMemoryStore"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a memory store
+         * @description Deletes the store with all its files and their versions (project.manage).
+         */
+        delete: operations["deleteMemoryStore"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a memory store
+         * @description Changes the store's description, writable flag or metadata (project.manage).
+         */
+        patch: operations["updateMemoryStore"];
+        trace?: never;
+    };
+    "/api/v1/orgs/{orgID}/projects/{projectID}/memory-stores/{memoryStoreID}/memories": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List or search memories
+         * @description The store's files without their content (agent.read), by path in code point order. With q, only files whose path or content match it (PostgreSQL text search, web search syntax, no stemming), best match first. path_prefix keeps paths that start with it.
+         */
+        get: operations["listMemories"];
+        /**
+         * Create or replace a memory
+         * @description Writes the file at path as its next version (project.manage): 201 when the path held no file, 200 when it replaced one (or already held this content, which adds no version). With expected_digest, the file's current digest must match, else 409 file_content_conflict with current_digest and nothing changes. A store that is not writable answers 409 file_read_only; content over 10 MiB, 413.
+         */
+        put: operations["putMemory"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orgs/{orgID}/projects/{projectID}/memory-stores/{memoryStoreID}/memories/{memoryID}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a memory
+         * @description One file of the store with its content (agent.read); a deleted file is 404.
+         */
+        get: operations["getMemory"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a memory
+         * @description Deletes the file as its next version (project.manage); its versions stay readable and writing its path again continues them. A store that is not writable answers 409 file_read_only.
+         */
+        delete: operations["deleteMemory"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orgs/{orgID}/projects/{projectID}/memory-stores/{memoryStoreID}/memories/{memoryID}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a memory's versions
+         * @description Every write and delete of the file, newest first, without content (agent.read); also for a deleted file.
+         */
+        get: operations["listMemoryVersions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orgs/{orgID}/projects/{projectID}/memory-stores/{memoryStoreID}/memories/{memoryID}/versions/{version}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a memory version
+         * @description One version of the file with the content it wrote; null content for a delete (agent.read).
+         */
+        get: operations["getMemoryVersion"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/orgs/{orgID}/projects/{projectID}/cron-triggers": {
         parameters: {
             query?: never;
@@ -3097,6 +3237,15 @@ export type components = {
             secret_env?: components["schemas"]["MachineSecretEnv"];
             metadata?: components["schemas"]["MachineMetadata"];
         };
+        CreateMemoryStoreRequest: {
+            /** @description 1 to 64 of A-Z, a-z, 0-9, `.`, `_`, `-`, not starting with `.`; unique in the project. */
+            name: string;
+            /** @description Shown to the agents that use the store. */
+            description?: string;
+            /** @default true */
+            writable: boolean;
+            metadata?: components["schemas"]["Metadata"];
+        };
         /** @description Connects the organization to a model API. api_format and api_variant cannot be changed afterwards. */
         CreateModelProviderConfigRequest: {
             name: components["schemas"]["ResourceName"];
@@ -3638,6 +3787,18 @@ export type components = {
             data: components["schemas"]["MachinePool"][];
             next_cursor: string | null;
         };
+        ListMemoriesResponse: {
+            data: components["schemas"]["Memory"][];
+            next_cursor: string | null;
+        };
+        ListMemoryStoresResponse: {
+            data: components["schemas"]["MemoryStore"][];
+            next_cursor: string | null;
+        };
+        ListMemoryVersionsResponse: {
+            data: components["schemas"]["MemoryVersion"][];
+            next_cursor: string | null;
+        };
         ListModelProviderConfigsResponse: {
             data: components["schemas"]["ModelProviderConfig"][];
             next_cursor: string | null;
@@ -4027,6 +4188,88 @@ export type components = {
             artifact_id: components["schemas"]["ArtifactID"];
             exclude_from_model_context?: boolean;
             metadata?: components["schemas"]["Metadata"];
+        };
+        /** @description A text file in a memory store, without its content. */
+        Memory: {
+            id: components["schemas"]["MemoryID"];
+            memory_store_id: components["schemas"]["MemoryStoreID"];
+            /** @description Relative, `/`-separated, no empty, `.` or `..` segments; at most 512 bytes. */
+            path: string;
+            digest: components["schemas"]["MemoryDigest"];
+            size_bytes: number;
+            /** @description The memory's latest version; starts at 1, each write or delete adds one. */
+            version: number;
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        /** @description `sha256:` and the hex SHA-256 of the content's UTF-8 bytes. */
+        MemoryDigest: string;
+        MemoryID: string;
+        /** @description A named store of text files (memories) in a project. */
+        MemoryStore: {
+            id: components["schemas"]["MemoryStoreID"];
+            org_id: components["schemas"]["OrganizationID"];
+            project_id: components["schemas"]["ProjectID"];
+            /** @description 1 to 64 of A-Z, a-z, 0-9, `.`, `_`, `-`, not starting with `.`; unique in the project. */
+            name: string;
+            /** @description Shown to the agents that use the store. */
+            description: string;
+            /** @description When false, every write and delete of the store's files is refused (409 file_read_only). */
+            writable: boolean;
+            metadata: components["schemas"]["Metadata"];
+            /** @description Files in the store (deleted ones not counted). */
+            memory_count: number;
+            /** @description Total UTF-8 bytes of the store's files. */
+            size_bytes: number;
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        MemoryStoreID: string;
+        /** @description One immutable change of a memory, without its content. */
+        MemoryVersion: {
+            version: number;
+            /** @description True for the version that deleted the file; it has no content or digest. */
+            deleted: boolean;
+            digest: components["schemas"]["MemoryDigest"] | null;
+            size_bytes: number;
+            written_by: components["schemas"]["MemoryWriter"];
+            agent_id?: components["schemas"]["AgentID"];
+            tool_call_id?: components["schemas"]["ToolCallID"];
+            created_at: components["schemas"]["Timestamp"];
+        };
+        /** @description One immutable change of a memory with the content it wrote (null for a delete). */
+        MemoryVersionWithContent: {
+            version: number;
+            /** @description True for the version that deleted the file; it has no content or digest. */
+            deleted: boolean;
+            digest: components["schemas"]["MemoryDigest"] | null;
+            size_bytes: number;
+            written_by: components["schemas"]["MemoryWriter"];
+            agent_id?: components["schemas"]["AgentID"];
+            tool_call_id?: components["schemas"]["ToolCallID"];
+            created_at: components["schemas"]["Timestamp"];
+            content: string | null;
+        };
+        /** @description A text file in a memory store with its content. */
+        MemoryWithContent: {
+            id: components["schemas"]["MemoryID"];
+            memory_store_id: components["schemas"]["MemoryStoreID"];
+            /** @description Relative, `/`-separated, no empty, `.` or `..` segments; at most 512 bytes. */
+            path: string;
+            digest: components["schemas"]["MemoryDigest"];
+            size_bytes: number;
+            /** @description The memory's latest version; starts at 1, each write or delete adds one. */
+            version: number;
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+            content: string;
+        };
+        /** @description Who made a change: a user, an agent (through a tool call) or an org API key. */
+        MemoryWriter: {
+            /** @enum {unknown} */
+            kind: "user" | "agent" | "api_key";
+            /** @description A user id (usr_), agent id (agt_) or org API key id (oak_). */
+            id: string;
         };
         Metadata: {
             [key: string]: string;
@@ -4450,6 +4693,14 @@ export type components = {
         PromoteQueuedInputToSteeringRequest: {
             cancel_open_interactions?: boolean;
         };
+        /** @description With expected_digest, the file's current digest must match it, else nothing changes (409 file_content_conflict). */
+        PutMemoryRequest: {
+            /** @description Relative, `/`-separated, no empty, `.` or `..` segments; at most 512 bytes. */
+            path: string;
+            /** @description UTF-8 text without NUL, at most 10 MiB; may be empty. */
+            content: string;
+            expected_digest?: components["schemas"]["MemoryDigest"];
+        };
         ReasoningContentBlock: {
             /** @enum {string} */
             type: "reasoning";
@@ -4856,6 +5107,13 @@ export type components = {
             cwd?: string;
             env?: components["schemas"]["MachineEnv"];
             secret_env?: components["schemas"]["MachineSecretEnv"];
+        };
+        /** @description Members left out keep their value; metadata is replaced as a whole. */
+        UpdateMemoryStoreRequest: {
+            /** @description Shown to the agents that use the store. */
+            description?: string;
+            writable?: boolean;
+            metadata?: components["schemas"]["Metadata"];
         };
         /** @description Omitted fields keep their values. Changing auth_kind without auth_options resets auth_options to the new kind's default. */
         UpdateModelProviderConfigRequest: {
@@ -8659,6 +8917,377 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    listMemoryStores: {
+        parameters: {
+            query?: {
+                name?: string;
+                sort?: "name" | "-name" | "-updated_at" | "updated_at" | "-created_at" | "created_at";
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                orgID: components["schemas"]["OrganizationID"];
+                projectID: components["schemas"]["ProjectID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListMemoryStoresResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    createMemoryStore: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgID: components["schemas"]["OrganizationID"];
+                projectID: components["schemas"]["ProjectID"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateMemoryStoreRequest"];
+            };
+        };
+        responses: {
+            /** @description A named store of text files (memories) in a project. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryStore"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    getMemoryStore: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgID: components["schemas"]["OrganizationID"];
+                projectID: components["schemas"]["ProjectID"];
+                memoryStoreID: components["schemas"]["MemoryStoreID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A named store of text files (memories) in a project. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryStore"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    deleteMemoryStore: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgID: components["schemas"]["OrganizationID"];
+                projectID: components["schemas"]["ProjectID"];
+                memoryStoreID: components["schemas"]["MemoryStoreID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No Content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    updateMemoryStore: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgID: components["schemas"]["OrganizationID"];
+                projectID: components["schemas"]["ProjectID"];
+                memoryStoreID: components["schemas"]["MemoryStoreID"];
+            };
+            cookie?: never;
+        };
+        /** @description Members left out keep their value; metadata is replaced as a whole. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateMemoryStoreRequest"];
+            };
+        };
+        responses: {
+            /** @description A named store of text files (memories) in a project. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryStore"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    listMemories: {
+        parameters: {
+            query?: {
+                /** @description Only paths starting with this text. */
+                path_prefix?: string;
+                /** @description Full-text search over path and content (web search syntax); ranks the results. */
+                q?: string;
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                orgID: components["schemas"]["OrganizationID"];
+                projectID: components["schemas"]["ProjectID"];
+                memoryStoreID: components["schemas"]["MemoryStoreID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListMemoriesResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    putMemory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgID: components["schemas"]["OrganizationID"];
+                projectID: components["schemas"]["ProjectID"];
+                memoryStoreID: components["schemas"]["MemoryStoreID"];
+            };
+            cookie?: never;
+        };
+        /** @description With expected_digest, the file's current digest must match it, else nothing changes (409 file_content_conflict). */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PutMemoryRequest"];
+            };
+        };
+        responses: {
+            /** @description A text file in a memory store, without its content. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Memory"];
+                };
+            };
+            /** @description A text file in a memory store, without its content. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Memory"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["ContentTooLarge"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    getMemory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgID: components["schemas"]["OrganizationID"];
+                projectID: components["schemas"]["ProjectID"];
+                memoryStoreID: components["schemas"]["MemoryStoreID"];
+                memoryID: components["schemas"]["MemoryID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A text file in a memory store with its content. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryWithContent"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    deleteMemory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgID: components["schemas"]["OrganizationID"];
+                projectID: components["schemas"]["ProjectID"];
+                memoryStoreID: components["schemas"]["MemoryStoreID"];
+                memoryID: components["schemas"]["MemoryID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No Content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    listMemoryVersions: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                orgID: components["schemas"]["OrganizationID"];
+                projectID: components["schemas"]["ProjectID"];
+                memoryStoreID: components["schemas"]["MemoryStoreID"];
+                memoryID: components["schemas"]["MemoryID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListMemoryVersionsResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    getMemoryVersion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgID: components["schemas"]["OrganizationID"];
+                projectID: components["schemas"]["ProjectID"];
+                memoryStoreID: components["schemas"]["MemoryStoreID"];
+                memoryID: components["schemas"]["MemoryID"];
+                version: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One immutable change of a memory with the content it wrote (null for a delete). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryVersionWithContent"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };

@@ -52,6 +52,8 @@ export const ID_PREFIXES = {
   integrationSubscription: "isub",
   /** The reference's profile-bound Slack install: a view of the integration with the same id bytes. */
   integrationInstall: "iin",
+  memoryStore: "mst",
+  memory: "mem",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

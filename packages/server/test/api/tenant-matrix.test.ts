@@ -81,6 +81,9 @@ beforeAll(async () => {
   const daemonToken = (await server.api.post(`/api/v1/orgs/${a.orgId}/machines/${ids["machineID"]}/daemon-tokens`, { name: "matrix" }, auth)).body.token;
   const registered = await server.api.post("/api/v1/daemon/runtimes", { daemon_instance_id: randomUUID(), daemon_version: "test", processes: [] }, { token: daemonToken });
   ids["runtimeID"] = registered.body.runtime?.id;
+  ids["memoryStoreID"] = (await server.api.post(`${a.base}/memory-stores`, { name: "matrix" }, auth)).body.id;
+  ids["memoryID"] = (await server.api.put(`${a.base}/memory-stores/${ids["memoryStoreID"]}/memories`, { path: "m", content: "c" }, auth)).body.id;
+  ids["version"] = "1";
   const other = await server.api.userWithOrg("Other");
   b = { token: other.token, session: other.session, keyToken: (await server.api.orgKey(other.session, other.org.id, "admin")).token };
 }, 120_000);

@@ -16,3 +16,4 @@ export * from "./cron-triggers.js";
 export * from "./integration-receipts.js";
 export * from "./discord-gateway.js";
 export * from "./usage.js";
+export * from "./memory.js";

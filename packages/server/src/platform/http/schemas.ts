@@ -79,6 +79,8 @@ const ID_NAMES: Record<IdKind, string> = {
   integrationOAuthFlow: "IntegrationOAuthFlowID",
   integrationInstall: "IntegrationInstallID",
   integrationSubscription: "IntegrationSubscriptionID",
+  memoryStore: "MemoryStoreID",
+  memory: "MemoryID",
 };
 
 /** A public id of one kind, named in the OpenAPI document (`Id("agent")` is `AgentID`). */
