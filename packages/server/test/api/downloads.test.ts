@@ -41,7 +41,7 @@ describe("with SVC_PUBLIC_URL", () => {
     expect(reply.headers.get("repr-digest")).toBe(`sha-256=:${sha256(tarball).toString("base64")}:`);
     const again = await fetch(`${server.url}/downloads/svcd.tgz`, { headers: { "if-none-match": etag } });
     expect(again.status).toBe(304);
-    for (const name of ["nope.tgz", "..%2Fpackage.json", "svcd.tgz.sha256"]) {
+    for (const name of ["nope.tgz", "..%2Fpackage.json", "svcd.tgz.sha256", "constructor", "__proto__", "toString"]) {
       const missing = await server.api.get(`/downloads/${name}`);
       expect(missing.status, name).toBe(404);
       expect(missing.body.code).toBe("not_found");

@@ -32,7 +32,8 @@ export type DownloadReader = (name: string) => Promise<Download | undefined>;
 export function downloadReader(root: string = PACKAGES): DownloadReader {
   const digests = new Map<string, { size: number; mtimeMs: number; sha256: string }>();
   return async (name) => {
-    const relative = DOWNLOADS[name];
+    // Own names only: `constructor` or `__proto__` in the path must not reach Object.prototype.
+    const relative = Object.hasOwn(DOWNLOADS, name) ? DOWNLOADS[name] : undefined;
     if (!relative) return undefined;
     const path = join(root, relative);
     const found = await stat(path).catch(() => undefined);
