@@ -1,4 +1,32 @@
+import { statSync } from "node:fs";
+import { relative } from "node:path";
 import { defineConfig } from "vitest/config";
+import { BaseSequencer, type TestSpecification } from "vitest/node";
+
+/**
+ * Slowest files first, so that no long file starts last while the other worker idles. The files that start
+ * processes (packages/server/test/process: svc, svcd) are small but take the longest, mostly waiting on their
+ * children, so they go first, then the console's browser tests, then the rest. Within each group, the
+ * durations of an earlier run (vitest keeps them in node_modules/.vite) order the files, longest first;
+ * without them, as in CI after `npm ci`, the larger files go first. The groups are kept even with
+ * durations: a file skipped on one database (the multi-process tests run on PostgreSQL only) has a
+ * duration of nothing from the embedded run, and would otherwise start last in the PostgreSQL run.
+ */
+class SlowFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const root = this.ctx.config.root;
+    const duration = (file: TestSpecification) => this.ctx.cache.getFileTestResults(`${file.project.name}:${relative(root, file.moduleId)}`)?.duration;
+    const timed = files.every((file) => duration(file) !== undefined);
+    const rank = (file: TestSpecification) => {
+      const path = relative(root, file.moduleId);
+      if (path.startsWith("packages/server/test/process/")) return 0;
+      if (path.startsWith("packages/web/test/")) return 1;
+      return 2;
+    };
+    const weight = (file: TestSpecification) => (timed ? duration(file)! : statSync(file.moduleId).size);
+    return [...files].sort((a, b) => rank(a) - rank(b) || weight(b) - weight(a));
+  }
+}
 
 export default defineConfig({
   // Workspace packages load from their TypeScript sources (the `@svc/source` export condition), never from a
@@ -20,5 +48,6 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 120_000,
     reporters: ["default"],
+    sequence: { sequencer: SlowFirst },
   },
 });

@@ -41,7 +41,7 @@ const FILL_BATCH = 100;
 /** The benchmark's workers never poll: every claim counted is one a step needed. */
 const WORKER = { concurrency: 1, pollMs: 60_000 };
 
-interface Steps {
+export interface Steps {
   /** Per-step wall time, ms: wakeup committed (or the previous step recorded) → this step's output committed. */
   times: number[];
   /** What the worker ran for all of them (the benchmark's own wakeup subtracted). */
@@ -51,6 +51,7 @@ interface Steps {
 const minus = (a: StatementCount, b: StatementCount): StatementCount => ({
   statements: a.statements - b.statements,
   transactions: a.transactions - b.transactions,
+  commits: a.commits - b.commits,
   rows: a.rows - b.rows,
 });
 
@@ -101,7 +102,7 @@ async function fillConversation(server: BenchServer, project: Project, size: num
 }
 
 /** Queues `count` content inputs on the agent without waking it: the benchmark's wakeup starts the clock. */
-async function queueQuietly(server: BenchServer, agentId: string, count: number): Promise<void> {
+export async function queueQuietly(server: BenchServer, agentId: string, count: number): Promise<void> {
   await server.db.tx(async (tx) => {
     const agent = (await lockAgent(tx, agentId))!;
     // Nothing waits when this runs (every input so far was answered), so ranks start at 0.
@@ -117,7 +118,7 @@ async function queueQuietly(server: BenchServer, agentId: string, count: number)
 const wake = (server: BenchServer, agentId: string) => server.db.tx((tx) => markWakeup(tx, agentId, "queued_input"));
 
 /** What the benchmark's own wakeup costs the counter, measured once with no worker running. */
-async function wakeupCost(server: BenchServer, agentId: string): Promise<StatementCount> {
+export async function wakeupCost(server: BenchServer, agentId: string): Promise<StatementCount> {
   const counter = countStatements(server);
   await wake(server, agentId);
   const cost = counter();
@@ -130,7 +131,7 @@ async function wakeupCost(server: BenchServer, agentId: string): Promise<Stateme
  * agent's followers twice (the claim admits the input, the record writes the output), so the even
  * notifications are the steps' ends.
  */
-async function runSteps(server: BenchServer, agentId: string, count: number, wakeup: StatementCount): Promise<Steps> {
+export async function runSteps(server: BenchServer, agentId: string, count: number, wakeup: StatementCount): Promise<Steps> {
   await queueQuietly(server, agentId, count);
   const ends: number[] = [];
   let notified = 0;
@@ -179,7 +180,7 @@ async function measureSize(server: BenchServer, provider: FakeProvider, project:
   const wakeup = await wakeupCost(server, agentId);
   provider.reset();
   const cold: number[] = [];
-  let coldCount: StatementCount = { statements: 0, transactions: 0, rows: 0 };
+  let coldCount: StatementCount = { statements: 0, transactions: 0, commits: 0, rows: 0 };
   let worker: { stop(): Promise<void> } | undefined;
   const timed = timedModelClient(server.config);
   for (let i = 0; i < COLD_STEPS; i++) {

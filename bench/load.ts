@@ -3,6 +3,7 @@
  * reads, queued inputs that the engine answers with model steps, and SSE followers — while a prober
  * times `/healthz`; then the same number of clients against a bare Fastify process, as the baseline.
  */
+import { readFileSync } from "node:fs";
 import { monitorEventLoopDelay, performance } from "node:perf_hooks";
 import type { Dispatcher } from "undici";
 import { ApiClient } from "../packages/server/test/support/client.js";
@@ -16,6 +17,15 @@ export interface LoadOptions {
   clients: number;
   seconds: number;
   agents: number;
+}
+
+/** What the memory benchmark adds to a load run: a pause before the idle reading, and a watch after the load. */
+export interface SettleOptions {
+  /** Time left to svc after it answers, before its idle RSS is read. */
+  idleWaitMs: number;
+  /** After the load's clients disconnect, RSS is read every second for up to this long, until it is within `within` of idle. */
+  settleSeconds: number;
+  within: number;
 }
 
 export const LOAD_DEFAULTS: LoadOptions = { clients: 200, seconds: 30, agents: 20 };
@@ -121,6 +131,10 @@ interface SvcRun extends Window, Probed {
   rssIdleMb: number;
   rssBeforeMb: number;
   rssAfterMb: number;
+  /** With SettleOptions: the last reading after the load, and how long after the clients left it was taken. */
+  settled?: { rssMb: number; afterMs: number; mapped: ResidentByKind };
+  /** With SettleOptions: svc's own process at idle, by kind of mapping. */
+  mappedIdle?: ResidentByKind;
   steps: number;
   backlog: number;
   streams: StreamCounters;
@@ -137,13 +151,15 @@ interface StreamCounters {
   drops: number;
 }
 
-async function svcRun(kind: DbKind, providerUrl: string, options: LoadOptions): Promise<SvcRun> {
+export async function svcRun(kind: DbKind, providerUrl: string, options: LoadOptions, settle?: SettleOptions): Promise<SvcRun> {
   const svc = await startSvc(kind);
   progress(`load: svc serve (${kind}) ready, pid ${svc.pid}`);
   const connections = new Connections(svc.url);
   const stopTracking = new AbortController();
   try {
+    if (settle) await sleep(settle.idleWaitMs);
     const rssIdleMb = svc.rssMb();
+    const mappedIdle = settle ? residentByKind(svc.pid) : undefined;
     const { project, ids, target } = await setUp(svc.url, providerUrl, options.agents);
 
     // One stream per agent counts its model steps; wait (bounded) for the launch messages' steps first.
@@ -180,12 +196,70 @@ async function svcRun(kind: DbKind, providerUrl: string, options: LoadOptions): 
     if (crash) progress(`load: svc serve exited during the load (${crash.how}):\n${crash.output}`);
     stopTracking.abort();
     await Promise.all(trackers);
-    return { ...run, clients, ...probed, bookkeeping, rssIdleMb, rssBeforeMb, rssAfterMb, steps: stepsDone, backlog: steps.backlog(), streams, ...(crash ? { crash } : {}) };
+    const settled = settle && !crash ? await settleAfter(svc, connections, rssIdleMb, settle) : undefined;
+    return { ...run, clients, ...probed, bookkeeping, rssIdleMb, rssBeforeMb, rssAfterMb, settled, mappedIdle, steps: stepsDone, backlog: steps.backlog(), streams, ...(crash ? { crash } : {}) };
   } finally {
     stopTracking.abort();
     await connections.close();
     await svc.stop();
   }
+}
+
+/** Disconnects every client, then reads svc's RSS every second until it is within `within` of idle, for `settleSeconds` at most. */
+async function settleAfter(svc: Child, connections: Connections, idleMb: number, settle: SettleOptions): Promise<NonNullable<SvcRun["settled"]>> {
+  await connections.close();
+  const began = performance.now();
+  let rssMb = svc.rssMb();
+  while (rssMb > idleMb * (1 + settle.within) && performance.now() - began < settle.settleSeconds * 1000) {
+    await sleep(1000);
+    rssMb = svc.rssMb();
+  }
+  return { rssMb, afterMs: performance.now() - began, mapped: residentByKind(svc.pid) };
+}
+
+/** A process's resident memory in MB by what holds it (Linux /proc/<pid>/smaps). */
+export interface ResidentByKind {
+  /** PGlite's PostgreSQL heaps: WebAssembly memories. */
+  webAssembly: number;
+  /** Other anonymous memory: V8's heaps and code, glibc's arenas, buffers. */
+  anonymous: number;
+  /** Mapped files: the node binary, libraries. */
+  files: number;
+}
+
+interface Mapping {
+  start: bigint;
+  end: bigint;
+  perms: string;
+  file: boolean;
+  sizeKb: number;
+  rssKb: number;
+}
+
+/** V8 follows each WebAssembly memory's accessible pages with a reservation of several GiB that it never touches. */
+const WEBASSEMBLY_GUARD_KB = 4 * 1024 * 1024;
+
+function residentByKind(pid: number): ResidentByKind {
+  const mappings: Mapping[] = [];
+  for (const line of readFileSync(`/proc/${pid}/smaps`, "utf8").split("\n")) {
+    const header = /^([0-9a-f]+)-([0-9a-f]+) (\S+) \S+ \S+ (\d+)\s*(.*)$/.exec(line);
+    if (header) {
+      const [, start, end, perms, inode, path] = header;
+      mappings.push({ start: BigInt(`0x${start}`), end: BigInt(`0x${end}`), perms: perms!, file: inode !== "0" && path!.startsWith("/"), sizeKb: 0, rssKb: 0 });
+      continue;
+    }
+    const current = mappings.at(-1);
+    const field = /^(Size|Rss):\s+(\d+) kB/.exec(line);
+    if (current && field) current[field[1] === "Size" ? "sizeKb" : "rssKb"] = Number(field[2]);
+  }
+  const totals: ResidentByKind = { webAssembly: 0, anonymous: 0, files: 0 };
+  mappings.forEach((mapping, index) => {
+    const next = mappings[index + 1];
+    const guarded = next !== undefined && !next.file && next.start === mapping.end && next.perms.startsWith("---") && next.sizeKb >= WEBASSEMBLY_GUARD_KB;
+    const kind: keyof ResidentByKind = mapping.file ? "files" : guarded ? "webAssembly" : "anonymous";
+    totals[kind] += mapping.rssKb / 1024;
+  });
+  return totals;
 }
 
 /** Through the API, as a user would: a project on the fake provider, an org API key for the clients, and the agents. */

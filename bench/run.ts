@@ -5,10 +5,11 @@
  *
  *   npm run bench                       # PGlite, plus PostgreSQL when DATABASE_URL is set
  *   npm run bench -- --db=pglite        # one kind only
- *   npm run bench -- --only=sse,reads   # some benchmarks (sse, append, reads, tool-results, usage, orchestration, conversation, load)
+ *   npm run bench -- --only=sse,reads   # some benchmarks (sse, append, reads, tool-results, usage, budget, orchestration, conversation, load, memory)
  *   npm run bench -- --only=conversation --sizes=10,100   # the conversation benchmark at some sizes only (a quick check)
  *   npm run bench -- --only=orchestration --agents=1      # some orchestration scenarios only (a quick check)
  *   npm run bench -- --only=load --clients=50 --seconds=5 --load-agents=10   # a short load run (defaults 200, 30, 20)
+ *   npm run bench -- --only=memory      # svc serve's RSS idle, after the load run and 60 s later, beside issue 34's targets
  *   npm run bench -- --report-only      # rebuild docs/performance.md from bench/results only
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -24,6 +25,8 @@ import { pageReads } from "./reads.js";
 import { sseFanout } from "./sse-fanout.js";
 import { toolResults } from "./tool-results.js";
 import { usageReads } from "./usage.js";
+import { budgetOverhead } from "./budget.js";
+import { memoryTest } from "./memory.js";
 import { renderReport } from "./report.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -88,6 +91,14 @@ async function runKind(kind: DbKind): Promise<KindResults> {
         await server.close();
       }
     }
+    if (wanted("budget")) {
+      const server = await startBenchServer(kind);
+      try {
+        keep(await budgetOverhead(server, provider));
+      } finally {
+        await server.close();
+      }
+    }
     if (wanted("orchestration")) {
       const server = await startBenchServer(kind);
       try {
@@ -106,6 +117,8 @@ async function runKind(kind: DbKind): Promise<KindResults> {
     }
     // Its own processes (svc serve, fake provider, bare Fastify): the in-process provider is not used.
     if (wanted("load")) keep(await loadTest(kind, load));
+    // Also its own processes; only by name (--only=memory), since a load run already reports RSS beside its times.
+    if (only?.includes("memory")) keep(await memoryTest(kind, load));
   } finally {
     await provider.close();
   }
@@ -133,6 +146,11 @@ const all: KindResults[] = (["pglite", "postgres"] as DbKind[])
   .map((k) => join(resultsDir, `${k}.json`))
   .filter((f) => existsSync(f))
   .map((f) => JSON.parse(readFileSync(f, "utf8")));
-writeFileSync(join(root, "docs", "performance.md"), renderReport(all));
+// The page's "Memory" and "Test suite" sections are written from measurements the bench does not repeat (where the
+// memory goes, by /proc and V8's figures; the test suite's run): a run keeps them as they are.
+const page = join(root, "docs", "performance.md");
+const written = existsSync(page) ? readFileSync(page, "utf8") : "";
+const handWritten = ["Memory", "Test suite"].map((title) => new RegExp(`^## ${title}\\n[\\s\\S]*?(?=^## |(?![\\s\\S]))`, "m").exec(written)?.[0]);
+writeFileSync(page, renderReport(all) + handWritten.map((section) => (section ? `\n${section.trimEnd()}\n` : "")).join(""));
 console.log("\nwrote docs/performance.md");
 process.exit(0);

@@ -1,5 +1,5 @@
 /**
- * The targets of issues 8 and 9, checked against the measured numbers of each database kind. Bounds are
+ * The targets of issues 8, 9 and 34 (memory), checked against the measured numbers of each database kind. Bounds are
  * PostgreSQL's; PGlite's are 1.5× looser (times and ratios × 1.5, rates ÷ 1.5), except statement counts
  * and issue 9's load targets, which the issue sets for the embedded mode itself.
  */
@@ -96,7 +96,41 @@ export const TARGETS: Target[] = [
     format: (value) => value.toFixed(0),
     measure: (results) => loadFact(results, "timeouts"),
   },
+  {
+    name: "RSS of a fresh svc serve at idle, no agent (issue 34)",
+    bound: 400,
+    unit: "MB",
+    kind: "at most",
+    exact: true,
+    measure: (results) => results.find((r) => r.id === "memory")?.facts?.["rssIdleMb"],
+  },
+  {
+    name: "RSS right after the load of 200 clients (issue 34)",
+    bound: 600,
+    unit: "MB",
+    kind: "at most",
+    exact: true,
+    measure: (results) => memoryFact(results, "rssAfterMb"),
+  },
+  {
+    name: "RSS within 60 s of the load's end ÷ idle (issue 34)",
+    bound: 1.2,
+    unit: "×",
+    kind: "at most",
+    exact: true,
+    measure: (results) => {
+      const settled = memoryFact(results, "rssSettledMb");
+      const idle = memoryFact(results, "rssIdleMb");
+      return settled !== undefined && idle !== undefined ? settled / idle : undefined;
+    },
+  },
 ];
+
+/** A fact of the memory benchmark after the load, when it ran with the issue's 200 clients. */
+function memoryFact(results: BenchResult[], fact: string): number | undefined {
+  const facts = results.find((r) => r.id === "memory")?.facts;
+  return facts && (facts["clients"] ?? 0) >= 200 ? facts[fact] : undefined;
+}
 
 /** A fact of the load benchmark, when it ran with the issue's 200 clients (a quick check with fewer is no measurement). */
 function loadFact(results: BenchResult[], fact: string): number | undefined {

@@ -19,7 +19,7 @@ const TO = "2026-07-01";
  * from one of 20 profiles, each agent talking with two actors, three models, calls spread over 30 days.
  * Calls of one key and day add up in one row, as the record statement's upsert adds them.
  */
-async function fillRollups(server: BenchServer, orgId: string): Promise<number> {
+export async function fillRollups(server: BenchServer, orgId: string, from = FROM, days = DAYS): Promise<number> {
   const raw = await rawAccess(server, 1);
   const ids = (kind: string, n: number) => `(SELECT array_agg(md5('${kind}' || g)::uuid ORDER BY g) AS ids FROM generate_series(0, ${n - 1}) g)`;
   await raw.query(
@@ -27,7 +27,7 @@ async function fillRollups(server: BenchServer, orgId: string): Promise<number> 
        input_tokens, output_tokens, cache_read_input_tokens, cache_write_input_tokens, reasoning_output_tokens, cost_micro_usd)
      SELECT '${orgId}'::uuid, day, projects.ids[agent % ${PROJECTS} + 1], agents.ids[agent + 1], CASE WHEN agent % 2 = 0 THEN profiles.ids[agent % 20 + 1] END,
        actors.ids[agent * 2 + actor + 1], models.ids[agent % 3 + 1], count(*), sum(1200), sum(300), sum(800), sum(50), 0, sum(4500)
-     FROM (SELECT i % ${AGENTS} AS agent, (i / ${AGENTS}) % 2 AS actor, DATE '${FROM}' + (i * 7) % ${DAYS} AS day FROM generate_series(0, ${CALLS - 1}) i) calls,
+     FROM (SELECT i % ${AGENTS} AS agent, (i / ${AGENTS}) % 2 AS actor, DATE '${from}' + (i * 7) % ${days} AS day FROM generate_series(0, ${CALLS - 1}) i) calls,
        ${ids("project", PROJECTS)} projects, ${ids("agent", AGENTS)} agents, ${ids("profile", 20)} profiles,
        ${ids("actor", AGENTS * 2)} actors, ${ids("model", 3)} models
      GROUP BY 1, 2, 3, 4, 5, 6, 7`,

@@ -9,6 +9,8 @@ import { agentCommands } from "./commands/agents.js";
 import { tailCommand } from "./commands/tail.js";
 import { interactionCommands } from "./commands/interactions.js";
 import { resourceCommands } from "./commands/resources.js";
+import { budgetCommands } from "./commands/budgets.js";
+import { memoryCommands } from "./commands/memory.js";
 import { runServer, SERVER_COMMANDS } from "./server.js";
 import { version } from "./version.js";
 import { printError, visible } from "./output.js";
@@ -31,6 +33,8 @@ function program(): Command {
   agentCommands(root);
   tailCommand(root);
   interactionCommands(root);
+  budgetCommands(root);
+  memoryCommands(root);
   root.command("server").description("the server's commands: svc server serve|api|worker|maintenance|migrate|backup|restore|fake-provider (also without `server`)").helpOption(false).allowUnknownOption().argument("[args...]");
   for (const name of SERVER_COMMANDS) root.command(name).description(`the server's \`${name}\` (svc-server ${name}; see docs/configuration.md)`).helpOption(false).allowUnknownOption().argument("[args...]");
   return root;

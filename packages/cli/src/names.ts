@@ -66,8 +66,18 @@ const PROVIDER: Named = {
   list: async (ctx, query) => unwrap(ctx.client().GET("/api/v1/orgs/{orgID}/model-provider-configs", { params: { path: { orgID: await ctx.org() }, query } })),
 };
 
+const MEMORY_STORE: Named = {
+  prefix: "mst",
+  one: "memory store of the project",
+  many: "memory stores of the project",
+  listCommand: "svc memory stores list",
+  list: async (ctx, query) =>
+    unwrap(ctx.client().GET("/api/v1/orgs/{orgID}/projects/{projectID}/memory-stores", { params: { path: { orgID: await ctx.org(), projectID: await ctx.project() }, query } })),
+};
+
 export const idOfAgent = (ctx: Context, given: string) => idOf(ctx, AGENT, given);
 export const idOfSecret = (ctx: Context, given: string) => idOf(ctx, SECRET, given);
 export const idOfSkill = (ctx: Context, given: string) => idOf(ctx, SKILL, given);
 export const idOfMachine = (ctx: Context, given: string) => idOf(ctx, MACHINE, given);
 export const idOfProvider = (ctx: Context, given: string) => idOf(ctx, PROVIDER, given);
+export const idOfMemoryStore = (ctx: Context, given: string) => idOf(ctx, MEMORY_STORE, given);

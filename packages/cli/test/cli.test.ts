@@ -206,6 +206,21 @@ describe("configs, agents and tail", () => {
     const machines = json(await svc(["machines", "list", "--json"], { env }));
     expect(machines.map((m: { display_name: string }) => m.display_name)).toEqual(["laptop"]);
   });
+
+  it("lists a coordinator's delegates with --parent and shows the parent in get", async () => {
+    const auth = { token: project.token };
+    const helperConfig = (await server.api.post(`${project.base}/agent-configs`, { source: yamlConfig(project), source_format: "yaml" }, auth)).body.id as string;
+    expect((await server.api.post(`${project.base}/agent-profiles`, { name: "cli-helper", config: helperConfig }, auth)).status).toBe(201);
+    const file = join(files, "coordinator.yaml");
+    writeFileSync(file, yamlConfig(project, "delegates:\n  helper:\n    profile: cli-helper\n    description: Answers anything.\n"));
+    const message = 'call tool delegate {"to":"helper","message":"hi"}';
+    const boss = json(await svc(["agents", "launch", "-f", file, "-m", message, "--name", "boss", "--json"], { env })).agent.id as string;
+    const read = async () => json(await svc(["agents", "list", "--parent", "boss", "--json"], { env })) as Array<{ id: string; parent_agent_id: string }>;
+    const [child] = await eventually(read, (kids) => kids.length === 1);
+    expect(child!.parent_agent_id).toBe(boss);
+    const shown = await svc(["agents", "get", child!.id], { env });
+    expect(shown.stdout).toMatch(new RegExp(`parent_agent_id\\s+${boss}`));
+  });
 });
 
 describe("the server's commands", () => {

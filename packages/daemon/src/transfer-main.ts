@@ -87,7 +87,7 @@ async function upload(): Promise<Record<string, unknown>> {
   } finally {
     closeSync(fd);
   }
-  if (bytes.length === 0) throw new Refusal(`source ${path} is empty; artifacts must be non-empty`);
+  if (bytes.length === 0 && !spec.allow_empty) throw new Refusal(`source ${path} is empty; artifacts must be non-empty`);
   if (bytes.length > spec.max_bytes) throw new Refusal(tooLarge(path, bytes.length));
   const url = new URL(`/api/v1/daemon/tool-calls/${encodeURIComponent(spec.tool_call_id)}/artifact?filename=${encodeURIComponent(basename(path))}`, origin);
   const response = await call(url, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/octet-stream" }, body: bytes });
@@ -98,7 +98,7 @@ async function upload(): Promise<Record<string, unknown>> {
 function checkSource(path: string, stats: Stats): void {
   if (stats.isDirectory()) throw new Refusal(`source ${path} is a directory; upload_file copies one regular file (pack a directory first, e.g. tar czf dir.tgz dir)`);
   if (!stats.isFile()) throw new Refusal(`source ${path} is not a regular file (a FIFO, socket or device); upload_file copies regular files only`);
-  if (stats.size === 0) throw new Refusal(`source ${path} is empty; artifacts must be non-empty`);
+  if (stats.size === 0 && !spec.allow_empty) throw new Refusal(`source ${path} is empty; artifacts must be non-empty`);
   if (stats.size > spec.max_bytes) throw new Refusal(tooLarge(path, stats.size));
 }
 
@@ -130,11 +130,13 @@ async function download(): Promise<Record<string, unknown>> {
   }
   if (!parentStats.isDirectory()) throw new Refusal(`the destination's directory ${parent} is not a directory`);
 
-  const url = new URL(`/api/v1/daemon/tool-calls/${encodeURIComponent(spec.tool_call_id)}/artifacts/${encodeURIComponent(spec.artifact_id ?? "")}/content`, origin);
+  // A memory file comes from the path svc named; only a path on svc's own origin is followed.
+  const artifactPath = `/api/v1/daemon/tool-calls/${encodeURIComponent(spec.tool_call_id)}/artifacts/${encodeURIComponent(spec.artifact_id ?? "")}/content`;
+  const url = new URL(spec.content_path?.startsWith("/api/v1/daemon/") ? spec.content_path : artifactPath, origin);
   const response = await call(url, { method: "GET", headers: { authorization: `Bearer ${token}` } });
   const bytes = Buffer.from(await response.arrayBuffer());
   const digest = digestOf(bytes);
-  if (bytes.length !== spec.size_bytes || digest !== spec.digest) throw new Refusal("the bytes svc sent do not match the artifact's digest; nothing was written");
+  if (bytes.length !== spec.size_bytes || digest !== spec.digest) throw new Refusal("the bytes svc sent do not match the file's digest; nothing was written");
   writeReplacing(path, bytes, existing?.isFile() ? existing.mode & 0o7777 : undefined);
   return { destination: path, digest, size_bytes: bytes.length };
 }

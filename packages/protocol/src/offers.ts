@@ -40,11 +40,15 @@ export const TransferOffer = Type.Object({
   max_bytes: Type.Integer(),
   /** upload: the machine file, as the model gave it. */
   source: Type.Optional(Type.String()),
+  /** upload: an empty file may be sent (a memory file; artifacts are never empty). */
+  allow_empty: Type.Optional(Type.Boolean()),
   /** download: the artifact, its digest and size, and the machine file to write, as the model gave it. */
   artifact_id: Type.Optional(Type.String()),
   digest: Type.Optional(Type.String()),
   size_bytes: Type.Optional(Type.Integer()),
   destination: Type.Optional(Type.String()),
+  /** download: where on svc to fetch the bytes, when they are not an artifact's (a memory file); an absolute path. */
+  content_path: Type.Optional(Type.String()),
 });
 export type TransferOffer = Static<typeof TransferOffer>;
 

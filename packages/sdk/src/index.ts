@@ -5,3 +5,4 @@ export { followEvents, type FollowOptions, type StreamFrame, type Backoff, type 
 export { startDeviceLogin, waitForDeviceLogin, type DeviceCode } from "./device-login.js";
 export type { paths, components, operations } from "./generated/openapi.js";
 export { svcdInstallCommand } from "./machines.js";
+export { verifyWebhook, WebhookVerificationError, type WebhookEvent, type VerifyWebhookOptions } from "./webhooks.js";

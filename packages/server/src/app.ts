@@ -35,6 +35,10 @@ import { createActorsService } from "./modules/actors/service.js";
 import { actorRoutes } from "./modules/actors/routes.js";
 import { createUsageService } from "./modules/usage/service.js";
 import { usageRoutes } from "./modules/usage/routes.js";
+import { createWebhooksService } from "./modules/webhooks/service.js";
+import { webhookRoutes } from "./modules/webhooks/routes.js";
+import { createBudgetService } from "./modules/budgets/service.js";
+import { budgetRoutes } from "./modules/budgets/routes.js";
 import { artifactRoutes } from "./modules/artifacts/routes.js";
 import { createAgentConfigService } from "./modules/agent-configs/service.js";
 import { agentConfigRoutes } from "./modules/agent-configs/routes.js";
@@ -59,6 +63,7 @@ import { createCapabilitySigner } from "./platform/crypto/capabilities.js";
 import { loadMasterKey } from "./platform/crypto/master-key.js";
 import { daemonTransferRoutes } from "./modules/daemon/transfer-routes.js";
 import { createTransferService } from "./modules/daemon/transfer-service.js";
+import { createMemoryPort } from "./modules/memory-stores/agent-port.js";
 import { createMcpToolsService } from "./modules/mcp-servers/tools-service.js";
 import { createMcpRegistryService } from "./modules/mcp-servers/registry-service.js";
 import { mcpServerRoutes } from "./modules/mcp-servers/routes.js";
@@ -78,6 +83,8 @@ import { createInboundReceiver } from "./modules/integrations/inbound-service.js
 import { inboundRoutes } from "./modules/integrations/inbound-routes.js";
 import { createCronTriggerService } from "./modules/cron-triggers/service.js";
 import { cronTriggerRoutes } from "./modules/cron-triggers/routes.js";
+import { createMcpEndpointService } from "./modules/mcp-endpoint/service.js";
+import { mcpEndpointRoutes } from "./modules/mcp-endpoint/routes.js";
 
 export interface App {
   http: HttpApp;
@@ -156,7 +163,7 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
   });
   apiDocsRoutes(http);
   downloadRoutes(http, { config });
-  consoleRoutes(http);
+  consoleRoutes(http, undefined, config.publicUrl);
   http.addHook("onClose", async () => services.close());
   await http.register(
     async (api) => {
@@ -175,6 +182,8 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
       toolRoutes(api, { tools });
       actorRoutes(api, { actors: createActorsService({ db }) });
       usageRoutes(api, { usage: createUsageService({ db }) });
+      webhookRoutes(api, { webhooks: createWebhooksService({ db, cipher: services.cipher, outbound: config }) });
+      budgetRoutes(api, { budgets: createBudgetService({ db }) });
       artifactRoutes(api, { artifacts });
       agentConfigRoutes(api, { agentConfigs: createAgentConfigService({ db, catalog }) });
       agentProfileRoutes(api, { agentProfiles: createAgentProfileService({ db }) });
@@ -194,8 +203,13 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
       daemonRoutes(api, { daemon, hub: daemonHub });
       skillArchiveRoutes(api, { skillInstalls });
       await failureRoutes(api, { db });
-      await daemonTransferRoutes(api, { transfers: createTransferService({ db, artifacts }) });
+      await daemonTransferRoutes(api, { transfers: createTransferService({ db, artifacts, memory: createMemoryPort({ db }) }) });
       timelineRoutes(api, { timeline: createTimelineService({ db }), streams: createEventStreams({ db, signals, subscribers: services.metrics.streamSubscribers }) });
+      // svc as an MCP server (docs/mcp.md): the project's agents as tools, on the same services and permissions.
+      mcpEndpointRoutes(api, {
+        mcp: createMcpEndpointService({ db, agents, inputs, interactions, timeline: createTimelineService({ db }), signals, profiles: createAgentProfileService({ db }) }),
+        publicUrl: config.publicUrl,
+      });
       api.get("/openapi.json", { config: { auth: "public" } }, async () => http.swagger());
     },
     { prefix: API_PREFIX },

@@ -1,4 +1,5 @@
 import { join, resolve } from "node:path";
+import { DEFAULT_PASSWORD_HASH_COST } from "./platform/crypto/passwords.js";
 
 /** Every environment variable svc reads, parsed and validated once at boot. */
 export interface Config {
@@ -6,6 +7,8 @@ export interface Config {
   readonly host: string;
   readonly port: number;
   readonly dataDir: string;
+  /** The embedded database's shared_buffers, in MB: its page cache, resident from the start (docs/performance.md, "Memory"). */
+  readonly embeddedSharedBuffersMb: number;
   /** Origin the browser sees, without a trailing slash; decides cookie names and CSRF origin checks. */
   readonly publicUrl: string;
   /** SVC_PUBLIC_URL was set; otherwise what a client must be told to call (the svcd installer) is the origin it used. */
@@ -41,6 +44,8 @@ export interface Config {
    * an org or project; 0 turns the cache off. A revocation served by another process is honoured within it.
    */
   readonly authCacheTtlMs: number;
+  /** scrypt's cost for new password hashes, as log2 N (see platform/crypto/passwords.ts). */
+  readonly passwordHashCost: number;
   /** API requests worked on at once; more wait their turn (platform/http/admission.ts). 0: no limit. */
   readonly maxConcurrentRequests: number;
   /** API requests started per turn of the event loop; more start in the next turns (platform/http/pacing.ts). 0: no pacing. */
@@ -108,7 +113,7 @@ export interface RuntimeConfig {
   readonly pollMs: number;
   /** How often maintenance runs (lease reaping, expiry sweeps). */
   readonly maintenanceIntervalMs: number;
-  /** How often maintenance runs ANALYZE on the embedded database (PGlite has no autovacuum); 0: never. */
+  /** How often maintenance looks for embedded tables that changed enough to ANALYZE (PGlite has no autovacuum); 0: never. */
   readonly embeddedAnalyzeIntervalMs: number;
   /**
    * How long a model provider may take to start answering a call (its response headers) before the attempt
@@ -229,6 +234,7 @@ export function loadConfig(env: Env = process.env): Config {
     host,
     port,
     dataDir,
+    embeddedSharedBuffersMb: intVar(env, "SVC_EMBEDDED_SHARED_BUFFERS_MB", 16, 1, 16_384),
     publicUrl,
     publicUrlSet: nonEmpty(env["SVC_PUBLIC_URL"]) !== undefined,
     secureCookies: publicUrl.startsWith("https://"),
@@ -254,6 +260,8 @@ export function loadConfig(env: Env = process.env): Config {
     }),
     shutdownTimeoutMs: intVar(env, "SVC_SHUTDOWN_TIMEOUT_MS", 10_000, 0, 600_000),
     authCacheTtlMs: intVar(env, "SVC_AUTH_CACHE_TTL_MS", 5_000, 0, 60_000),
+    // 17 is OWASP's recommendation (128 MiB per hash); above it a burst of sign-ins could exhaust memory.
+    passwordHashCost: intVar(env, "SVC_PASSWORD_HASH_COST", DEFAULT_PASSWORD_HASH_COST, 10, 17),
     maxConcurrentRequests: intVar(env, "SVC_MAX_CONCURRENT_REQUESTS", 32, 0, 100_000),
     requestStartsPerTurn: intVar(env, "SVC_REQUEST_STARTS_PER_TURN", 16, 0, 100_000),
     rateLimits: Object.freeze({
@@ -270,7 +278,7 @@ export function loadConfig(env: Env = process.env): Config {
       mcpConnectTimeoutMs: intVar(env, "SVC_MCP_CONNECT_TIMEOUT_MS", 30_000, 100, 300_000),
       mcpCallTimeoutMs: intVar(env, "SVC_MCP_CALL_TIMEOUT_MS", 300_000, 100, 3_600_000),
       maintenanceIntervalMs: intVar(env, "SVC_MAINTENANCE_INTERVAL_MS", 15_000, 100, 3_600_000),
-      embeddedAnalyzeIntervalMs: intVar(env, "SVC_EMBEDDED_ANALYZE_INTERVAL_MS", 600_000, 0, 86_400_000),
+      embeddedAnalyzeIntervalMs: intVar(env, "SVC_EMBEDDED_ANALYZE_INTERVAL_MS", 15_000, 0, 86_400_000),
       machineGraceSeconds: intVar(env, "SVC_MACHINE_GRACE_SECONDS", 600, 1, 604_800),
       schedulerIntervalMs: intVar(env, "SVC_SCHEDULER_INTERVAL_MS", 5_000, 50, 60_000),
       schedulerLeaseSeconds: intVar(env, "SVC_SCHEDULER_LEASE_SECONDS", 60, 1, 3600),
@@ -355,6 +363,7 @@ export const KNOWN_SETTINGS: readonly string[] = [
   "SVC_DISCORD_API_URL",
   "SVC_DISCORD_GATEWAY_LEASE_SECONDS",
   "SVC_EMBEDDED_ANALYZE_INTERVAL_MS",
+  "SVC_EMBEDDED_SHARED_BUFFERS_MB",
   "SVC_GITHUB_API_URL",
   "SVC_INBOUND_RATE_LIMIT",
   "SVC_LOCAL_DAEMON_COMMAND",
@@ -375,6 +384,7 @@ export const KNOWN_SETTINGS: readonly string[] = [
   "SVC_MCP_CONNECT_TIMEOUT_MS",
   "SVC_MCP_REGISTRY_URL",
   "SVC_MODEL_RESPONSE_TIMEOUT_MS",
+  "SVC_PASSWORD_HASH_COST",
   "SVC_PUBLIC_URL",
   "SVC_RATE_LIMIT_AUTH",
   "SVC_RATE_LIMIT_AUTH_ACCOUNT",

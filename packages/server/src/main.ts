@@ -22,6 +22,8 @@ import { buildServices, type Services } from "./services.js";
 import { startPoolMachines } from "./modules/machines/lifecycle.js";
 import { runBackup, runRestore } from "./backup.js";
 import { serveBackups } from "./platform/db/backup/socket.js";
+import { createWebhookSender, webhookDeliveriesTask } from "./modules/webhooks/sender.js";
+import { machineOfflineWebhooks } from "./modules/machines/offline-webhooks.js";
 
 const USAGE = `usage: svc <command>
 
@@ -30,7 +32,7 @@ commands:
   api          the HTTP API only
   worker       the agent loop only: claims agents with work and runs their model calls and tools, and
                fires due cron triggers
-  maintenance  housekeeping only (expired runtime leases, sessions, rate-limit windows, device flows,
+  maintenance  housekeeping only (expired runtime leases, webhook deliveries, sessions, rate-limit windows, device flows,
                unreferenced artifact files)
   migrate      apply database migrations and exit
   backup <dir> [--include-master-key]
@@ -162,7 +164,13 @@ async function startServices(command: Command, config: Config, db: Database, log
     started.push("discord gateway");
   }
   if (command === "serve" || command === "maintenance") {
-    const tasks = [...maintenanceTasks(db, services, config, receipts), ...embeddedAnalyzeTask(db, config.runtime.embeddedAnalyzeIntervalMs)];
+    // The webhook sender runs where maintenance runs: woken by NOTIFY as deliveries are written, by its own
+    // timer for retries, and by maintenance's tick after anything a lost notification left (docs/webhooks.md).
+    const webhooks = createWebhookSender({ db, cipher: services.cipher, outbound: config, onError: (err) => log.error({ err }, "webhook delivery failed") });
+    await webhooks.follow(services.bus);
+    stops.push(() => webhooks.stop());
+    started.push("webhook sender");
+    const tasks = [...maintenanceTasks(db, services, config, receipts), machineOfflineWebhooks(db), webhookDeliveriesTask(db, webhooks), ...embeddedAnalyzeTask(db, config.runtime.embeddedAnalyzeIntervalMs)];
     const maintenance = startMaintenance(tasks, log, config.runtime.maintenanceIntervalMs);
     stops.push(() => maintenance.stop());
     // Pool machines are made, restarted and deleted by the process that runs maintenance; it stops their

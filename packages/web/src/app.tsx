@@ -1,77 +1,204 @@
-import { useEffect, type ReactNode } from "react";
-import { api, call } from "./api/client";
+import { lazy, Suspense, useEffect, type ComponentType, type ReactNode } from "react";
+import { createRootRoute, createRoute, createRouter, Outlet, RouterProvider } from "@tanstack/react-router";
 import { AgentView } from "./pages/agent";
-import { AgentsList } from "./pages/agents";
+import { AgentsList, type AgentsSearch } from "./pages/agents";
 import { SignIn, SignUp } from "./pages/auth";
 import { DevicePage } from "./pages/device";
+import { ConfigPage, Configs } from "./pages/configs";
 import { Launch } from "./pages/launch";
-import { Home, OrgHome } from "./pages/home";
+import { Home, Invitations, OrgHome } from "./pages/home";
 import { Integrations } from "./pages/integrations";
 import { Machines } from "./pages/machines";
 import { Models } from "./pages/models";
+import { Memory } from "./pages/memory";
 import { Members, Tokens } from "./pages/org";
 import { Pools } from "./pages/pools";
 import { Profiles } from "./pages/profiles";
 import { Schedules } from "./pages/schedules";
 import { Secrets } from "./pages/secrets";
 import { Skills } from "./pages/skills";
-import { match, navigate, useLocation } from "./router";
+import { navigate, setRouter } from "./router";
 import { SessionProvider, useSession } from "./session";
-import { ErrorNotice, Link, useAction, useLoad } from "./ui";
+import { Shell } from "./shell";
+import { Link } from "./ui";
+
+/*
+ * The console's routes (TanStack Router, code-based): typed path parameters, and search parameters for
+ * the agents list's filters and paging. Signed-in pages sit under `authed` (the session gate) and `shell`
+ * (the frame with the sidebar).
+ */
 
 export function App() {
   return (
     <SessionProvider>
-      <Routes />
+      <RouterProvider router={router} />
     </SessionProvider>
   );
 }
 
-const PROJECT = "/orgs/:org/projects/:project";
+const rootRoute = createRootRoute({
+  component: () => (
+    <>
+      <PublicUrlNotice />
+      <Outlet />
+    </>
+  ),
+  notFoundComponent: () => (
+    <Authed>
+      <Shell>
+        <h1>Not found</h1>
+        <p>
+          No page at this address. <Link to="/">Go to the start</Link>.
+        </p>
+      </Shell>
+    </Authed>
+  ),
+});
 
-function Routes() {
-  const { path } = useLocation();
-  const { me } = useSession();
-  if (path === "/signin") return <SignIn />;
-  if (path === "/signup") return <SignUp />;
-  if (path === "/device") return <DevicePage />;
-  if (me === undefined) return <p className="loading" role="status">Loading…</p>;
-  if (me === null) return <Redirect to={`/signin?next=${encodeURIComponent(path + location.search)}`} />;
+const signIn = createRoute({ getParentRoute: () => rootRoute, path: "/signin", component: SignIn });
+const signUp = createRoute({ getParentRoute: () => rootRoute, path: "/signup", component: SignUp });
+const device = createRoute({ getParentRoute: () => rootRoute, path: "/device", component: DevicePage });
 
-  let params: Record<string, string> | null;
-  if (path === "/" || path === "") return <Home />;
-  if (path === "/tokens") return <Shell><Tokens /></Shell>;
-  if ((params = match(`${PROJECT}/agents`, path))) return <Shell {...params}><AgentsList org={params.org!} project={params.project!} /></Shell>;
-  if ((params = match(`${PROJECT}/launch`, path))) return <Shell {...params}><Launch org={params.org!} project={params.project!} /></Shell>;
-  if ((params = match(`${PROJECT}/agents/:agent`, path))) {
-    return <Shell {...params}><AgentView org={params.org!} project={params.project!} agent={params.agent!} /></Shell>;
-  }
-  const projectPages: Record<string, (org: string, project: string) => ReactNode> = {
-    integrations: (org, project) => <Integrations org={org} project={project} />,
-    profiles: (org, project) => <Profiles org={org} project={project} />,
-    schedules: (org, project) => <Schedules org={org} project={project} />,
-  };
-  if ((params = match(`${PROJECT}/:page`, path)) && projectPages[params.page!]) {
-    return <Shell org={params.org!} project={params.project!}>{projectPages[params.page!]!(params.org!, params.project!)}</Shell>;
-  }
-  if ((params = match("/orgs/:org", path))) return <OrgHome org={params.org!} />;
-  const pages: Record<string, (org: string) => ReactNode> = {
-    machines: (org) => <Machines org={org} />,
-    pools: (org) => <Pools org={org} />,
-    secrets: (org) => <Secrets org={org} />,
-    skills: (org) => <Skills org={org} />,
-    models: (org) => <Models org={org} />,
-    members: (org) => <Members org={org} />,
-  };
-  if ((params = match("/orgs/:org/:page", path)) && pages[params.page!]) return <Shell org={params.org!}>{pages[params.page!]!(params.org!)}</Shell>;
-  return (
+const authed = createRoute({
+  getParentRoute: () => rootRoute,
+  id: "authed",
+  component: () => (
+    <Authed>
+      <Outlet />
+    </Authed>
+  ),
+});
+const home = createRoute({ getParentRoute: () => authed, path: "/", component: Home });
+const orgHome = createRoute({ getParentRoute: () => authed, path: "/orgs/$org", component: () => <OrgHome org={orgHome.useParams().org} /> });
+
+const shell = createRoute({
+  getParentRoute: () => authed,
+  id: "shell",
+  component: () => (
     <Shell>
-      <h1>Not found</h1>
-      <p>
-        No page at this address. <Link to="/">Go to the start</Link>.
-      </p>
+      <Outlet />
     </Shell>
-  );
+  ),
+});
+const tokens = createRoute({ getParentRoute: () => shell, path: "/tokens", component: Tokens });
+const invitations = createRoute({ getParentRoute: () => shell, path: "/invitations", component: Invitations });
+
+// The cost pages load on their first visit, not with the console (docs/console.md, Size and speed).
+const Usage = lazy(() => import("./pages/usage").then((m) => ({ default: m.Usage })));
+const Budgets = lazy(() => import("./pages/budgets").then((m) => ({ default: m.Budgets })));
+const WebhookEndpoints = lazy(() => import("./pages/webhooks").then((m) => ({ default: m.WebhookEndpoints })));
+
+/** An organization page: `/orgs/$org/<path>`; a lazily loaded one says so while its code loads. */
+function orgPage(path: string, Page: ComponentType<{ org: string }>) {
+  const route = createRoute({
+    getParentRoute: () => shell,
+    path: `/orgs/$org/${path}`,
+    component: () => (
+      <Suspense fallback={<p className="muted">Loading the page…</p>}>
+        <Page org={route.useParams().org} />
+      </Suspense>
+    ),
+  });
+  return route;
+}
+
+/** A project page: `/orgs/$org/projects/$project/<path>`. */
+function projectPage(path: string, Page: (props: { org: string; project: string }) => ReactNode) {
+  const route = createRoute({
+    getParentRoute: () => shell,
+    path: `/orgs/$org/projects/$project/${path}`,
+    component: () => {
+      const { org, project } = route.useParams();
+      return <Page org={org} project={project} />;
+    },
+  });
+  return route;
+}
+
+const ACTIVITY_FILTERS = new Set(["running", "retrying", "waiting", "paused", "idle", "failed", "cancelled"]);
+
+export const agentsRoute = createRoute({
+  getParentRoute: () => shell,
+  path: "/orgs/$org/projects/$project/agents",
+  validateSearch: (search: Record<string, unknown>): AgentsSearch => ({
+    ...(typeof search["q"] === "string" && search["q"] ? { q: search["q"] } : {}),
+    ...(typeof search["activity"] === "string" && ACTIVITY_FILTERS.has(search["activity"]) ? { activity: search["activity"] as AgentsSearch["activity"] } : {}),
+    ...(search["archived"] === true || search["archived"] === "true" ? { archived: true } : {}),
+    ...(typeof search["parent"] === "string" && /^agt_[A-Za-z0-9]+$/.test(search["parent"]) ? { parent: search["parent"] } : {}),
+    ...(typeof search["cursor"] === "string" && search["cursor"] ? { cursor: search["cursor"] } : {}),
+  }),
+  component: () => {
+    const { org, project } = agentsRoute.useParams();
+    return <AgentsList org={org} project={project} search={agentsRoute.useSearch()} />;
+  },
+});
+
+const agent = createRoute({
+  getParentRoute: () => shell,
+  path: "/orgs/$org/projects/$project/agents/$agent",
+  component: () => {
+    const { org, project, agent: id } = agent.useParams();
+    // Keyed by agent: another agent's page starts fresh.
+    return <AgentView key={id} org={org} project={project} agent={id} />;
+  },
+});
+
+const config = createRoute({
+  getParentRoute: () => shell,
+  path: "/orgs/$org/projects/$project/configs/$config",
+  component: () => {
+    const { org, project, config: id } = config.useParams();
+    return <ConfigPage key={id} org={org} project={project} config={id} />;
+  },
+});
+
+const routeTree = rootRoute.addChildren([
+  signIn,
+  signUp,
+  device,
+  authed.addChildren([
+    home,
+    orgHome,
+    shell.addChildren([
+      tokens,
+      invitations,
+      orgPage("machines", Machines),
+      orgPage("pools", Pools),
+      orgPage("secrets", Secrets),
+      orgPage("skills", Skills),
+      orgPage("models", Models),
+      orgPage("members", Members),
+      orgPage("usage", Usage),
+      orgPage("budgets", Budgets),
+      orgPage("webhooks", WebhookEndpoints),
+      agentsRoute,
+      agent,
+      projectPage("launch", Launch),
+      projectPage("integrations", Integrations),
+      projectPage("profiles", Profiles),
+      projectPage("configs", Configs),
+      config,
+      projectPage("memory", Memory),
+      projectPage("schedules", Schedules),
+    ]),
+  ]),
+]);
+
+export const router = createRouter({ routeTree, defaultPreload: false, scrollRestoration: true });
+setRouter(router);
+
+declare module "@tanstack/react-router" {
+  interface Register {
+    router: typeof router;
+  }
+}
+
+/** Signed-in pages: a sign-in redirect (back here after) when signed out. */
+function Authed({ children }: { children: ReactNode }) {
+  const { me } = useSession();
+  if (me === undefined) return <p className="loading" role="status">Loading…</p>;
+  if (me === null) return <Redirect to={`/signin?next=${encodeURIComponent(location.pathname + location.search)}`} />;
+  return <>{children}</>;
 }
 
 export function Redirect({ to }: { to: string }) {
@@ -79,86 +206,24 @@ export function Redirect({ to }: { to: string }) {
   return null;
 }
 
-/** The frame of every signed-in page: organization and project switchers, navigation, sign out. */
-function Shell(props: { org?: string; project?: string; children: ReactNode }) {
-  const { me, signOut } = useSession();
-  const { org, project } = props;
-  const projects = useLoad(async () => (org ? (await call(api.GET("/api/v1/orgs/{orgID}/projects", { params: { path: { orgID: org }, query: { limit: 100 } } }))).data : []), [org]);
-  // Organization pages have no project in their address: keep showing the one last opened in this tab.
-  const remembered = org ? sessionStorage.getItem(`svc:project:${org}`) : null;
-  const current = project ?? projects.data?.find((p) => p.id === remembered)?.id ?? projects.data?.[0]?.id;
-  useEffect(() => {
-    if (org && project) sessionStorage.setItem(`svc:project:${org}`, project);
-  }, [org, project]);
-  const out = useAction();
-  const base = org && current ? `/orgs/${org}/projects/${current}` : undefined;
+/**
+ * svc accepts sign-ins and changes only from its public address (SVC_PUBLIC_URL, which the server writes
+ * into the page): opened elsewhere, the console says so at once rather than at the first refused change.
+ */
+function PublicUrlNotice() {
+  const publicUrl = document.querySelector<HTMLMetaElement>('meta[name="svc-public-url"]')?.content;
+  if (!publicUrl) return null;
+  let expected: string;
+  try {
+    expected = new URL(publicUrl).origin;
+  } catch {
+    return null;
+  }
+  if (expected === location.origin) return null;
+  const there = `${expected}${location.pathname}${location.search}`;
   return (
-    <div className="shell">
-      <a className="skip" href="#main">
-        Skip to content
-      </a>
-      <header className="top">
-        <Link to="/" className="brand">
-          svc
-        </Link>
-        <label className="switch">
-          <span className="visually-hidden">Organization</span>
-          <select aria-label="Organization" value={org ?? ""} onChange={(event) => navigate(`/orgs/${event.target.value}`)}>
-            {org ? null : <option value="">Choose an organization</option>}
-            {me?.orgs.map((o) => (
-              <option key={o.id} value={o.id}>
-                {o.name}
-              </option>
-            ))}
-          </select>
-        </label>
-        {org ? (
-          <label className="switch">
-            <span className="visually-hidden">Project</span>
-            <select aria-label="Project" value={current ?? ""} onChange={(event) => navigate(`/orgs/${org}/projects/${event.target.value}/agents`)}>
-              {projects.data?.map((p) => (
-                <option key={p.id} value={p.id}>
-                  {p.name}
-                </option>
-              ))}
-            </select>
-          </label>
-        ) : null}
-        <span className="spacer" />
-        <span className="muted who">{me?.user.display_name}</span>
-        <button type="button" className="secondary" disabled={out.busy} onClick={() => void out.run(async () => { await signOut(); navigate("/signin", true); })}>
-          Sign out
-        </button>
-      </header>
-      <nav aria-label="Sections" className="sections">
-        {base ? <NavLink to={`${base}/agents`} label="Agents" /> : null}
-        {base ? <NavLink to={`${base}/launch`} label="Launch" /> : null}
-        {base ? <NavLink to={`${base}/profiles`} label="Profiles" /> : null}
-        {base ? <NavLink to={`${base}/schedules`} label="Schedules" /> : null}
-        {base ? <NavLink to={`${base}/integrations`} label="Integrations" /> : null}
-        {org ? <NavLink to={`/orgs/${org}/machines`} label="Machines" /> : null}
-        {org ? <NavLink to={`/orgs/${org}/pools`} label="Pools" /> : null}
-        {org ? <NavLink to={`/orgs/${org}/skills`} label="Skills" /> : null}
-        {org ? <NavLink to={`/orgs/${org}/secrets`} label="Secrets" /> : null}
-        {org ? <NavLink to={`/orgs/${org}/models`} label="Models" /> : null}
-        {org ? <NavLink to={`/orgs/${org}/members`} label="Members" /> : null}
-        <NavLink to="/tokens" label="Tokens" />
-      </nav>
-      <ErrorNotice error={out.error ?? projects.error} />
-      <main id="main" tabIndex={-1}>
-        {props.children}
-      </main>
-    </div>
-  );
-}
-
-/** A section link that tells assistive technology (and the eye) which section is open. */
-function NavLink({ to, label }: { to: string; label: string }) {
-  const { path } = useLocation();
-  const current = path === to || path.startsWith(to + "/");
-  return (
-    <Link to={to} aria-current={current ? "page" : undefined}>
-      {label}
-    </Link>
+    <p className="m-0 border-b-2 border-danger bg-panel px-4 py-2 text-danger" id="public-url-notice">
+      This page was opened at {location.origin}, but svc accepts sign-ins and changes only from its public address: <a href={there}>open {there}</a> instead.
+    </p>
   );
 }

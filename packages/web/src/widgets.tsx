@@ -1,6 +1,9 @@
 import { useId, useRef, useState, type FormEvent, type ReactNode } from "react";
+import { AlertDialog } from "radix-ui";
 import { api, call, type Schemas } from "./api/client";
-import { ErrorNotice, Field, useAction, useLoad } from "./ui";
+import { useQuery } from "@tanstack/react-query";
+import { keys } from "./query";
+import { ErrorNotice, Field, useAction } from "./ui";
 
 /*
  * Building blocks of the settings pages: a table, a value shown once, the organization's projects, and
@@ -88,8 +91,21 @@ export function optionalInt(form: FormData, name: string): number | undefined {
 }
 
 /** The organization's projects (first 100, as every picker in the console). */
-export function useProjects(org: string) {
-  return useLoad(async () => (await call(api.GET("/api/v1/orgs/{orgID}/projects", { params: { path: { orgID: org }, query: { limit: 100 } } }))).data, [org]);
+export function useProjects(org: string | undefined) {
+  return useQuery({
+    queryKey: keys.projects(org ?? ""),
+    enabled: org !== undefined,
+    queryFn: async () => (await call(api.GET("/api/v1/orgs/{orgID}/projects", { params: { path: { orgID: org! }, query: { limit: 100 } } }))).data,
+  });
+}
+
+/** The organization's budgets (first 100): the Budgets page, and the agent pages naming the one that paused an agent. */
+export function useBudgets(org: string, options: { enabled?: boolean } = {}) {
+  return useQuery({
+    queryKey: keys.org(org, "budgets"),
+    enabled: options.enabled ?? true,
+    queryFn: async () => (await call(api.GET("/api/v1/orgs/{orgID}/budgets", { params: { path: { orgID: org }, query: { limit: 100 } } }))).data,
+  });
 }
 
 export function ProjectSelect(props: { id: string; label: string; projects: Schemas["Project"][] | undefined; name?: string; value?: string; onChange?: (projectID: string) => void }) {
@@ -192,38 +208,52 @@ export function GrantForm(props: {
   );
 }
 
-/** A delete button that asks first: deleting is not undone. */
-export function DeleteButton(props: { label: string; name: string; remove: () => Promise<unknown>; removed: () => void; text?: string }) {
+/**
+ * A delete button that asks first, in a dialog naming what goes (deleting is not undone). The dialog stays
+ * open with the server's refusal when the delete fails, so the error shows where it happened.
+ */
+export function DeleteButton(props: { label: string; name: string; remove: () => Promise<unknown>; removed: () => void; text?: string; consequence?: string }) {
   const action = useAction();
-  const [asking, setAsking] = useState(false);
-  if (!asking) {
-    return (
-      <button type="button" className="secondary danger small-button" aria-label={`${props.text ?? "Delete"} ${props.name}`} onClick={() => setAsking(true)}>
-        {props.text ?? "Delete"}
-      </button>
-    );
-  }
+  const [open, setOpen] = useState(false);
+  const verb = props.text ?? "Delete";
   return (
-    <span className="confirm" role="group" aria-label={`Confirm: ${props.label}`}>
-      <span className="small">{props.label}?</span>
-      <button
-        type="button"
-        className="danger-fill small-button"
-        disabled={action.busy}
-        onClick={() => void action.run(async () => {
-          await props.remove();
-          setAsking(false);
-          props.removed();
-        })}
-      >
-        Yes, {(props.text ?? "delete").toLowerCase()}
-      </button>
-      {/* The Delete button is gone: focus the safe choice, so the keyboard user is not left on the page's start. */}
-      <button type="button" className="secondary small-button" onClick={() => setAsking(false)} autoFocus>
-        Keep
-      </button>
-      <ErrorNotice error={action.error} />
-    </span>
+    <AlertDialog.Root open={open} onOpenChange={setOpen}>
+      <AlertDialog.Trigger asChild>
+        <button type="button" className="secondary danger small-button" aria-label={`${verb} ${props.name}`}>
+          {verb}
+        </button>
+      </AlertDialog.Trigger>
+      <AlertDialog.Portal>
+        <AlertDialog.Overlay className="fixed inset-0 z-40 bg-black/50" />
+        <AlertDialog.Content className="fixed left-1/2 top-1/2 z-50 w-[min(28rem,calc(100vw-2rem))] -translate-x-1/2 -translate-y-1/2 rounded-xl border border-line bg-bg p-5 shadow-xl">
+          <AlertDialog.Title className="text-lg font-semibold">{props.label}?</AlertDialog.Title>
+          <AlertDialog.Description className="text-muted">
+            {props.consequence ?? `This removes ${props.name} for good; it cannot be undone.`}
+          </AlertDialog.Description>
+          <ErrorNotice error={action.error} />
+          <div className="mt-4 flex flex-wrap justify-end gap-2">
+            {/* The safe choice has the focus first. */}
+            <AlertDialog.Cancel asChild>
+              <button type="button" className="secondary small-button">
+                Keep
+              </button>
+            </AlertDialog.Cancel>
+            <button
+              type="button"
+              className="danger-fill small-button"
+              disabled={action.busy}
+              onClick={() => void action.run(async () => {
+                await props.remove();
+                setOpen(false);
+                props.removed();
+              })}
+            >
+              Yes, {verb.toLowerCase()}
+            </button>
+          </div>
+        </AlertDialog.Content>
+      </AlertDialog.Portal>
+    </AlertDialog.Root>
   );
 }
 

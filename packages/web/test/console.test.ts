@@ -8,7 +8,7 @@ import Fastify from "fastify";
 import type { HttpApp } from "../../server/src/platform/http/app.js";
 import { CONSOLE_DIST, consoleRoutes } from "../../server/src/platform/http/console.js";
 import { skillMd, skillZip } from "../../server/test/api/skills-fixtures.js";
-import { expectText, PASSWORD, signIn, useConsole } from "./support.js";
+import { expectText, PASSWORD, replaceConfigText, signIn, useConsole } from "./support.js";
 
 const ui = useConsole();
 const provider = useFakeProvider();
@@ -29,7 +29,14 @@ it("serves the console at / and its client routes, caches hashed assets for good
 
   const clientRoute = await api.get("/orgs/org_x/projects/proj_y/agents", { headers: { accept: "text/html" } });
   expect(clientRoute.status).toBe(200);
-  expect(clientRoute.text).toBe(page.text);
+  // Each load has its own style nonce, in the CSP and in the page's csp-nonce meta; otherwise the same page.
+  const nonceOf = (reply: typeof page) => {
+    const meta = /<meta property="csp-nonce" nonce="([A-Za-z0-9+/=]+)" \/>/.exec(reply.text)?.[1];
+    expect(reply.headers.get("content-security-policy")).toContain(`style-src 'self' 'nonce-${meta}'`);
+    return meta!;
+  };
+  expect(nonceOf(clientRoute)).not.toBe(nonceOf(page));
+  expect(clientRoute.text.replace(nonceOf(clientRoute), "")).toBe(page.text.replace(nonceOf(page), ""));
   const apiMiss = await api.get("/api/v1/no-such-route", { headers: { accept: "text/html" } });
   expect(apiMiss.status).toBe(404);
   expect(apiMiss.body.code).toBe("not_found");
@@ -37,9 +44,13 @@ it("serves the console at / and its client routes, caches hashed assets for good
   expect((await api.get("/assets/..%2Fpackage.json")).status).toBe(404);
   expect((await api.get("/assets/missing-0000.js")).status).toBe(404);
 
-  // The first load's JavaScript, compressed, stays under the issue's 300 KB (docs/console.md).
-  const js = readdirSync(join(CONSOLE_DIST, "assets")).filter((name) => name.endsWith(".js"));
-  const gzipped = js.reduce((sum, name) => sum + gzipSync(readFileSync(join(CONSOLE_DIST, "assets", name))).length, 0);
+  // The first load's JavaScript (what index.html loads at once; lazy chunks come later), compressed, stays
+  // under the issue's 300 KB (docs/console.md); `npm run build -w @svc/web` checks the same and prints it.
+  const html = readFileSync(join(CONSOLE_DIST, "index.html"), "utf8");
+  const first = [...html.matchAll(/<(?:script[^>]*\ssrc|link[^>]*rel="modulepreload"[^>]*\shref)="\/?([^"]+\.js)"/g)].map((m) => m[1]!);
+  expect(first.length).toBeGreaterThan(0);
+  expect(readdirSync(join(CONSOLE_DIST, "assets")).filter((name) => name.endsWith(".js")).length).toBeGreaterThanOrEqual(first.length);
+  const gzipped = first.reduce((sum, name) => sum + gzipSync(readFileSync(join(CONSOLE_DIST, name))).length, 0);
   expect(gzipped).toBeLessThan(300 * 1024);
 });
 
@@ -104,16 +115,16 @@ it("launches from YAML with issues at their line, follows the live timeline, wor
   await page.goto(`/orgs/${project.orgId}/projects/${project.projectId}/launch`);
   // Line 4 names a model provider that does not exist.
   const broken = `version: v1\ninstruction: hi\nmodel:\n  provider_config: nope\n  name: fast\n`;
-  await page.getByLabel("Config (YAML)").fill(broken);
+  await replaceConfigText(page, broken);
   await page.getByRole("button", { name: "Launch" }).click();
   const issues = page.getByRole("list", { name: "Problems in the config" });
   await issues.waitFor();
   expect(await issues.textContent()).toMatch(/^Line 4, column 20: the organization has no model provider config named "nope"/);
-  expect(await page.locator(".gutter li.marked").allTextContents()).toEqual(["4"]);
+  expect(await page.locator(".cm-lineNumbers .cm-gutterElement.marked").allTextContents()).toEqual(["4"]);
   await ui.shot(page, "launch-issues");
 
   const tools = `tools:\n  lookup_invoice:\n    type: custom\n    description: Find an invoice.\n    input_schema:\n      type: object\n      properties:\n        number: {type: string}\n      required: [number]\n    permission:\n      mode: always_ask\n`;
-  await page.getByLabel("Config (YAML)").fill(yamlConfig(project, tools));
+  await replaceConfigText(page, yamlConfig(project, tools));
   await page.getByLabel("Name (optional)").fill("billing");
   await page.getByLabel("Opening message (optional)").fill("Is INV-7 paid?");
   await page.getByRole("button", { name: "Launch" }).click();

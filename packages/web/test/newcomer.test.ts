@@ -6,7 +6,7 @@ import type { Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { useFakeProvider } from "../../server/test/support/fake-provider.js";
 import { builtSvcdTarball } from "../../server/test/support/daemon.js";
-import { expectText, PASSWORD, sidewaysOverflow, useConsole } from "./support.js";
+import { expectText, PASSWORD, replaceConfigText, sidewaysOverflow, useConsole } from "./support.js";
 
 /*
  * Issue #23's newcomer, in the console only: sign up, create the organization, add the model key, a
@@ -147,8 +147,8 @@ it("signs up, sets up a model and this computer, launches an agent, approves its
   provider.script({ toolCalls: [{ name: "run_command", input: { command: "echo hello-from-svcd && pwd" } }] }, { text: "Your computer said hello-from-svcd." });
   await sections(page).getByRole("link", { name: "Launch" }).click();
   // The starter already names the model the project was granted.
-  await expect.poll(() => page.getByLabel("Config (YAML)").inputValue()).toContain("provider_config: local\n  name: fast");
-  await page.getByLabel("Config (YAML)").fill(AGENT_CONFIG);
+  await expect.poll(() => page.getByLabel("Config (YAML)").innerText()).toContain("provider_config: local\n  name: fast");
+  await replaceConfigText(page, AGENT_CONFIG);
   await page.getByLabel("Name (optional)").fill("hello");
   await page.getByLabel("Opening message (optional)").fill("Say hello from my computer.");
   await ui.shot(page, "newcomer-5-launch");

@@ -4,7 +4,7 @@ import { createServer, connect, type AddressInfo, type Server } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium, type Browser, type Page } from "playwright-core";
-import { afterAll, beforeAll } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
 import { ApiClient } from "../../server/test/support/client.js";
 import { startTestServer, type TestServer } from "../../server/test/support/server.js";
 import { staleWorkspaces } from "../../../scripts/build-state.mjs";
@@ -40,7 +40,7 @@ export interface ConsoleHarness {
  * with its public URL, which is the address the browser opens; the port is only known once svc listens,
  * so the browser talks to a loopback forwarder whose port is picked first.
  */
-export function useConsole(env: Record<string, string> = {}): ConsoleHarness {
+export function useConsole(env: Record<string, string> = {}, options: { webhooks?: boolean } = {}): ConsoleHarness {
   let server: TestServer | undefined;
   let browser: Browser | undefined;
   let forwarder: Server | undefined;
@@ -57,7 +57,7 @@ export function useConsole(env: Record<string, string> = {}): ConsoleHarness {
     });
     await new Promise<void>((resolve) => forwarder!.listen(0, "127.0.0.1", resolve));
     url = `http://127.0.0.1:${(forwarder.address() as AddressInfo).port}`;
-    server = await startTestServer({ SVC_PUBLIC_URL: url, ...env }, { worker: true });
+    server = await startTestServer({ SVC_PUBLIC_URL: url, ...env }, { worker: true, ...options });
     target = Number(new URL(server.url).port);
     browser = await chromium.launch({
       executablePath: CHROMIUM,
@@ -109,6 +109,28 @@ export async function signIn(page: Page, email: string): Promise<void> {
 
 export async function expectText(page: Page, text: string): Promise<void> {
   await page.getByText(text, { exact: false }).first().waitFor({ timeout: 30_000 });
+}
+
+/**
+ * Replaces the config editor's whole text with `text` as a person would: select all with the keyboard, then
+ * type it in one input. Playwright's fill() selects through the DOM, which CodeMirror reads back a moment
+ * later: on a loaded machine its insert once landed after the text the page started with (the starter config
+ * and then the new one, "Map keys must be unique"). The editor's text is checked afterwards.
+ */
+export async function replaceConfigText(page: Page, text: string): Promise<void> {
+  const editor = page.getByLabel("Config (YAML)");
+  await expect.poll(() => editor.isEditable()).toBe(true);
+  await editor.click();
+  await page.keyboard.press("ControlOrMeta+a");
+  await page.keyboard.insertText(text);
+  await expect.poll(() => configText(page)).toBe(text);
+}
+
+/** The config editor's text: CodeMirror's lines, or the plain text area that stands in while it loads. */
+function configText(page: Page): Promise<string> {
+  return page
+    .getByLabel("Config (YAML)")
+    .evaluate((element) => (element.tagName === "TEXTAREA" ? (element as unknown as { value: string }).value : [...element.querySelectorAll(".cm-line")].map((line) => line.textContent ?? "").join("\n")));
 }
 
 /** How far the page scrolls sideways: 0 when it fits the viewport (phone width, docs/console.md). */

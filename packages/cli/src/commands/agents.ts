@@ -33,11 +33,15 @@ export function agentCommands(program: Command): void {
     .command("list")
     .description("the project's agents")
     .option("--limit <n>", "at most this many", parseCount, 100)
-    .action(async (options: { limit: number }, command: Command) => {
+    .option("--parent <agent>", "only the delegates this coordinator launched (its id or name; docs/delegation.md)")
+    .action(async (options: { limit: number; parent?: string }, command: Command) => {
       const ctx = await context(command);
       const path = await projectPath(ctx);
+      const parent = options.parent === undefined ? {} : { parent_agent_id: await idOfAgent(ctx, options.parent) };
       const items = await collect(
-        paginate((cursor) => unwrap(ctx.client().GET("/api/v1/orgs/{orgID}/projects/{projectID}/agents", { params: { path, query: { limit: 100, ...(cursor ? { cursor } : {}) } } }))),
+        paginate((cursor) =>
+          unwrap(ctx.client().GET("/api/v1/orgs/{orgID}/projects/{projectID}/agents", { params: { path, query: { limit: 100, ...parent, ...(cursor ? { cursor } : {}) } } })),
+        ),
         options.limit,
       );
       ctx.print(items, () => table(items.map((a) => [a.id, a.name, a.state, `${a.model.provider_config}/${a.model.name}`])));

@@ -109,6 +109,9 @@ function renderer(): (frame: StreamFrame) => void {
       case "context_checkpoint":
         printLine("(earlier context summarized)");
         break;
+      case "budget_exceeded":
+        printLine(`! paused by budget ${visible(String(data["budget_id"]))} until ${data["period_end"] === null ? "it is raised or deleted" : visible(String(data["period_end"]))}`);
+        break;
     }
   };
 }

@@ -1138,7 +1138,7 @@ export type paths = {
         };
         /**
          * List agents
-         * @description Active agents of the project (agent.read); archived agents leave the list. Newest first by default.
+         * @description Active agents of the project (agent.read); archived agents leave the list unless `state=archived`. Each carries its `activity` (what it is doing now), which the `activity` filter matches. Newest first by default. `parent_agent_id` lists the delegates a coordinator launched (docs/delegation.md).
          */
         get: operations["listAgents"];
         put?: never;
@@ -1477,6 +1477,190 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/orgs/{orgID}/webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description The organization's webhook endpoints, newest first by default. Organization owners and admins only (org.manage).
+         */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Create a webhook endpoint
+         * @description Registers a URL that receives the organization's events as Standard Webhooks (docs/webhooks.md). Organization owners and admins only (org.manage). The answer carries the signing secret, shown only here and by rotate-secret. At most 50 endpoints an organization (409).
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orgs/{orgID}/webhook-endpoints/{endpointID}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook endpoint
+         * @description One webhook endpoint, without its secret. Organization owners and admins only (org.manage).
+         */
+        get: operations["getWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description Deletes the endpoint and its deliveries; nothing more is sent to it. Organization owners and admins only (org.manage).
+         */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a webhook endpoint
+         * @description Changes the URL, description, event types, projects or disabled state. Organization owners and admins only (org.manage). Disabling ends its pending deliveries as failed; enabling clears disabled_reason.
+         */
+        patch: operations["updateWebhookEndpoint"];
+        trace?: never;
+    };
+    "/api/v1/orgs/{orgID}/webhook-endpoints/{endpointID}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook endpoint's secret
+         * @description Makes a new signing secret and answers it (shown only here). Organization owners and admins only (org.manage). For 24 hours the previous secret keeps signing: each delivery carries both signatures, space-separated in webhook-signature, so a receiver can switch without losing one.
+         */
+        post: operations["rotateWebhookEndpointSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orgs/{orgID}/webhook-endpoints/{endpointID}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event
+         * @description Sends a `webhook.test` event to this endpoint (whatever its event_types) and answers its delivery. Organization owners and admins only (org.manage). 409 when the endpoint is disabled.
+         */
+        post: operations["testWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orgs/{orgID}/webhook-endpoints/{endpointID}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an endpoint's deliveries
+         * @description The endpoint's deliveries, newest first, optionally of one status. Organization owners and admins only (org.manage).
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orgs/{orgID}/webhook-endpoints/{endpointID}/deliveries/{deliveryID}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Redeliver an event
+         * @description Sends the delivery's event again as a new delivery, with the same body and the same webhook-id, and answers it. Organization owners and admins only (org.manage). 409 when the endpoint is disabled.
+         */
+        post: operations["redeliverWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orgs/{orgID}/budgets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List budgets
+         * @description The organization's budgets with what each spent in its current period; by default created_at descending. Spent is read from the daily usage rollups over the budget's current UTC period (docs/usage-and-budgets.md). Org owners and admins see every budget; other members see org-wide budgets and those of projects they can read.
+         */
+        get: operations["listBudgets"];
+        put?: never;
+        /**
+         * Create a budget
+         * @description Creates a budget (org.manage). A pause budget stops the scope's model calls once a limit is reached, until the period ends or the budget is raised or deleted; an actor budget stops only that actor's turns. 400 validation_failed without a limit, or with a scope id that is missing, given for org, or not of the organization. Spent is read from the daily usage rollups over the budget's current UTC period (docs/usage-and-budgets.md). Org owners and admins see every budget; other members see org-wide budgets and those of projects they can read.
+         */
+        post: operations["createBudget"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orgs/{orgID}/budgets/{budgetID}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a budget
+         * @description One budget with what it spent in its current period, its state and the thresholds notified in it. Spent is read from the daily usage rollups over the budget's current UTC period (docs/usage-and-budgets.md). Org owners and admins see every budget; other members see org-wide budgets and those of projects they can read.
+         */
+        get: operations["getBudget"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a budget
+         * @description Deletes the budget and its notifications (org.manage); agents it held resume by themselves.
+         */
+        delete: operations["deleteBudget"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a budget
+         * @description Changes the name, period, limits, action or thresholds (org.manage); the scope is immutable. Agents waiting on a budget of the organization check again at once, so raising a limit resumes them. 400 validation_failed when no limit would remain.
+         */
+        patch: operations["updateBudget"];
+        trace?: never;
+    };
     "/api/v1/orgs/{orgID}/projects/{projectID}/agents/{agentID}/artifacts/{artifactID}": {
         parameters: {
             query?: never;
@@ -1524,13 +1708,57 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List agent configs
+         * @description The project's configs (agent.read), each with its source and model; by default created_at descending, then id descending. Configs are immutable and never deleted: a changed source compiles to a new one.
+         */
+        get: operations["listAgentConfigs"];
         put?: never;
         /**
          * Compile an agent config
          * @description Compiles a config source (agent.operate). A new definition answers 201; the same source compiling to the same definition answers 200 with the existing config. A source that does not compile answers 400 validation_failed with every issue, each with a JSON Pointer into the document and its line and column in the source.
          */
         post: operations["createAgentConfig"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orgs/{orgID}/projects/{projectID}/agent-configs/validate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check an agent config without saving it
+         * @description Runs every check of a create (agent.operate) and saves nothing: 200 with the issues a create would answer (none when the source compiles), each with its JSON Pointer, line and column. An invalid config is an answer, not an error; a malformed request body is a 400. Editors call it as the author types.
+         */
+        post: operations["validateAgentConfig"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orgs/{orgID}/projects/{projectID}/agent-configs/schema": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The config document's JSON Schema
+         * @description A JSON Schema (2020-12) of the config document (agent.read), for editors: completion of keys and values and their descriptions. It describes the shape; what the project has (models, machines, secrets) is checked by validate and create.
+         */
+        get: operations["getAgentConfigSchema"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1572,7 +1800,7 @@ export type paths = {
         put?: never;
         /**
          * Create an agent profile
-         * @description Creates a profile at generation 1 pointing at a config of the project (project.manage). With an Idempotency-Key, repeating the request answers 200 with the same profile; reusing the key for another request is a 409.
+         * @description Creates a profile at generation 1 pointing at a config of the project (project.manage), with an optional description and `mcp_tool` (offer it as a tool of the project's MCP endpoint). With an Idempotency-Key, repeating the request answers 200 with the same profile; reusing the key for another request is a 409.
          */
         post: operations["createAgentProfile"];
         delete?: never;
@@ -1603,8 +1831,8 @@ export type paths = {
         options?: never;
         head?: never;
         /**
-         * Rename an agent profile
-         * @description Renames the profile (project.manage); names are unique in the project (409).
+         * Update an agent profile
+         * @description Renames the profile, changes its description or switches its MCP tool on or off (project.manage); only the members given change. Names are unique in the project (409).
          */
         patch: operations["renameAgentProfile"];
         trace?: never;
@@ -2592,9 +2820,29 @@ export type paths = {
         put?: never;
         /**
          * Upload a tool call's file (daemon)
-         * @description svcd's upload_file process posts the machine file (application/octet-stream, 1 byte to 10 MiB) for its tool call; svc stores it as an artifact of the call's agent, once per call. Only while the call's process runs on this daemon's machine (403 after; another machine's call is 404); 413 above 10 MiB.
+         * @description svcd's upload_file process posts the machine file (application/octet-stream, 1 byte to 10 MiB) for its tool call; svc stores it as an artifact of the call's agent, or for an upload into a memory store as the file's next version (answering its path and digest; a stale expected_digest is 409 file_content_conflict), once per call. Only while the call's process runs on this daemon's machine (403 after; another machine's call is 404); 413 above 10 MiB.
          */
         post: operations["uploadDaemonArtifact"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/daemon/tool-calls/{toolCallID}/memory/content": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a tool call's memory file (daemon)
+         * @description svcd's download_file process fetches the memory file its tool call names, as the version that was current when the call was dispatched (UTF-8 text). Only while the call's process runs on this daemon's machine (403 after; another machine's call, or a call that names no memory file, is 404).
+         */
+        get: operations["downloadDaemonMemoryFile"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2764,6 +3012,10 @@ export type components = {
             state: "active" | "archived";
             name: components["schemas"]["AgentName"];
             current_config_id: components["schemas"]["AgentConfigID"];
+            /** @description The coordinator that launched this agent with `delegate`; null for a top-level agent. */
+            parent_agent_id: components["schemas"]["AgentID"] | null;
+            /** @description The top-level agent of this agent's delegation tree; null for a top-level agent. */
+            root_agent_id: components["schemas"]["AgentID"] | null;
             model: {
                 provider_config: string;
                 name: string;
@@ -2771,6 +3023,22 @@ export type components = {
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
             archived_at?: components["schemas"]["Timestamp"];
+            activity: components["schemas"]["AgentActivity"];
+        };
+        AgentActivity: {
+            /**
+             * @description running: a model call or tool work is under way or due; retrying: a model call failed and svc tries again at next_attempt_at; waiting: open interactions wait for a person; idle: nothing to do; failed: the latest turn ended with an error; cancelled: the latest turn was stopped; paused: an exceeded budget holds its next model call until the period ends or the budget is raised or deleted (docs/usage-and-budgets.md); archived.
+             * @enum {unknown}
+             */
+            status: "running" | "retrying" | "waiting" | "paused" | "idle" | "failed" | "cancelled" | "archived";
+            since: components["schemas"]["Timestamp"];
+            /** @description What it is doing or waiting for, or why it failed, in words. */
+            detail?: string;
+            attempt?: number;
+            max_attempts?: number;
+            next_attempt_at?: components["schemas"]["Timestamp"];
+            /** @description Open approvals and questions; present when waiting. */
+            open_interactions?: number;
         };
         /** @description An immutable, compiled agent config. */
         AgentConfig: {
@@ -2789,6 +3057,10 @@ export type components = {
             created_at: components["schemas"]["Timestamp"];
         };
         AgentConfigID: string;
+        /** @description A JSON Schema (2020-12) of the config document, for editors (completion and hover). The compiler's checks are the judge. */
+        AgentConfigJsonSchema: {
+            [key: string]: unknown;
+        };
         /** @description The model the config runs on, with the limits that apply to it in the project, fixed at compile time. */
         AgentConfigModel: {
             provider_config: components["schemas"]["ResourceName"];
@@ -2826,12 +3098,17 @@ export type components = {
          * @enum {unknown}
          */
         AgentConfigSourceFormat: "yaml" | "json";
+        /** @description The result of checking a config source without saving it. */
+        AgentConfigValidation: {
+            /** @description Every problem a create would report for this source, each with a JSON Pointer and, when locatable, its line and column; empty when it compiles. */
+            issues: components["schemas"]["ErrorIssue"][];
+        };
         AgentCronTriggerTarget: {
             /** @enum {string} */
             type: "agent";
             agent_id: components["schemas"]["AgentID"];
         };
-        AgentEvent: components["schemas"]["AgentInputEvent"] | components["schemas"]["ModelOutputEvent"] | components["schemas"]["ToolResultEvent"] | components["schemas"]["ContextCheckpointEvent"];
+        AgentEvent: components["schemas"]["AgentInputEvent"] | components["schemas"]["ModelOutputEvent"] | components["schemas"]["ToolResultEvent"] | components["schemas"]["ContextCheckpointEvent"] | components["schemas"]["BudgetExceededEvent"];
         AgentEventID: string;
         AgentID: string;
         AgentInput: {
@@ -2926,6 +3203,8 @@ export type components = {
              */
             current_generation: number;
             current_config: components["schemas"]["AgentConfig"];
+            description: components["schemas"]["AgentProfileDescription"];
+            mcp_tool: components["schemas"]["AgentProfileMCPTool"];
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
         };
@@ -2934,7 +3213,11 @@ export type components = {
             type: "profile";
             agent_profile_id: components["schemas"]["AgentProfileID"];
         };
+        /** @description What the profile's agents are for, up to 1024 characters; empty by default. The MCP endpoint shows it as the profile's tool description. */
+        AgentProfileDescription: string;
         AgentProfileID: string;
+        /** @description Offered as a tool by the project's MCP endpoint (POST /api/v1/orgs/{orgID}/projects/{projectID}/mcp; docs/mcp.md). False by default. */
+        AgentProfileMCPTool: boolean;
         AgentSequence: number;
         AgentSequenceCursor: number;
         /** @description The agent's present, sent as the first frame (`event: snapshot`, no id) of a stream opened with snapshot=true. */
@@ -2988,6 +3271,84 @@ export type components = {
             installation_id: string;
             machine_id: string;
         };
+        /** @description A limit on what a scope of the organization spends on model calls per period (docs/usage-and-budgets.md). */
+        Budget: {
+            id: components["schemas"]["BudgetID"];
+            org_id: components["schemas"]["OrganizationID"];
+            name: components["schemas"]["ResourceName"];
+            scope: components["schemas"]["BudgetScope"];
+            period: components["schemas"]["BudgetPeriod"];
+            /** @description Millionths of a US dollar; null: no cost limit. */
+            limit_micro_usd: number | null;
+            /** @description Input plus output tokens; null: no token limit. */
+            limit_tokens: number | null;
+            action: components["schemas"]["BudgetAction"];
+            notify_at_percent: components["schemas"]["BudgetNotifyAtPercent"];
+            spent_micro_usd: number;
+            spent_tokens: number;
+            period_start: components["schemas"]["Timestamp"];
+            /** @description When the current period ends (exclusive); null for total. */
+            period_end: components["schemas"]["Timestamp"] | null;
+            state: components["schemas"]["BudgetState"];
+            /** @description The thresholds reached in the current period, lowest first. */
+            notifications: components["schemas"]["BudgetNotification"][];
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @description pause: once a limit is reached no further model call of the scope is made until the period ends or the budget changes; notify: only notifications.
+         * @enum {unknown}
+         */
+        BudgetAction: "pause" | "notify";
+        /** @description A model call an exceeded pause budget refused: the turn ends here, and inputs wait in the backlog until the period ends or the budget is raised or deleted (docs/usage-and-budgets.md). */
+        BudgetExceededEvent: {
+            id: components["schemas"]["AgentEventID"];
+            org_id: components["schemas"]["OrganizationID"];
+            project_id: components["schemas"]["ProjectID"];
+            agent_id: components["schemas"]["AgentID"];
+            turn_id: components["schemas"]["AgentTurnID"];
+            turn_sequence: components["schemas"]["AgentSequence"];
+            /** @enum {boolean} */
+            is_opening_event: false;
+            sequence: components["schemas"]["AgentSequence"];
+            /** @enum {string} */
+            event_kind: "budget_exceeded";
+            budget_id: components["schemas"]["BudgetID"];
+            spent_micro_usd: number;
+            limit_micro_usd: number | null;
+            spent_tokens: number;
+            limit_tokens: number | null;
+            /** @description When the budget's period ends and the agent resumes by itself; null for a total budget. */
+            period_end: components["schemas"]["Timestamp"] | null;
+            created_at: components["schemas"]["Timestamp"];
+        };
+        BudgetID: string;
+        /** @description A threshold reached in the current period, recorded once. */
+        BudgetNotification: {
+            percent: number;
+            spent_micro_usd: number;
+            spent_tokens: number;
+            created_at: components["schemas"]["Timestamp"];
+        };
+        /** @description Percentages of a limit at which a notification is recorded, once per period each; 100 (the limit) is always notified. */
+        BudgetNotifyAtPercent: number[];
+        /**
+         * @description The UTC period spending is counted over: day, week (from Monday), month, or total (from the UTC day the budget was created).
+         * @enum {unknown}
+         */
+        BudgetPeriod: "day" | "week" | "month" | "total";
+        /** @description What the budget counts: the whole organization, or one project, agent profile, agent or actor (end user). Immutable. */
+        BudgetScope: {
+            /** @enum {unknown} */
+            kind: "org" | "project" | "agent_profile" | "agent" | "actor";
+            /** @description The project (proj_), agent profile (aprf_), agent (agt_) or actor (actr_) of the organization; required except for org, absent for org. */
+            id?: string;
+        };
+        /**
+         * @description exceeded: spent reached a limit; warning: spent reached one of notify_at_percent; ok otherwise.
+         * @enum {unknown}
+         */
+        BudgetState: "ok" | "warning" | "exceeded";
         CancelAgentRequest: {
             actor?: components["schemas"]["ExternalActorParams"];
         };
@@ -3101,6 +3462,8 @@ export type components = {
         CreateAgentProfileRequest: {
             name: components["schemas"]["ResourceName"];
             config: components["schemas"]["AgentConfigID"];
+            description?: components["schemas"]["AgentProfileDescription"];
+            mcp_tool?: components["schemas"]["AgentProfileMCPTool"];
         };
         CreateAgentRequest: {
             config?: components["schemas"]["AgentConfigID"];
@@ -3110,6 +3473,16 @@ export type components = {
             message?: string;
             /** @description Integration subscriptions committed with the agent, before its first step (project manage). They derive no config; the same rules as POST …/integrations/{integrationID}/subscriptions apply. */
             subscriptions?: components["schemas"]["LaunchSubscription"][];
+        };
+        /** @description At least one of limit_micro_usd and limit_tokens. */
+        CreateBudgetRequest: {
+            name: components["schemas"]["ResourceName"];
+            scope: components["schemas"]["BudgetScope"];
+            period: components["schemas"]["BudgetPeriod"];
+            limit_micro_usd?: number | null;
+            limit_tokens?: number | null;
+            action: components["schemas"]["BudgetAction"];
+            notify_at_percent?: components["schemas"]["BudgetNotifyAtPercent"];
         };
         /** @description Names one model of the provider and says what it can do. Names are unique per provider config. */
         CreateConfiguredModelRequest: {
@@ -3383,6 +3756,16 @@ export type components = {
             app_configuration_token: string;
             /** @description Where the browser returns after the install: used when it is a path on svc's origin (`/…`), otherwise `/`. */
             return_to?: string;
+        };
+        CreateWebhookEndpointRequest: {
+            /** @description Where deliveries are POSTed. Must be https; plain http only to a private or loopback address, and only while the server allows the private network (SVC_ALLOW_PRIVATE_NETWORK). */
+            url: string;
+            description?: string;
+            /** @description The event types it gets; empty (the default) means every type. */
+            event_types?: components["schemas"]["WebhookEventType"][];
+            /** @description The projects whose events it gets; empty (the default) means every project and the organization's own events. */
+            project_ids?: components["schemas"]["ProjectID"][];
+            disabled?: boolean;
         };
         /** @description Five-field cron expression (minute hour day-of-month month day-of-week) with *, ranges (1-5), lists (1,3) and steps (*\/15, 0-30/10); month and weekday names (JAN, MON) are accepted. TZ= and CRON_TZ= prefixes are refused; set timezone instead. */
         CronExpression: string;
@@ -3734,6 +4117,10 @@ export type components = {
             data: components["schemas"]["Actor"][];
             next_cursor: string | null;
         };
+        ListAgentConfigsResponse: {
+            data: components["schemas"]["AgentConfig"][];
+            next_cursor: string | null;
+        };
         ListAgentEventsResponse: {
             data: components["schemas"]["AgentEvent"][];
             next_after_sequence: components["schemas"]["AgentSequenceCursor"];
@@ -3758,6 +4145,10 @@ export type components = {
         };
         ListBYOMachineDaemonTokensResponse: {
             data: components["schemas"]["MachineDaemonToken"][];
+            next_cursor: string | null;
+        };
+        ListBudgetsResponse: {
+            data: components["schemas"]["Budget"][];
             next_cursor: string | null;
         };
         ListConfiguredModelsResponse: {
@@ -3880,6 +4271,14 @@ export type components = {
         };
         ListVisibleProjectsResponse: {
             data: components["schemas"]["VisibleProject"][];
+            next_cursor: string | null;
+        };
+        ListWebhookDeliveriesResponse: {
+            data: components["schemas"]["WebhookDelivery"][];
+            next_cursor: string | null;
+        };
+        ListWebhookEndpointsResponse: {
+            data: components["schemas"]["WebhookEndpoint"][];
             next_cursor: string | null;
         };
         MCPOAuthFlowID: string;
@@ -4728,8 +5127,11 @@ export type components = {
                 processes: components["schemas"]["ProcessReconciliationDirective"][];
             };
         };
+        /** @description The members to change; at least one. Names are unique in the project (409). */
         RenameAgentProfileRequest: {
-            name: components["schemas"]["ResourceName"];
+            name?: components["schemas"]["ResourceName"];
+            description?: components["schemas"]["AgentProfileDescription"];
+            mcp_tool?: components["schemas"]["AgentProfileMCPTool"];
         };
         ResolveAgentInteractionRequest: {
             answers: components["schemas"]["InteractionAnswer"][];
@@ -5036,6 +5438,15 @@ export type components = {
             config: components["schemas"]["AgentConfigID"];
             expected_current_config_id: components["schemas"]["AgentConfigID"];
         };
+        /** @description The scope is immutable. A null limit removes it; at least one limit must remain. */
+        UpdateBudgetRequest: {
+            name?: components["schemas"]["ResourceName"];
+            period?: components["schemas"]["BudgetPeriod"];
+            limit_micro_usd?: number | null;
+            limit_tokens?: number | null;
+            action?: components["schemas"]["BudgetAction"];
+            notify_at_percent?: components["schemas"]["BudgetNotifyAtPercent"];
+        };
         /** @description Omitted fields keep their values. A change to anything but the name adds a new immutable revision and makes it current (agents keep the revision they launched with); a rename alone adds none. */
         UpdateConfiguredModelRequest: {
             name?: components["schemas"]["ResourceName"];
@@ -5188,8 +5599,23 @@ export type components = {
             /** @description Replacement SKILL.md; every other file of the current revision is kept. */
             skill_md?: string;
         };
+        UpdateWebhookEndpointRequest: {
+            /** @description Where deliveries are POSTed. Must be https; plain http only to a private or loopback address, and only while the server allows the private network (SVC_ALLOW_PRIVATE_NETWORK). */
+            url?: string;
+            description?: string;
+            /** @description The event types it gets; empty (the default) means every type. */
+            event_types?: components["schemas"]["WebhookEventType"][];
+            /** @description The projects whose events it gets; empty (the default) means every project and the organization's own events. */
+            project_ids?: components["schemas"]["ProjectID"][];
+            /** @description false enables a disabled endpoint again and clears disabled_reason. */
+            disabled?: boolean;
+        };
         UploadDaemonArtifactResponse: {
-            artifact_id: components["schemas"]["ArtifactID"];
+            artifact_id?: components["schemas"]["ArtifactID"];
+            /** @description A memory upload: the file's path, /memory/<store>/<file>. */
+            path?: string;
+            /** @description A memory upload: the digest of the version written. */
+            digest?: string;
         };
         /** @description The sums of one group: the keys asked for in group_by, then the sums. */
         UsageGroup: {
@@ -5197,8 +5623,10 @@ export type components = {
             agent_id?: components["schemas"]["AgentID"];
             /** @description null: agents launched from a config, not a profile. */
             agent_profile_id?: components["schemas"]["AgentProfileID"] | null;
-            /** @description null: turns opened by an input an organization API key sent naming no actor. */
+            /** @description The actor whose input opened the turn; null when an organization API key sent it naming no actor (see api_key_id), or when nobody did (a schedule, a parent agent). */
             actor_id?: components["schemas"]["ActorID"] | null;
+            /** @description With group_by=actor: the organization API key that sent the turn's opening input naming no actor (actor_id is then null); else null. */
+            api_key_id?: components["schemas"]["OrgAPIKeyID"] | null;
             model_id?: components["schemas"]["ConfiguredModelID"];
             /**
              * Format: date
@@ -5291,6 +5719,60 @@ export type components = {
             code: string;
             message: string;
         };
+        WebhookDelivery: {
+            id: components["schemas"]["WebhookDeliveryID"];
+            /** @description The `webhook-id` header: the same on every attempt and on a redelivery. */
+            webhook_id: string;
+            endpoint_id: components["schemas"]["WebhookEndpointID"];
+            event_type: string;
+            status: components["schemas"]["WebhookDeliveryStatus"];
+            attempts: number;
+            last_status_code: number | null;
+            last_error: string | null;
+            next_attempt_at: components["schemas"]["Timestamp"] | null;
+            created_at: components["schemas"]["Timestamp"];
+        };
+        WebhookDeliveryID: string;
+        /** @enum {unknown} */
+        WebhookDeliveryStatus: "pending" | "succeeded" | "failed";
+        WebhookEndpoint: {
+            id: components["schemas"]["WebhookEndpointID"];
+            org_id: components["schemas"]["OrganizationID"];
+            url: string;
+            description: string;
+            event_types: components["schemas"]["WebhookEventType"][];
+            project_ids: components["schemas"]["ProjectID"][];
+            disabled: boolean;
+            disabled_reason: components["schemas"]["WebhookEndpointDisabledReason"];
+            previous_secret_expires_at: components["schemas"]["WebhookPreviousSecretExpiresAt"];
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        /** @description Why svc disabled it (five days of failed deliveries), or null. */
+        WebhookEndpointDisabledReason: string | null;
+        WebhookEndpointID: string;
+        WebhookEndpointWithSecret: {
+            id: components["schemas"]["WebhookEndpointID"];
+            org_id: components["schemas"]["OrganizationID"];
+            url: string;
+            description: string;
+            event_types: components["schemas"]["WebhookEventType"][];
+            project_ids: components["schemas"]["ProjectID"][];
+            disabled: boolean;
+            disabled_reason: components["schemas"]["WebhookEndpointDisabledReason"];
+            previous_secret_expires_at: components["schemas"]["WebhookPreviousSecretExpiresAt"];
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+            /** @description The signing secret (`whsec_…`). Shown only here: at creation and by rotate-secret. */
+            secret: string;
+        };
+        /**
+         * @description `agent.waiting`: a permission or question interaction opened (data: agent_id, project_id, interaction {id, kind, request}). `agent.idle`: the agent finished its work and has no queued input (data: agent_id, project_id, turn_id). `agent.failed`: a turn ended with an error svc will not retry (data: agent_id, project_id, turn_id, error {code, message}). `budget.warning` / `budget.exceeded`: a budget passed one of its notify_at_percent thresholds or its limit (data: budget_id, scope, period_end, spent_micro_usd, limit_micro_usd, spent_tokens, limit_tokens, percent). `integration.failed`: an integration's provider failed while svc handled its event (data: integration_id, kind, project_id, message). `machine.offline`: a connected machine's daemon went away (data: machine_id, name, reason). `webhook.test` is sent only by the test operation.
+         * @enum {unknown}
+         */
+        WebhookEventType: "agent.waiting" | "agent.idle" | "agent.failed" | "budget.warning" | "budget.exceeded" | "integration.failed" | "machine.offline";
+        /** @description After a rotation, until when the previous secret still signs beside the new one; null otherwise. */
+        WebhookPreviousSecretExpiresAt: components["schemas"]["Timestamp"] | null;
     };
     responses: {
         /** @description The request is malformed or fails validation; `issues` points at the offending fields. */
@@ -7910,6 +8392,11 @@ export interface operations {
                 name?: string;
                 sort?: "name" | "-name" | "-updated_at" | "updated_at" | "-created_at" | "created_at";
                 agent_profile_id?: components["schemas"]["AgentProfileID"];
+                parent_agent_id?: components["schemas"]["AgentID"];
+                /** @description Active agents (the default) or archived ones. */
+                state?: "active" | "archived";
+                /** @description Only agents whose activity status is one of these, comma-separated (running, retrying, waiting, idle, failed, cancelled, archived). `archived` alone lists archived agents. */
+                activity?: string;
             };
             header?: never;
             path: {
@@ -8578,6 +9065,440 @@ export interface operations {
             "5XX": components["responses"]["ServerError"];
         };
     };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: {
+                sort?: "-created_at" | "created_at" | "-updated_at" | "updated_at";
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                orgID: components["schemas"]["OrganizationID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListWebhookEndpointsResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgID: components["schemas"]["OrganizationID"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhookEndpointRequest"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgID: components["schemas"]["OrganizationID"];
+                endpointID: components["schemas"]["WebhookEndpointID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgID: components["schemas"]["OrganizationID"];
+                endpointID: components["schemas"]["WebhookEndpointID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No Content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgID: components["schemas"]["OrganizationID"];
+                endpointID: components["schemas"]["WebhookEndpointID"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateWebhookEndpointRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    rotateWebhookEndpointSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgID: components["schemas"]["OrganizationID"];
+                endpointID: components["schemas"]["WebhookEndpointID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    testWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgID: components["schemas"]["OrganizationID"];
+                endpointID: components["schemas"]["WebhookEndpointID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                status?: components["schemas"]["WebhookDeliveryStatus"];
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                orgID: components["schemas"]["OrganizationID"];
+                endpointID: components["schemas"]["WebhookEndpointID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListWebhookDeliveriesResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    redeliverWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgID: components["schemas"]["OrganizationID"];
+                endpointID: components["schemas"]["WebhookEndpointID"];
+                deliveryID: components["schemas"]["WebhookDeliveryID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    listBudgets: {
+        parameters: {
+            query?: {
+                name?: string;
+                scope_kind?: "org" | "project" | "agent_profile" | "agent" | "actor";
+                sort?: "name" | "-name" | "-updated_at" | "updated_at" | "-created_at" | "created_at";
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                orgID: components["schemas"]["OrganizationID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListBudgetsResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    createBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgID: components["schemas"]["OrganizationID"];
+            };
+            cookie?: never;
+        };
+        /** @description At least one of limit_micro_usd and limit_tokens. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateBudgetRequest"];
+            };
+        };
+        responses: {
+            /** @description A limit on what a scope of the organization spends on model calls per period (docs/usage-and-budgets.md). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Budget"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    getBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgID: components["schemas"]["OrganizationID"];
+                budgetID: components["schemas"]["BudgetID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A limit on what a scope of the organization spends on model calls per period (docs/usage-and-budgets.md). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Budget"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    deleteBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgID: components["schemas"]["OrganizationID"];
+                budgetID: components["schemas"]["BudgetID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No Content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    updateBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgID: components["schemas"]["OrganizationID"];
+                budgetID: components["schemas"]["BudgetID"];
+            };
+            cookie?: never;
+        };
+        /** @description The scope is immutable. A null limit removes it; at least one limit must remain. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateBudgetRequest"];
+            };
+        };
+        responses: {
+            /** @description A limit on what a scope of the organization spends on model calls per period (docs/usage-and-budgets.md). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Budget"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
     getArtifact: {
         parameters: {
             query?: never;
@@ -8640,6 +9561,39 @@ export interface operations {
             "5XX": components["responses"]["ServerError"];
         };
     };
+    listAgentConfigs: {
+        parameters: {
+            query?: {
+                sort?: "-created_at" | "created_at";
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                orgID: components["schemas"]["OrganizationID"];
+                projectID: components["schemas"]["ProjectID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListAgentConfigsResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
     createAgentConfig: {
         parameters: {
             query?: never;
@@ -8672,6 +9626,68 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AgentConfig"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    validateAgentConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgID: components["schemas"]["OrganizationID"];
+                projectID: components["schemas"]["ProjectID"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AgentConfigSource"];
+            };
+        };
+        responses: {
+            /** @description The result of checking a config source without saving it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentConfigValidation"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    getAgentConfigSchema: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgID: components["schemas"]["OrganizationID"];
+                projectID: components["schemas"]["ProjectID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A JSON Schema (2020-12) of the config document, for editors (completion and hover). The compiler's checks are the judge. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentConfigJsonSchema"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -8861,6 +9877,7 @@ export interface operations {
             };
             cookie?: never;
         };
+        /** @description The members to change; at least one. Names are unique in the project (409). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["RenameAgentProfileRequest"];
@@ -11152,6 +12169,34 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["ContentTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    downloadDaemonMemoryFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                toolCallID: components["schemas"]["ToolCallID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file's bytes. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };

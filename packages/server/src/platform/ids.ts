@@ -54,6 +54,11 @@ export const ID_PREFIXES = {
   integrationInstall: "iin",
   memoryStore: "mst",
   memory: "mem",
+  webhookEndpoint: "whe",
+  webhookDelivery: "whd",
+  /** A webhook message: the `webhook-id` header (Standard Webhooks' `msg_` ids). */
+  webhookMessage: "msg",
+  budget: "bdg",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -1,14 +1,16 @@
 import { eq } from "drizzle-orm";
 import { agentConfigs } from "../db/schema/index.js";
-import type { AppDb, Database } from "../platform/db/index.js";
+import type { AppDb, Database, Tx } from "../platform/db/index.js";
 import type { ModelEndpoint, ModelRunAccess } from "../modules/models/run-access.js";
 import { TtlCache } from "../platform/ttl-cache.js";
-import { ConversationLog, type MediaLoader } from "./context.js";
+import { ConversationLog, LAUNCH_CONFIG_SEQUENCE, type MediaLoader } from "./context.js";
 import type { AgentDefinition } from "./definition.js";
 
 /*
  * What a worker keeps between steps so a step reads only what changed (issue: "flat in conversation
- * length"). Every cache is bounded; none is needed for correctness: a miss reads the database.
+ * length"). Every cache is bounded; none is needed for correctness: a miss reads the database. The claim
+ * fills the definition and endpoint a model call needs inside its own transaction (`prepareModelCall`), so
+ * a cold worker's step commits no more often than a warm one's (issue 34).
  */
 
 /** Compiled agent definitions by config id: config rows never change, so entries never go stale. */
@@ -23,6 +25,9 @@ export class DefinitionCache {
     return config!.definition;
   }
 }
+
+/** An endpoint, or why the call cannot be made (a refusal is never cached). */
+type Resolved = ModelEndpoint | { refused: string };
 
 /**
  * Resolved provider endpoints (grant checked, credential decrypted) per project and model. Database
@@ -39,12 +44,22 @@ export class EndpointCache {
     this.entries.clear();
   }
 
-  async get(db: Database, orgId: string, projectId: string, model: AgentDefinition["model"]): Promise<ModelEndpoint | { refused: string }> {
+  /** The endpoint from the cache, else read in a transaction of its own. */
+  get(db: Database, orgId: string, projectId: string, model: AgentDefinition["model"]): Promise<Resolved> {
+    return this.cachedOr(orgId, projectId, model, (read) => db.tx(read));
+  }
+
+  /** The endpoint from the cache, else read in the caller's transaction `tx`. */
+  getIn(tx: Tx, orgId: string, projectId: string, model: AgentDefinition["model"]): Promise<Resolved> {
+    return this.cachedOr(orgId, projectId, model, (read) => read(tx));
+  }
+
+  private async cachedOr(orgId: string, projectId: string, model: AgentDefinition["model"], run: (read: (tx: Tx) => Promise<Resolved>) => Promise<Resolved>): Promise<Resolved> {
     const key = `${orgId}:${projectId}:${model.configuredModelId}:${model.modelProviderConfigId}`;
     const cached = this.entries.get(key);
     if (cached) return cached;
     const since = this.entries.version();
-    const endpoint = await db.tx((tx) => this.access.endpointFor(tx, orgId, projectId, model));
+    const endpoint = await run((tx) => this.access.endpointFor(tx, orgId, projectId, model));
     if (!("refused" in endpoint)) this.entries.set(key, endpoint, since);
     return endpoint;
   }
@@ -65,9 +80,18 @@ export class ConversationCache {
     return log;
   }
 
-  /** Inputs the step's claim admitted, added to the agent's log when it directly follows what the log holds. */
+  /**
+   * Inputs the step's claim admitted, added to the agent's log when it directly follows what the log holds.
+   * Inputs admitted right after the launch config start a log: nothing before them is part of the
+   * conversation, so a fresh agent's first step reads none.
+   */
   async appendAdmitted(agentId: string, inputs: Array<{ sequence: number; contentBlocks: unknown[] }>): Promise<void> {
-    await this.logs.get(agentId)?.appendInputs(inputs, this.media);
+    let log = this.logs.get(agentId);
+    if (!log && inputs[0]?.sequence === LAUNCH_CONFIG_SEQUENCE + 1) {
+      log = ConversationLog.afterLaunch(agentId);
+      this.logs.set(agentId, log, this.logs.version());
+    }
+    await log?.appendInputs(inputs, this.media);
   }
 
   /** The output the step recorded, likewise. */
@@ -84,6 +108,22 @@ export interface StepCaches {
   definitions: DefinitionCache;
   endpoints: EndpointCache;
   conversations: ConversationCache;
+}
+
+/** What `claimNext` asks of the worker before it starts a model call (see `prepareModelCall`). */
+export type ModelCallPreparation = (tx: Tx, agent: { orgId: string; projectId: string; currentConfigId: string }) => Promise<void>;
+
+/**
+ * Fills the agent's definition and endpoint into the caches where they are missing, in the claim's
+ * transaction `tx`: a cold worker's first step then reads them without a commit of its own, and a warm
+ * worker's claim runs no statement more. A refused endpoint is not cached: the step reads it again and
+ * records the refusal. An invalidation that comes between the claim and the step makes the step read anew.
+ */
+export function prepareModelCall(caches: StepCaches): ModelCallPreparation {
+  return async (tx, agent) => {
+    const definition = await caches.definitions.get(tx, agent.currentConfigId);
+    await caches.endpoints.getIn(tx, agent.orgId, agent.projectId, definition.model);
+  };
 }
 
 export function createStepCaches(access: ModelRunAccess, media: MediaLoader): StepCaches {

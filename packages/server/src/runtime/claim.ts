@@ -13,6 +13,10 @@ import { runToolWork } from "./tools/execute.js";
 import type { ToolPorts } from "./tools/machine-tools.js";
 import { clearWakeup, scheduleWakeup } from "./wakeups.js";
 import { takeRuntimeLock } from "./store/lease.js";
+import { settleDelegateWaits } from "./tools/delegation-tools.js";
+import { endTurnForBudget, holdForBudget, holdingActorBudget, newCrossings, recordCrossings, refusingBudget } from "./budgets.js";
+import type { BudgetCrossing } from "./store/budgets.js";
+import type { ModelCallPreparation } from "./caches.js";
 
 /** What a claim hands the worker to run outside the transaction. */
 export type Step = ModelStep | ToolStep;
@@ -20,6 +24,11 @@ export type Step = ModelStep | ToolStep;
 export interface ClaimOptions {
   workerId: string;
   leaseSeconds: number;
+  /**
+   * Reads what the model call about to start needs and the worker has not cached (caches.ts,
+   * `prepareModelCall`), in the claim's transaction before its last statement: no commit of its own.
+   */
+  prepareModelCall?: ModelCallPreparation;
 }
 
 export interface Claim {
@@ -27,6 +36,8 @@ export interface Claim {
   step: Step | null;
   /** Another agent is ready too. */
   moreReady: boolean;
+  /** Budget thresholds this claim noticed crossed and recorded (for the worker's log). */
+  crossings: BudgetCrossing[];
 }
 
 type StartCall = { kind: "start"; turnId: string | null; admit: WaitingInput[]; operation: "normal" | "compaction"; attempt: number };
@@ -48,9 +59,11 @@ export async function claimNext(tx: Tx, signals: AgentSignals, options: ClaimOpt
   const claimed = await lockReadyAgent(tx);
   if (!claimed) return undefined;
   const { agent, moreReady } = claimed;
-  const summary = await readTurnSummary(tx, agent.id);
-  const step = summary.callsOpen ? await decideWithToolWork(tx, signals, agent, options, ports) : await carryOut(tx, agent, decide(summary), options);
-  return { moreReady, step: step ?? null };
+  const summary = await readTurnSummary(tx, agent);
+  // Thresholds crossed since the last look are recorded once; nothing is written when none was (the plain step).
+  const crossings = await recordCrossings(tx, agent, newCrossings(summary.budgets));
+  const step = summary.callsOpen ? await decideWithToolWork(tx, signals, agent, options, ports) : await carryOut(tx, agent, summary, options);
+  return { moreReady, step: step ?? null, crossings };
 }
 
 /** The model work the latest turn's own state asks for (frontier.ts's rules over the summary). */
@@ -85,14 +98,32 @@ export function turnIsSettled(summary: TurnProgress): boolean {
   return !summary.turnId || (!summary.callsOpen && modelWork(summary).kind === "none");
 }
 
-/** Starts the decided model call, or leaves the wakeup for a retry's time, or consumes it. */
-async function carryOut(tx: Tx, agent: AgentRow, decision: Decision, options: ClaimOptions): Promise<ModelStep | undefined> {
+/**
+ * Starts the decided model call, or leaves the wakeup for a retry's time, or consumes it. A call an exceeded
+ * `pause` budget refuses is not made (docs/usage-and-budgets.md, "Enforcement"): a running turn ends with a
+ * `budget_exceeded` event, new inputs wait in the backlog, and the agent sleeps until the budget's period ends
+ * or a budget changes.
+ */
+async function carryOut(tx: Tx, agent: AgentRow, summary: TurnSummary, options: ClaimOptions): Promise<ModelStep | undefined> {
+  const decision = decide(summary);
   if (decision.kind === "start") {
+    const refusing = refusingBudget(summary, decision.turnId !== null);
+    if (refusing && decision.turnId !== null) {
+      const othersMayRun = refusing.scopeKind === "actor" && (summary.queued !== null || summary.steering.length > 0);
+      await endTurnForBudget(tx, agent, decision.turnId, refusing, othersMayRun);
+      return undefined;
+    }
+    if (refusing) {
+      await holdForBudget(tx, agent, summary.turnId, refusing);
+      return undefined;
+    }
+    await options.prepareModelCall?.(tx, agent);
     // The claim's last statement: its COMMIT goes with it.
-    const started = await tx.commitWith(() => startModelCall(tx, { agent, ...options, ...decision }));
+    const started = await tx.commitWith(() => startModelCall(tx, { agent, workerId: options.workerId, leaseSeconds: options.leaseSeconds, ...decision }));
     return { kind: "model", agentId: agent.id, orgId: agent.orgId, projectId: agent.projectId, ...started };
   }
   if (decision.kind === "retry_later") await scheduleWakeup(tx, agent.id, decision.at, "model_retry_wait");
+  else if (summary.blockedWaiting && turnIsSettled(summary)) await holdForBudget(tx, agent, summary.turnId, holdingActorBudget(summary)!);
   else await clearWakeup(tx, agent.id);
   return undefined;
 }
@@ -104,14 +135,19 @@ async function decideWithToolWork(tx: Tx, signals: AgentSignals, agent: AgentRow
     await runToolWork(tx, agent, pendingToolWork(state), ports);
     state = await loadTurnState(tx, agent.id);
   }
+  // Delegation calls waiting on children (docs/delegation.md): settled here, under this agent's lock.
+  const delegation = state ? await settleDelegateWaits(tx, agent, state.toolCalls) : { settled: 0, nextDeadlineMs: null };
+  if (delegation.settled > 0) state = await loadTurnState(tx, agent.id);
   const stepCalls = state ? readyStepCalls(state) : [];
   if (stepCalls.length > 0) return startToolStep(tx, signals, agent, stepCalls, options);
   if (state && batchIncomplete(state)) {
-    await clearWakeup(tx, agent.id);
+    // An await_delegates deadline still ahead wakes the agent then; anything else that waits wakes it itself.
+    if (delegation.nextDeadlineMs !== null) await scheduleWakeup(tx, agent.id, new Date(delegation.nextDeadlineMs), "delegate_deadline");
+    else await clearWakeup(tx, agent.id);
     return undefined;
   }
   // The tool work completed the batch: the turn goes on as any turn whose calls are done.
-  return carryOut(tx, agent, decide(await readTurnSummary(tx, agent.id)), options);
+  return carryOut(tx, agent, await readTurnSummary(tx, agent), options);
 }
 
 async function startToolStep(tx: Tx, signals: AgentSignals, agent: AgentRow, calls: ToolCallRow[], options: ClaimOptions): Promise<ToolStep> {

@@ -33,6 +33,9 @@ export function replayScope(model: ModelBinding): string {
   return `${model.modelProviderConfigId}:${model.providerModelSlug}:${model.apiFormat}`;
 }
 
+/** Every agent's first event: the config it was launched with (agents/service.ts, `launchInTx`), which renders nothing. */
+export const LAUNCH_CONFIG_SEQUENCE = 1;
+
 export const estimateTokens = (text: string): number => Math.ceil(text.length / 4);
 
 /** The timeline's facts a conversation is built from, for events in (after, watermark]. */
@@ -86,6 +89,11 @@ export class ConversationLog {
     private readonly checkpoint: { summary: string; through: number } | null,
     public through: number,
   ) {}
+
+  /** The log of an agent whose timeline holds only its launch config, which the model is not shown. */
+  static afterLaunch(agentId: string): ConversationLog {
+    return new ConversationLog(agentId, null, LAUNCH_CONFIG_SEQUENCE);
+  }
 
   /** Reads the conversation up to `watermark` from the database: the latest checkpoint, then what follows it. */
   static async load(db: AppDb, agentId: string, watermark: number, media: MediaLoader): Promise<ConversationLog> {
@@ -206,7 +214,7 @@ type Block = { type: string; text?: string; value?: unknown; artifact_id?: strin
 
 async function inputMessage(input: Pick<InputRow, "inputKind" | "contentBlocks">, sequence: number, media: (artifactId: string) => ReturnType<MediaLoader>): Promise<ModelMessage | null> {
   if (input.inputKind === "config_change") {
-    return sequence === 1 ? null : { role: "user", content: "[svc: the agent's configuration was changed; the new instructions and tools apply from here.]" };
+    return sequence === LAUNCH_CONFIG_SEQUENCE ? null : { role: "user", content: "[svc: the agent's configuration was changed; the new instructions and tools apply from here.]" };
   }
   if (input.inputKind === "control") return { role: "user", content: "[svc: the user stopped the previous request.]" };
   if (input.inputKind !== "content") return null;

@@ -142,6 +142,27 @@ export interface AgentDefinition {
   skills: SkillDefinition[];
   /** The integrations that may show this agent's questions and approvals; absent when the config names none. */
   interactionHandlers?: InteractionHandlerDefinition[];
+  /** The config's `delegates` (docs/delegation.md), by handle; absent when the config names none. */
+  delegates?: DelegateDefinition[];
+  /** The memory stores under `/memory/<name>/` (the config's `memory` section); absent when the config has none. */
+  memory?: MemoryAttachmentDefinition[];
+}
+
+/** A `delegates` entry: the agent profile (pinned by id when compiled) whose current config a child launches with. */
+export interface DelegateDefinition {
+  handle: string;
+  profileId: string;
+  profileName: string;
+  description: string;
+}
+
+export type MemoryAccessMode = "read_write" | "read_only";
+
+/** A memory store attached to the agent: found by its name (which never changes) when the config was compiled. */
+export interface MemoryAttachmentDefinition {
+  storeId: string;
+  name: string;
+  access: MemoryAccessMode;
 }
 
 /** An `interaction_handlers` entry: the integration (pinned by id when compiled) and its handler arguments. */

@@ -12,6 +12,8 @@ import { reapExpiredLeases } from "./reaper.js";
 import { sweepSkillInstalls } from "./tools/skill.js";
 import { startWorker, type WorkerLog } from "./worker.js";
 import { createIntegrationToolRunner } from "../modules/integrations/tool-runner.js";
+import { createAgentDelegates } from "../modules/agents/delegates.js";
+import { createMemoryPort } from "../modules/memory-stores/agent-port.js";
 
 /** Starts the agent loop's worker over the shared services; provider and MCP calls go through the SSRF guard. */
 export function startAgentWorker(options: { db: Database; services: Pick<Services, "signals" | "runAccess" | "artifacts" | "secrets" | "oauthTokens" | "skills" | "metrics" | "agentMachines" | "integrations">; config: Config; log: WorkerLog; models?: ModelClient }) {
@@ -34,8 +36,10 @@ export function startAgentWorker(options: { db: Database; services: Pick<Service
       skills: services.skills,
       machines: services.agentMachines,
       kinds: services.integrations.catalog,
+      delegates: createAgentDelegates({ db, artifacts: services.artifacts }),
       skillInstallSeconds: config.machines.skillInstallTimeoutSeconds,
       integrationTools: createIntegrationToolRunner({ db, kinds: services.integrations.kinds, secrets: services.secrets, artifacts: services.artifacts }),
+      memory: createMemoryPort({ db }),
     },
     { concurrency: config.runtime.workerConcurrency, leaseSeconds: config.runtime.leaseSeconds, pollMs: config.runtime.pollMs, metrics: services.metrics },
     options.log,

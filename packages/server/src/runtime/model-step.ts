@@ -24,8 +24,10 @@ import type { AgentSignals } from "./signals.js";
 import type { AdmittedInput } from "./store/claim.js";
 import { recordReply, type ModelReply, type NewToolCall } from "./store/record.js";
 import { markWakeup } from "./wakeups.js";
+import { addCompactionUsage } from "./store/usage.js";
 import type { AgentMachines, ToolPorts } from "./tools/machine-tools.js";
 import type { IntegrationToolRunner } from "./tools/integration-tools.js";
+import { attachedStores, memoryNotes, type MemoryPort } from "./tools/files/memory.js";
 
 export interface StepDeps {
   db: Database;
@@ -43,6 +45,10 @@ export interface StepDeps {
   kinds: NonNullable<ToolPorts["kinds"]>;
   /** Runs `int__<integration>__<operation>` calls (modules/integrations/tool-runner.ts); without it they fail. */
   integrationTools?: IntegrationToolRunner;
+  /** Launches and messages coordinators' children (ToolPorts.delegates); without it the delegation tools fail. */
+  delegates?: ToolPorts["delegates"];
+  /** The memory stores the file tools reach under /memory (tools/files/memory.ts); without it none are. */
+  memory?: MemoryPort;
   /** How long a `skill` call waits for its machines' installs (default 30 s). */
   skillInstallSeconds?: number;
 }
@@ -64,7 +70,7 @@ type Outcome =
   | Unrecorded;
 
 /** Outcomes other than a well-formed reply, which the general recorders write. */
-type Unrecorded = { kind: "checkpoint"; summary: string; through: number } | { kind: "compact"; message: string } | { kind: "failure"; failure: Failure };
+type Unrecorded = { kind: "checkpoint"; summary: string; through: number; result: ModelResult; cost: number; configuredModelId: string } | { kind: "compact"; message: string } | { kind: "failure"; failure: Failure };
 
 /** A result that asked to use tools but named none. */
 const MALFORMED: Unrecorded = { kind: "failure", failure: { kind: "invalid_response", message: "the model asked to use tools but named none", retryable: true } };
@@ -199,14 +205,21 @@ async function callModel(deps: StepDeps, step: ModelStep, signal: AbortSignal, p
     const result = await deps.models.stream({ ...base, system: SUMMARY_INSTRUCTION, messages, tools: [] }, () => {});
     const summary = result.parts.flatMap((p) => (p.type === "text" ? [p.text] : [])).join("\n").trim();
     if (!summary) return { kind: "failure", failure: { kind: "invalid_response", message: "the summary came back empty", retryable: true } };
-    return { kind: "checkpoint", summary, through: plan.through };
+    return {
+      kind: "checkpoint",
+      summary,
+      through: plan.through,
+      result,
+      cost: costMicroUsd(result.usage, definition.model.pricing),
+      configuredModelId: definition.model.configuredModelId,
+    };
   }
 
   const messages = conversationMessages(conversation);
   const mcp = await prepareMcpTools(deps.db, deps.mcp, { ...step, turnId: context.turnId }, definition, signal);
   const offered = [...definition.tools, ...mcp.tools];
   const tools = offered.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema as ModelRequest["tools"][number]["inputSchema"] }));
-  const system = [definition.instruction, ...skillCatalog(definition), ...mcp.notes].join("\n\n");
+  const system = [definition.instruction, ...skillCatalog(definition), ...(await memoryCatalog(deps, step, definition)), ...mcp.notes].join("\n\n");
   const estimate = estimateTokens(system) + estimateTokens(JSON.stringify(tools)) + conversation.items.reduce((sum, i) => sum + i.tokens, 0);
   if (estimate > usable) return { kind: "compact", message: `estimated ${estimate} input tokens exceed the usable window of ${usable}` };
   try {
@@ -220,6 +233,16 @@ async function callModel(deps: StepDeps, step: ModelStep, signal: AbortSignal, p
     publisher.publishPending();
     return { kind: "compact", message: err.message };
   }
+}
+
+/**
+ * The instruction's note on the attached memory stores (issue 31, item 2). Only an agent whose config has a
+ * `memory` section reads the stores (one statement); every other step costs what it did.
+ */
+async function memoryCatalog(deps: StepDeps, step: ModelStep, definition: AgentDefinition): Promise<string[]> {
+  const attached = attachedStores(definition);
+  if (attached.length === 0 || !deps.memory) return [];
+  return memoryNotes(attached, await deps.memory.stores(step.orgId, step.projectId, attached.map((entry) => entry.storeId)));
 }
 
 /** A call stopped by svc itself (shutdown, a lost lease) is retried; a cancel already closed its context. */
@@ -248,7 +271,9 @@ async function record(tx: Tx, agent: AgentRow, context: ContextRow, outcome: Unr
     .values({ id: newUuid(), agentId: agent.id, modelCallContextId: context.id, summarizedThroughEventSequence: outcome.through, summary: outcome.summary })
     .returning();
   await appendEvent(tx, agent, { turnId: context.turnId, kind: "context_checkpoint", contextCheckpointId: checkpoint!.id, semantic: false });
-  await succeed(tx, context, undefined);
+  await succeed(tx, context, outcome.result, outcome.cost);
+  // The summary call is a model call: it is costed and counted in usage (and so in budgets) like any.
+  await addCompactionUsage(tx, agent, context.turnId, { usage: outcome.result.usage, costMicroUsd: outcome.cost, configuredModelId: outcome.configuredModelId });
 }
 
 /**
@@ -298,7 +323,7 @@ function outputFacts(reply: ModelReply) {
   return { id: reply.outputId, contentBlocks: reply.blocks, providerReplay: reply.replays, replayScope: reply.replayScope };
 }
 
-async function succeed(tx: Tx, context: ContextRow, result: ModelResult | undefined): Promise<void> {
+async function succeed(tx: Tx, context: ContextRow, result: ModelResult | undefined, cost?: number): Promise<void> {
   await tx
     .update(modelCallContexts)
     .set({
@@ -313,6 +338,7 @@ async function succeed(tx: Tx, context: ContextRow, result: ModelResult | undefi
             cacheReadTokens: result.usage.cacheReadTokens,
             cacheWriteTokens: result.usage.cacheWriteTokens,
             reasoningTokens: result.usage.reasoningTokens,
+            ...(cost !== undefined ? { costMicroUsd: cost } : {}),
           }
         : {}),
     })

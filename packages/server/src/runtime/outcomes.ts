@@ -3,7 +3,8 @@ import { eq, sql } from "drizzle-orm";
 import { modelCallContexts, modelOutputs } from "../db/schema/index.js";
 import { dbNow } from "../db/schema/columns.js";
 import type { Tx } from "../platform/db/index.js";
-import { newUuid } from "../platform/ids.js";
+import { encodeId, newUuid } from "../platform/ids.js";
+import { enqueueWebhookEvents } from "../modules/webhooks/enqueue.js";
 import { appendEvent, type AgentRow } from "./store/journal.js";
 import type { ContextRow } from "./frontier.js";
 import { markWakeup, scheduleWakeup } from "./wakeups.js";
@@ -79,6 +80,20 @@ export async function recordFailure(tx: Tx, agent: AgentRow, context: ContextRow
     .returning();
   await appendEvent(tx, agent, { turnId: context.turnId, kind: "model_output", modelOutputId: output!.id, semantic: true });
   await markWakeup(tx, agent.id, "turn_ended");
+  // A delegate's failed turn answers its waiting coordinator (docs/delegation.md), never a hang.
+  if (agent.parentAgentId) await markWakeup(tx, agent.parentAgentId, "delegate_turn_ended");
+  // Not a plain step's path: a terminal failure is reported to webhooks in its own statement (docs/webhooks.md).
+  await enqueueWebhookEvents(tx, {
+    orgId: agent.orgId,
+    projectId: agent.projectId,
+    type: "agent.failed",
+    data: {
+      agent_id: encodeId("agent", agent.id),
+      project_id: encodeId("project", agent.projectId),
+      turn_id: encodeId("turn", context.turnId),
+      error: { code: failure.kind, message: failure.message },
+    },
+  });
   return "terminal";
 }
 

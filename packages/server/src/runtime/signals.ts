@@ -116,6 +116,8 @@ export function createAgentSignals(bus: Bus): AgentSignals {
 export const notifyIn = {
   events: (agentId: string): SQL => sql`pg_notify(${CHANNELS.events}, ${agentId}::text)`,
   wakeup: (agentId: string): SQL => sql`pg_notify(${CHANNELS.wakeups}, ${agentId}::text)`,
+  /** A wakeup hint for the agent whose id is `agentIdColumn`, an expression of the statement (one per row). */
+  wakeupOf: (agentIdColumn: SQL): SQL => sql`pg_notify(${CHANNELS.wakeups}, ${agentIdColumn}::text)`,
   /** A cancel for the agent whose id is `agentIdColumn`, an expression of the statement (one per row). */
   cancelOf: (agentIdColumn: SQL): SQL => sql`pg_notify(${CHANNELS.control}, ${agentIdColumn}::text)`,
   /** One notification per payload, in order, as a count (0 for an empty list). */

@@ -1,6 +1,7 @@
 import { encodeId } from "../platform/ids.js";
 import type { Step } from "./claim.js";
 import type { ModelStepReport } from "./model-step.js";
+import type { BudgetCrossing } from "./store/budgets.js";
 
 export interface WorkerLog {
   info(obj: unknown, msg: string): void;
@@ -51,4 +52,13 @@ function stepIds(step: Step) {
     model_call_context_id: encodeId("modelCallContext", step.context.id),
     attempt: step.context.attemptNumber,
   };
+}
+
+/** A budget threshold the claim recorded (docs/usage-and-budgets.md, "Notifications"). */
+export function budgetCrossingLogged(log: WorkerLog, crossing: BudgetCrossing): void {
+  const { budget, percent } = crossing;
+  log.info(
+    { budgetId: encodeId("budget", budget.id), percent, spentMicroUsd: budget.spentMicroUsd, spentTokens: budget.spentTokens, periodStart: budget.periodStart.toISOString() },
+    percent >= 100 ? "budget exceeded" : "budget threshold reached",
+  );
 }

@@ -67,5 +67,7 @@ export async function stopCurrentWork(tx: Tx, signals: AgentSignals, agent: Agen
   const event = await appendEvent(tx, agent, { turnId: state.turn.id, kind: "agent_input", agentInputId: control.id, semantic: false, marks: "stop" });
   await inputs.markResolved(tx, control.id, event.id);
   await markWakeup(tx, agent.id, "canceled");
+  // A coordinator waiting on this delegate learns of the cancel (docs/delegation.md).
+  if (agent.parentAgentId) await markWakeup(tx, agent.parentAgentId, "delegate_turn_ended");
   return { event, runtimeCancelRequested: lock !== undefined, affected: true };
 }

@@ -18,6 +18,7 @@ import type { StepDeps } from "./model-step.js";
 import type { AgentSignals } from "./signals.js";
 import { definitionsOfCalls } from "./tools/execute.js";
 import { FILE_TOOL_NAMES, runFileTool } from "./tools/files/index.js";
+import { attachedStores } from "./tools/files/memory.js";
 import { runSkillTool } from "./tools/skill.js";
 import { isIntegrationToolName } from "./tools/catalog-integrations.js";
 import { runIntegrationTool } from "./tools/integration-tools.js";
@@ -150,25 +151,67 @@ async function runBuiltInCall(deps: StepDeps, step: ToolStep, call: ToolCallRow,
     await recordCall(deps, step, call, ran.outcome, ran.prepared);
     return ran.outcome;
   }
-  const result = FILE_TOOL_NAMES.has(call.name) ? await runFileTool(deps, step.agentId, call.name, call.input) : await runSkillTool(deps, step, call, await definitionFor(call));
+  if (FILE_TOOL_NAMES.has(call.name)) return runFileCall(deps, step, call, await definitionFor(call));
+  const result = await runSkillTool(deps, step, call, await definitionFor(call));
   if (result === "waiting") return undefined;
   await recordCall(deps, step, call, result.outcome, result.prepared);
   return result.outcome;
 }
 
+/** A script's rerun when another write landed between its read and its commit (tools/files/write.ts). */
+const WRITE_ATTEMPTS = 3;
+
+/**
+ * A file tool call. A memory write is applied in the transaction that records the result, after the
+ * call is found still running under this step's lock: the version and the result commit together, so a
+ * crash or a lost lease never leaves a write without its result, and the retried call writes once.
+ */
+async function runFileCall(deps: StepDeps, step: ToolStep, call: ToolCallRow, definition: AgentDefinition): Promise<ToolOutcome | undefined> {
+  const ctx = { agentId: step.agentId, orgId: step.orgId, projectId: step.projectId, attached: attachedStores(definition) };
+  for (let attempt = 1; attempt <= WRITE_ATTEMPTS; attempt++) {
+    const ran = await runFileTool(deps, ctx, call.name, call.input);
+    if (!("commit" in ran)) {
+      await recordCall(deps, step, call, ran.outcome, ran.prepared);
+      return ran.outcome;
+    }
+    const recorded = await recordCallWith(deps, step, call, (tx) => ran.commit(tx, call.id));
+    if (recorded !== "changed_meanwhile") return recorded;
+  }
+  const text = `Conflict: the file kept changing while the script ran (${WRITE_ATTEMPTS} attempts); read it again and retry.`;
+  await recordCall(deps, step, call, "failed", await deps.artifacts.prepareContentBlocks([{ type: "text", text }], RESULT_BLOCKS));
+  return "failed";
+}
+
 /** Records a call's result, only while it is still running under this step's lock. */
 async function recordCall(deps: StepDeps, step: ToolStep, call: ToolCallRow, outcome: ToolOutcome, prepared: PreparedBlocks): Promise<void> {
-  await inSpan("agent.record", {}, () =>
+  await recordCallWith(deps, step, call, async () => ({ outcome, prepared }));
+}
+
+/**
+ * Records what `produce` answers inside the recording transaction, once the call is found still running
+ * under this step's lock; its outcome, or undefined when nothing was recorded. `changed_meanwhile` is
+ * passed back unrecorded (a write that must be planned again).
+ */
+async function recordCallWith<T extends "changed_meanwhile">(
+  deps: StepDeps,
+  step: ToolStep,
+  call: ToolCallRow,
+  produce: (tx: Tx) => Promise<{ outcome: ToolOutcome; prepared: PreparedBlocks } | T>,
+): Promise<ToolOutcome | T | undefined> {
+  return inSpan("agent.record", {}, () =>
     deps.db.tx(async (tx) => {
       const agent = await lockAgent(tx, step.agentId);
-      if (!agent) return;
+      if (!agent) return undefined;
       const [current] = await tx
         .select()
         .from(toolCalls)
         .where(and(eq(toolCalls.id, call.id), eq(toolCalls.runtimeLockId, step.lockId), eq(toolCalls.state, "running")));
-      if (!current) return;
-      await deps.artifacts.recordArtifacts(tx, prepared, { orgId: step.orgId, projectId: step.projectId, agentId: step.agentId });
-      await completeToolCall(tx, agent, current, outcome, prepared.blocks);
+      if (!current) return undefined;
+      const produced = await produce(tx);
+      if (produced === "changed_meanwhile") return produced;
+      await deps.artifacts.recordArtifacts(tx, produced.prepared, { orgId: step.orgId, projectId: step.projectId, agentId: step.agentId });
+      await completeToolCall(tx, agent, current, produced.outcome, produced.prepared.blocks);
+      return produced.outcome;
     }),
   );
 }

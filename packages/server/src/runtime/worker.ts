@@ -1,12 +1,13 @@
 import { hostname } from "node:os";
 import { newUuid } from "../platform/ids.js";
 import type { Metrics } from "../platform/metrics.js";
-import { claimNext, type Step } from "./claim.js";
+import { claimNext, type ClaimOptions, type Step } from "./claim.js";
+import { prepareModelCall } from "./caches.js";
 import { runModelStep, type StepDeps } from "./model-step.js";
 import { traceStep, type ClaimTime } from "./step-trace.js";
 import { renewLease } from "./store/lease.js";
 import { runToolStep } from "./tool-step.js";
-import { modelStepFinished, stepStarted, toolStepFinished, type WorkerLog } from "./step-log.js";
+import { budgetCrossingLogged, modelStepFinished, stepStarted, toolStepFinished, type WorkerLog } from "./step-log.js";
 
 export type { WorkerLog } from "./step-log.js";
 
@@ -29,6 +30,7 @@ export interface WorkerOptions {
  */
 export function startWorker(deps: StepDeps, options: WorkerOptions, log: WorkerLog) {
   const workerId = `${hostname()}:${process.pid}:${newUuid().slice(-12)}`;
+  const claimOptions: ClaimOptions = { workerId, leaseSeconds: options.leaseSeconds, prepareModelCall: prepareModelCall(deps.caches) };
   const inFlight = new Map<string, AbortController>();
   let running = true;
   // Idle slots, longest-waiting first. A hint wakes one slot, not all: every woken slot runs a claim query.
@@ -70,7 +72,7 @@ export function startWorker(deps: StepDeps, options: WorkerOptions, log: WorkerL
       const claimed: ClaimTime = { start: performance.now(), end: 0 };
       try {
         const timer = options.metrics?.claimDuration.startTimer();
-        claim = await deps.db.tx((tx) => claimNext(tx, deps.signals, { workerId, leaseSeconds: options.leaseSeconds }, { machines: deps.machines, artifacts: deps.artifacts, kinds: deps.kinds }));
+        claim = await deps.db.tx((tx) => claimNext(tx, deps.signals, claimOptions, { machines: deps.machines, artifacts: deps.artifacts, kinds: deps.kinds, delegates: deps.delegates, memory: deps.memory }));
         timer?.();
         claimed.end = performance.now();
       } catch (err) {
@@ -84,6 +86,7 @@ export function startWorker(deps: StepDeps, options: WorkerOptions, log: WorkerL
       }
       // Hints that came while every slot was busy are gone: the claim tells whether more work waits.
       if (claim.moreReady) wakeOne();
+      for (const crossing of claim.crossings) budgetCrossingLogged(log, crossing);
       if (claim.step) await execute(claim.step, claimed);
       // A step that left more work for its agent says so with a wakeup hint, like any other producer.
       await waitForWork();

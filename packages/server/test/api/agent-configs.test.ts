@@ -597,3 +597,37 @@ describe("who may create and read configs", () => {
     }
   });
 });
+
+describe("listing agent configs", () => {
+  it("pages the project's configs newest first (or oldest first), each as GET answers it, and only to readers of the project", async () => {
+    const p = await agentProject(server.api, fake.baseUrl);
+    const before = await server.api.get(`${p.base}/agent-configs?limit=100`, { token: p.token });
+    expect(before.status, before.text).toBe(200);
+    const made: string[] = [...before.body.data.map((c: { id: string }) => c.id)].reverse();
+    for (const instruction of ["First.", "Second.", "Third."]) {
+      const config = await create(p, yamlConfig(p, "", instruction));
+      expect(config.status, config.text).toBe(201);
+      made.push(config.body.id);
+    }
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = await server.api.get(`${p.base}/agent-configs?limit=2${cursor ? `&cursor=${cursor}` : ""}`, { token: p.token });
+      expect(page.status, page.text).toBe(200);
+      expect(page.body.data.length).toBeLessThanOrEqual(2);
+      seen.push(...page.body.data.map((c: { id: string }) => c.id));
+      cursor = page.body.next_cursor as string | null;
+    } while (cursor);
+    expect(seen).toEqual([...made].reverse());
+    const oldest = await server.api.get(`${p.base}/agent-configs?sort=created_at&limit=100`, { token: p.token });
+    expect(oldest.body.data.map((c: { id: string }) => c.id)).toEqual(made);
+    const one = await server.api.get(`${p.base}/agent-configs/${made.at(-1)}`, { token: p.token });
+    expect(oldest.body.data.at(-1)).toEqual(one.body);
+
+    expect((await server.api.get(`${p.base}/agent-configs?sort=name`, { token: p.token })).status).toBe(400);
+    expect((await server.api.get(`${p.base}/agent-configs?limit=0`, { token: p.token })).status).toBe(400);
+    const stranger = (await server.api.userWithOrg("Elsewhere")).token;
+    expect((await server.api.get(`${p.base}/agent-configs`, { token: stranger })).status).toBe(404);
+    expect((await server.api.get(`${p.base}/agent-configs`)).status).toBe(401);
+  });
+});

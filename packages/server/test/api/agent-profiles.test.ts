@@ -31,6 +31,33 @@ function createProfile(p: AgentProject, body: Record<string, unknown>, options: 
 }
 
 describe("agent profiles", () => {
+  it("keeps a description and the mcp_tool switch, set at creation or by PATCH, each member on its own", async () => {
+    const p = await agentProject(server.api, fake.baseUrl);
+    const auth = { token: p.token };
+    const a = await config(p, "A");
+    const created = await createProfile(p, { name: "Tool", config: a.id, description: "Answers questions about invoices.", mcp_tool: true });
+    expect(created.status, created.text).toBe(201);
+    expect(created.body).toMatchObject({ name: "Tool", description: "Answers questions about invoices.", mcp_tool: true });
+    const path = `${p.base}/agent-profiles/${created.body.id}`;
+    const off = await server.api.patch(path, { mcp_tool: false }, auth);
+    expect(off.status, off.text).toBe(200);
+    expect(off.body).toMatchObject({ name: "Tool", description: "Answers questions about invoices.", mcp_tool: false });
+    const described = await server.api.patch(path, { description: "", name: "Tool 2" }, auth);
+    expect(described.body).toMatchObject({ name: "Tool 2", description: "", mcp_tool: false });
+    expect((await server.api.get(path, auth)).body).toEqual(described.body);
+    const unchanged = await server.api.patch(path, { mcp_tool: false }, auth);
+    expect(unchanged.body).toEqual(described.body);
+
+    const empty = await server.api.patch(path, {}, auth);
+    expect(empty.status).toBe(400);
+    expect(empty.body.code).toBe("validation_failed");
+    const long = await server.api.patch(path, { description: "x".repeat(1025) }, auth);
+    expect(long.status).toBe(400);
+    expect(long.body.issues[0].path).toBe("/description");
+    const notBoolean = await createProfile(p, { name: "Other", config: a.id, mcp_tool: "yes" });
+    expect(notBoolean.status).toBe(400);
+  });
+
   it("creates, reads, renames and deletes a profile", async () => {
     const p = await agentProject(server.api, fake.baseUrl);
     const auth = { token: p.token };
@@ -45,6 +72,8 @@ describe("agent profiles", () => {
       current_config_id: a.id,
       current_generation: 1,
       current_config: a,
+      description: "",
+      mcp_tool: false,
       created_at: expect.stringMatching(ISO),
       updated_at: created.body.created_at,
     });

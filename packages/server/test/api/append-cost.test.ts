@@ -83,11 +83,12 @@ describe("the cost of an append", () => {
 
   // Not an append, but on the same path of every agent response: a config row never changes, so the model
   // it names is remembered, and reading an agent is the agent's own lookup only.
-  it("reads an agent in one statement once its config's model is known", async () => {
+  it("reads an agent in two statements (the agent, its activity) once its config's model is known", async () => {
     const project = await agentProject(server.api, provider.baseUrl);
     const agentId = await launch(server.api, project, await createConfig(server.api, project, yamlConfig(project)));
     const read = () => server.api.get(`${project.base}/agents/${agentId}`, { token: project.token });
-    expect(await costOfSecond(read, 200)).toEqual({ statements: 1, transactions: 0 });
+    // The agent's lookup, and its activity (what it is doing now, docs/console.md): one statement each.
+    expect(await costOfSecond(read, 200)).toEqual({ statements: 2, transactions: 0 });
     expect((await read()).body.agent.model).toEqual({ provider_config: project.providerName, name: project.modelName });
   });
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { GatewayManager } from "../../src/modules/integrations/kinds/discord/gateway-manager.js";
-import { agentProject, yamlConfig } from "../support/agents.js";
+import { agentProject, yamlConfig, type AgentProject } from "../support/agents.js";
 import { createConfig, eventually, finalOutputs, launch, send, untilEvents } from "../support/agent-loop.js";
 import { startFakeDiscord } from "../support/fake-discord.js";
 import { useFakeProvider } from "../support/fake-provider.js";
@@ -27,11 +27,14 @@ beforeEach(() => discord.reset());
 
 const PNG = Buffer.from("89504e470d0a1a0a0000000d4948445200000001", "hex");
 
-/** A project whose Discord integration `chat` launches a profile on the fake provider's model. */
-async function discordProject() {
+/**
+ * A project whose Discord integration `chat` launches a profile on the fake provider's model; `configRest`,
+ * given the project, prepares what the profile's config needs and answers the config's extra sections.
+ */
+async function discordProject(configRest: (p: AgentProject) => Promise<string> = async () => "") {
   const p = await agentProject(server.api, provider.baseUrl);
   const auth = { token: p.token };
-  const config = await createConfig(server.api, p, yamlConfig(p));
+  const config = await createConfig(server.api, p, yamlConfig(p, await configRest(p)));
   const profile = await server.api.post(`${p.base}/agent-profiles`, { name: "helper", config }, auth);
   expect(profile.status, profile.text).toBe(201);
   const { bot, path } = await connectDiscord(server, discord, p, "chat", [profile.body.id]);
@@ -44,6 +47,17 @@ async function discordProject() {
     return { agentId: agent.id as string, threadId };
   };
   return { p, auth, path, bot, mention };
+}
+
+/** A memory store `name` of the project holding `files` (path to content). */
+async function memoryStore(project: AgentProject, name: string, files: Record<string, string>): Promise<void> {
+  const auth = { token: project.token };
+  const store = await server.api.post(`${project.base}/memory-stores`, { name }, auth);
+  expect(store.status, store.text).toBe(201);
+  for (const [path, content] of Object.entries(files)) {
+    const put = await server.api.put(`${project.base}/memory-stores/${store.body.id}/memories`, { path, content }, auth);
+    expect(put.status, put.text).toBe(201);
+  }
 }
 
 const toolResults = (list: any[]) => list.filter((e) => e.event_kind === "tool_result");
@@ -73,6 +87,26 @@ describe("integrations: Discord thread tools", () => {
     });
     expect(posted!.files).toEqual([{ field: "files[0]", filename: "chart.png", contentType: "image/png", bytes: PNG }]);
     expect(result.content_blocks[0].value).toEqual({ message_id: posted!.id, channel_id: threadId, thread_id: threadId });
+  });
+
+  it("post_message attaches a memory file by its path as a text attachment; a glob or a store not attached posts nothing", async () => {
+    const { p, mention } = await discordProject(async (project) => {
+      await memoryStore(project, "team", { "docs/runbook.md": "Restart the worker.\n" });
+      await memoryStore(project, "private", { "keys.md": "none" });
+      return "memory:\n  - store: team\n    access: read_only\n";
+    });
+    const post = (paths: string[]) => ({ toolCalls: [{ name: "int__chat__post_message", input: { content: "the runbook", paths } }] });
+    provider.script(post(["/memory/team/docs/*"]), post(["/memory/private/keys.md"]), post(["/memory/team/docs/runbook.md"]), { text: "posted" });
+    const { agentId, threadId } = await mention("share the runbook");
+    const results = toolResults(await untilEvents(server.api, p, agentId, (e) => finalOutputs(e).length === 1));
+    expect(results.map((r) => r.outcome)).toEqual(["failed", "failed", "succeeded"]);
+    expect(results[0].content_blocks[0].text).toContain("expands no globs");
+    expect(results[1].content_blocks[0].text).toContain('No memory store "private" is attached to this agent');
+    // Only the third call posted: one multipart upload carrying the memory file's UTF-8 bytes.
+    expect(discord.posted).toHaveLength(1);
+    const [posted] = discord.posted;
+    expect(posted).toMatchObject({ channelId: threadId, body: { content: "the runbook", attachments: [{ id: 0, filename: "runbook.md" }] } });
+    expect(posted!.files).toEqual([{ field: "files[0]", filename: "runbook.md", contentType: "text/plain; charset=utf-8", bytes: Buffer.from("Restart the worker.\n", "utf8") }]);
   });
 
   it("int__chat__read pages back through the assigned thread, newest first, with only the members an agent reads", async () => {

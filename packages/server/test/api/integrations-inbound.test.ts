@@ -5,7 +5,7 @@ import { decodeId } from "../../src/platform/ids.js";
 import { agentProject } from "../support/agents.js";
 import { startFakeSlack, type FakeBot } from "../support/fake-slack.js";
 import { eventCallback, slackSignature } from "../support/slack-events.js";
-import { countStatements } from "../support/statements.js";
+import { countStatements, notificationsSettled } from "../support/statements.js";
 import { useTestServer } from "../support/server.js";
 import { slackSecret } from "./integrations-fixtures.js";
 
@@ -50,6 +50,9 @@ async function workspaceWithIntegrations(count: number) {
     ids.push(decodeId("integration", created.body.id as string)!);
     paths.push(`${p.base}/integrations/${created.body.id}`);
   }
+  // Setting up an integration clears the cached signing secrets by a NOTIFY; one arriving after a test warmed
+  // the cache would clear it again inside the count.
+  await notificationsSettled(server);
   return { bot: first, ids, paths, auth };
 }
 

@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { integrationEventReceipts } from "../../src/db/schema/index.js";
 import { decodeId } from "../../src/platform/ids.js";
-import { agentProject, yamlConfig } from "../support/agents.js";
+import { agentProject, yamlConfig, type AgentProject } from "../support/agents.js";
 import { createConfig, eventually, finalOutputs, launch, untilEvents } from "../support/agent-loop.js";
 import { startFakeSlack } from "../support/fake-slack.js";
 import { useFakeProvider } from "../support/fake-provider.js";
@@ -20,13 +20,16 @@ beforeEach(() => slack.reset());
 const CHANNEL = "C0TOOLS01";
 const PNG = Buffer.from("89504e470d0a1a0a0000000d4948445200000001", "hex");
 
-/** A connected Slack integration `eng` launching a profile on the fake provider's model. */
-async function slackProject() {
+/**
+ * A connected Slack integration `eng` launching a profile on the fake provider's model; `configRest`, given
+ * the project, prepares what the profile's config needs and answers the config's extra sections.
+ */
+async function slackProject(configRest: (p: AgentProject) => Promise<string> = async () => "") {
   const p = await agentProject(server.api, provider.baseUrl);
   const auth = { token: p.token };
   const integration = await createIntegration(server.api, { integrations: `${p.base}/integrations`, token: p.token }, "eng");
   const path = `${p.base}/integrations/${integration.id}`;
-  const config = await createConfig(server.api, p, yamlConfig(p));
+  const config = await createConfig(server.api, p, yamlConfig(p, await configRest(p)));
   const profile = await server.api.post(`${p.base}/agent-profiles`, { name: "helper", config }, auth);
   expect(profile.status, profile.text).toBe(201);
   expect((await server.api.put(path, { settings: { launcher: { profiles: [profile.body.id] } } }, auth)).status).toBe(200);
@@ -47,6 +50,18 @@ async function slackProject() {
     return agents[0].id as string;
   };
   return { p, auth, path, bot, mention };
+}
+
+/** A memory store `name` of the project holding `files` (path to content); answers its id. */
+async function memoryStore(project: AgentProject, name: string, files: Record<string, string>): Promise<string> {
+  const auth = { token: project.token };
+  const store = await server.api.post(`${project.base}/memory-stores`, { name }, auth);
+  expect(store.status, store.text).toBe(201);
+  for (const [path, content] of Object.entries(files)) {
+    const put = await server.api.put(`${project.base}/memory-stores/${store.body.id}/memories`, { path, content }, auth);
+    expect(put.status, put.text).toBe(201);
+  }
+  return store.body.id as string;
 }
 
 const toolResults = (list: any[]) => list.filter((e) => e.event_kind === "tool_result");
@@ -76,6 +91,74 @@ describe("integrations: Slack thread tools", () => {
     expect(slackCalls("chat.postMessage")).toEqual([]);
     expect(slack.thread.files).toEqual([expect.objectContaining({ filename: "chart.png", length: PNG.length, bytes: PNG, channel: CHANNEL, thread_ts: "1700001000.000100" })]);
     expect(result.content_blocks[0].value).toEqual({ channel_id: CHANNEL, thread_ts: "1700001000.000100", file_ids: [fileId] });
+  });
+
+  it("post_message attaches memory files and artifacts by exact path (reference: send_integration_message's paths)", async () => {
+    let storeId = "";
+    const { p, auth, mention } = await slackProject(async (project) => {
+      storeId = await memoryStore(project, "notes", { "reports/weekly.md": "# Week 48\n\nAll green.\n" });
+      return "memory:\n  - store: notes\n    access: read_only\n";
+    });
+    const thread = "1700001050.000100";
+    provider.script({ text: "reading" });
+    const agentId = await mention(thread);
+    await untilEvents(server.api, p, agentId, (e) => finalOutputs(e).length === 1);
+    provider.script({ text: "got it" });
+    const sent = await server.api.post(`${p.base}/agents/${agentId}/inputs`, { content_blocks: [{ type: "media", media_type: "image/png", data: PNG.toString("base64"), filename: "chart.png" }], delivery_mode: "queued" }, auth);
+    expect(sent.status, sent.text).toBe(201);
+    const artifactId = sent.body.agent_input.content_blocks[0].artifact_id as string;
+    await untilEvents(server.api, p, agentId, (e) => finalOutputs(e).length === 2);
+    const paths = ["/memory/notes/reports/weekly.md", `/artifacts/${artifactId}`];
+    provider.script({ toolCalls: [{ name: "int__eng__post_message", input: { text: "The weekly report", paths } }] }, { text: "posted" });
+    await server.api.post(`${p.base}/agents/${agentId}/inputs`, { content_blocks: [{ type: "text", text: "post it" }], delivery_mode: "queued" }, auth);
+    const [result] = toolResults(await untilEvents(server.api, p, agentId, (e) => finalOutputs(e).length === 3));
+    expect(result.outcome, JSON.stringify(result)).toBe("succeeded");
+    const report = Buffer.from("# Week 48\n\nAll green.\n", "utf8");
+    expect(slack.thread.files).toEqual([
+      expect.objectContaining({ filename: "weekly.md", length: report.length, bytes: report, thread_ts: thread }),
+      expect.objectContaining({ filename: "chart.png", length: PNG.length, bytes: PNG, thread_ts: thread }),
+    ]);
+    const fileIds = slack.thread.files.map((file) => file.id);
+    expect(slack.thread.posted.filter((m) => m.thread_ts === thread)).toEqual([expect.objectContaining({ text: "The weekly report", files: fileIds })]);
+    // Reading memory to send it is not a change: the file is still at its first version.
+    const [memory] = (await server.api.get(`${p.base}/memory-stores/${storeId}/memories`, auth)).body.data;
+    const versions = await server.api.get(`${p.base}/memory-stores/${storeId}/memories/${memory.id}/versions`, auth);
+    expect(versions.body.data.map((v: any) => v.version)).toEqual([1]);
+  });
+
+  it("post_message refuses a glob, a store not attached, a missing memory file and more than 20 files, and posts nothing", async () => {
+    const { p, mention } = await slackProject(async (project) => {
+      await memoryStore(project, "notes", { "a.md": "a" });
+      await memoryStore(project, "secrets", { "b.md": "b" });
+      return "memory:\n  - store: notes\n    access: read_write\n";
+    });
+    const post = (paths: string[]) => ({ name: "int__eng__post_message", input: { text: "files", paths } });
+    const many = Array.from({ length: 15 }, (_, i) => `/memory/notes/f${i}.md`);
+    const artifactIds = Array.from({ length: 6 }, (_, i) => `art_${"a".repeat(25)}${"bcdefg"[i]}`);
+    provider.script(
+      { toolCalls: [post(["/memory/notes/*.md"]), post(["/memory/notes/a.md", "/memory/secrets/b.md"]), post(["/memory/notes/missing.md"])] },
+      { toolCalls: [{ name: "int__eng__post_message", input: { text: "files", paths: many, artifact_ids: artifactIds } }] },
+      { text: "could not" },
+    );
+    const agentId = await mention("1700001060.000100");
+    const results = toolResults(await untilEvents(server.api, p, agentId, (e) => finalOutputs(e).length === 1));
+    expect(results.map((r) => r.outcome)).toEqual(["failed", "failed", "failed", "failed"]);
+    const texts = results.map((r) => r.content_blocks[0].text as string);
+    // The first step's three calls run as one batch, whose results are recorded in no set order.
+    const batch = texts.slice(0, 3);
+    for (const expected of [
+      "is a pattern; int__eng__post_message attaches individual files and expands no globs",
+      'No memory store "secrets" is attached to this agent; its stores are notes',
+      "No file /memory/notes/missing.md exists",
+    ]) {
+      expect(batch.filter((text) => text.includes(expected)), expected).toHaveLength(1);
+    }
+    expect(texts[3]).toContain("a message carries at most 20 files; got 21");
+    for (const text of texts) expect(text).toMatch(/nothing was posted/i);
+    expect(slack.thread.files).toEqual([]);
+    expect(slackCalls("files.getUploadURLExternal")).toEqual([]);
+    expect(slackCalls("files.completeUploadExternal")).toEqual([]);
+    expect(slackCalls("chat.postMessage")).toEqual([]);
   });
 
   it("int__eng__read pages through the assigned thread, oldest first", async () => {

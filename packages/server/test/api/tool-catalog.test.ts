@@ -55,8 +55,20 @@ describe("the tool catalog", () => {
           permission_modes: MODES,
         },
         {
+          name: "await_delegates",
+          description: expect.stringContaining("Wait until each of the given delegates"),
+          default_permission: { mode: "always_allow", parameters: {} },
+          permission_modes: MODES,
+        },
+        {
           name: "create_machine",
           description: expect.stringContaining("Make a new machine from a machine pool"),
+          default_permission: { mode: "always_allow", parameters: {} },
+          permission_modes: MODES,
+        },
+        {
+          name: "delegate",
+          description: expect.stringContaining("Hand a task to one of your delegates"),
           default_permission: { mode: "always_allow", parameters: {} },
           permission_modes: MODES,
         },
@@ -68,7 +80,7 @@ describe("the tool catalog", () => {
         },
         {
           name: "download_file",
-          description: expect.stringContaining("Copy one of your artifacts (/artifacts/art_…) to a file on an attached machine"),
+          description: expect.stringContaining("Copy one of your artifacts (/artifacts/art_…) or a file of an attached memory store (/memory/<store>/<file>) to a file on an attached machine"),
           default_permission: { mode: "always_allow", parameters: {} },
           permission_modes: MODES,
         },
@@ -99,6 +111,12 @@ describe("the tool catalog", () => {
         {
           name: "list_processes",
           description: expect.stringContaining("processes that have not ended"),
+          default_permission: { mode: "always_allow", parameters: {} },
+          permission_modes: MODES,
+        },
+        {
+          name: "message_delegate",
+          description: expect.stringContaining("Send a follow-up message to one of your own delegates"),
           default_permission: { mode: "always_allow", parameters: {} },
           permission_modes: MODES,
         },
@@ -152,7 +170,7 @@ describe("the tool catalog", () => {
         },
         {
           name: "write_file",
-          description: expect.stringContaining("svc has no memory stores"),
+          description: expect.stringContaining("in a memory store attached to you with write access (/memory/<store>/<file>)"),
           default_permission: { mode: "always_allow", parameters: {} },
           permission_modes: MODES,
         },

@@ -240,6 +240,37 @@ describe("usage", () => {
     expect(partial.from).toBe(`${today}T00:00:00.000Z`);
   });
 
+  it("counts an org key's input naming no actor under the key, beside the actors' rows", async () => {
+    const project = await agentProject(server.api, provider.baseUrl, { format: "anthropic-messages" });
+    await price(project, PRICES_A);
+    const config = await createConfig(server.api, project, yamlConfig(project));
+    const key = await server.api.orgKey(project.session, project.orgId, "admin");
+    provider.script({ text: "for the key", usage: USAGE }, { text: "for the user", usage: USAGE }, { text: "for the key again", usage: USAGE });
+    // Launched by the key with its opening message, and sent to again by the user, then by the key.
+    const launched = await server.api.post(`${project.base}/agents`, { config, message: "from a script" }, { token: key.token });
+    expect(launched.status, launched.text).toBe(201);
+    const agentId = launched.body.agent.id as string;
+    await answer(project, agentId, 1);
+    await send(server.api, project, agentId, "from the user");
+    await answer(project, agentId, 2);
+    const sent = await server.api.post(`${project.base}/agents/${agentId}/inputs`, { content_blocks: [{ type: "text", text: "again" }] }, { token: key.token });
+    expect(sent.status, sent.text).toBe(201);
+    await answer(project, agentId, 3);
+    const userActor = (await events(server.api, project, agentId)).filter((e) => e.input_kind === "content").map((e) => e.actor_id ?? null);
+    expect(userActor[0]).toBeNull();
+    expect(userActor[1]).toMatch(/^actr_/);
+
+    const byActor = await usage(project, "?group_by=actor");
+    // The key's row is keyed by api_key_id with actor_id null; it sorts after the actors'.
+    expect(byActor.data.map((g: any) => [g.actor_id, g.api_key_id, g.model_calls])).toEqual([
+      [userActor[1], null, 1],
+      [null, key.key.id, 2],
+    ]);
+    expect(byActor.totals.cost_micro_usd).toBe(3 * COST_A);
+    // Grouped otherwise, the key does not show.
+    expect((await usage(project, "?group_by=agent")).data[0]).not.toHaveProperty("api_key_id");
+  });
+
   it("refuses bad ranges and keys, and shows others only the projects they can read", async () => {
     const project = await agentProject(server.api, provider.baseUrl);
     await price(project, PRICES_A);

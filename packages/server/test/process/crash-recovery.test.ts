@@ -1,36 +1,24 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, inject, it, onTestFinished } from "vitest";
+import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { startFakeProvider } from "../../src/runtime/models/fake-provider/index.js";
 import { agentProject, yamlConfig } from "../support/agents.js";
 import { createConfig, eventually, finalOutputs, launch, modelCalls, providerRequests, untilEvents } from "../support/agent-loop.js";
 import { startFakeMcpServer } from "../support/fake-mcp.js";
 import { ApiClient } from "../support/client.js";
 import { exited, freePort, ready, SVC_ENTRY } from "../support/process.js";
-import { adminQuery, withDatabase } from "../support/global-setup.js";
+import { useProcessDatabases } from "../support/process-database.js";
 import { connectMachine, startDaemon, untilConnection } from "../support/daemon.js";
 
 /** Up to four svc starts and a lease's expiry each: on a loaded 2-core machine one start alone took 36 s. */
 const CRASH_TEST_TIMEOUT_MS = 300_000;
-const dataDir = mkdtempSync(join(tmpdir(), "svc-crash-"));
-const adminUrl = process.env["DATABASE_URL"];
+const databaseEnv = useProcessDatabases("crash");
 const cleanups: Array<() => Promise<unknown>> = [];
 afterAll(async () => {
   for (const cleanup of cleanups) await cleanup();
-  rmSync(dataDir, { recursive: true, force: true });
 });
-
-/** The database the child processes share: a fresh PostgreSQL database, or an embedded data dir. */
-async function databaseEnv(): Promise<Record<string, string>> {
-  if (!adminUrl) return { DATABASE_URL: "", SVC_DATA_DIR: dataDir };
-  const name = `svc_crash_${randomBytes(4).toString("hex")}`;
-  await adminQuery(adminUrl, `CREATE DATABASE ${name} TEMPLATE ${inject("postgresTemplate")}`);
-  cleanups.push(() => adminQuery(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
-  return { DATABASE_URL: withDatabase(adminUrl, name), SVC_DATA_DIR: dataDir, SVC_SECRET_KEY: "0".repeat(63) + "1" };
-}
 
 function svc(env: Record<string, string>): ChildProcess {
   return spawn(process.execPath, [...SVC_ENTRY, "serve"], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });

@@ -1,20 +1,17 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { startFakeProvider } from "../../src/runtime/models/fake-provider/index.js";
 import { createConfig, finalOutputs, launch, untilEvents } from "../support/agent-loop.js";
 import { ApiClient } from "../support/client.js";
 import { exited, freePort, ready, SVC_ENTRY } from "../support/process.js";
+import { useProcessDatabases } from "../support/process-database.js";
 
 /*
  * Logs never carry what tenants entrust to svc (issue 9, item 4): `svc serve` runs at trace level while a
  * user signs up, stores a provider key and a secret, and an agent answers a message and fails a request;
- * then its whole output is searched for every planted value. Embedded database: the process owns it.
+ * then its whole output is searched for every planted value, on the database the run tests.
  */
-const dataDir = mkdtempSync(join(tmpdir(), "svc-logs-"));
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+const databaseEnv = useProcessDatabases("logs");
 
 const PLANTED = {
   password: "planted-password-7c1",
@@ -28,7 +25,7 @@ describe("log secrecy", () => {
     const provider = await startFakeProvider();
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
-    const env = { ...process.env, DATABASE_URL: "", SVC_DATA_DIR: dataDir, PORT: String(port), HOST: "127.0.0.1", SVC_PUBLIC_URL: url, SVC_LOG_LEVEL: "trace", SVC_ALLOW_PRIVATE_NETWORK: "true" };
+    const env = { ...process.env, ...(await databaseEnv()), PORT: String(port), HOST: "127.0.0.1", SVC_PUBLIC_URL: url, SVC_LOG_LEVEL: "trace", SVC_ALLOW_PRIVATE_NETWORK: "true" };
     const child = spawn(process.execPath, [...SVC_ENTRY, "serve"], { env, stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
     child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));

@@ -5,6 +5,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { exited, freePort, outputTail, ready } from "../support/process.js";
+import { seedEmbeddedDataDir } from "../support/process-database.js";
 import { staleWorkspaces } from "../../../../scripts/build-state.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "../../../..");
@@ -46,6 +47,8 @@ async function gone(pid: number): Promise<boolean> {
 /** Starts `npm start`, waits until svc answers, and gives the pid of the process holding the data directory. */
 async function started(name: string, options: { terminal?: boolean; logLevel?: string } = {}) {
   const dataDir = join(scratch, name);
+  // Migrated beforehand: a first start that migrates is the serve and quickstart tests' part, not this one's.
+  if (!existsSync(dataDir)) seedEmbeddedDataDir(dataDir);
   const port = await freePort();
   const buildWasCurrent = staleWorkspaces(ROOT).length === 0;
   const npm = npmStart(dataDir, port, options);
@@ -57,7 +60,8 @@ async function started(name: string, options: { terminal?: boolean; logLevel?: s
   return { dataDir, npm, server };
 }
 
-describe("npm start", () => {
+// svc on the embedded database whatever database the suite runs on: the PostgreSQL run would repeat this unchanged.
+describe.skipIf(process.env["DATABASE_URL"])("npm start", () => {
   it("stops svc when it is sent SIGTERM, releasing the data directory", async () => {
     const { dataDir, npm, server } = await started("sigterm");
     npm.kill("SIGTERM");

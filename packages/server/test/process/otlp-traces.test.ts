@@ -1,15 +1,12 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, describe, expect, inject, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { startFakeProvider } from "../../src/runtime/models/fake-provider/index.js";
 import { agentProject, yamlConfig } from "../support/agents.js";
 import { createConfig, finalOutputs, launch, untilEvents } from "../support/agent-loop.js";
 import { ApiClient } from "../support/client.js";
 import { startFakeCollector, type ReceivedSpan } from "../support/fake-otlp-collector.js";
-import { adminQuery, withDatabase } from "../support/global-setup.js";
+import { useProcessDatabases } from "../support/process-database.js";
 import { exited, freePort, ready, SVC_ENTRY } from "../support/process.js";
 
 /*
@@ -19,24 +16,13 @@ import { exited, freePort, ready, SVC_ENTRY } from "../support/process.js";
  * server span that continues a caller's `traceparent`, and nothing tenants entrust to svc is in any span.
  * The spans are read after SIGTERM, whose shutdown sends what is still queued.
  */
-const dataDir = mkdtempSync(join(tmpdir(), "svc-otlp-"));
-const adminUrl = process.env["DATABASE_URL"];
+const databaseEnv = useProcessDatabases("otlp");
 const cleanups: Array<() => Promise<unknown>> = [];
 afterAll(async () => {
   for (const cleanup of cleanups) await cleanup();
-  rmSync(dataDir, { recursive: true, force: true });
 });
 
 const PLANTED = { secret: "planted-secret-value-e41", message: "planted message text 0c9" };
-
-/** The database the child uses: a fresh PostgreSQL database, or an embedded data dir. */
-async function databaseEnv(): Promise<Record<string, string>> {
-  if (!adminUrl) return { DATABASE_URL: "", SVC_DATA_DIR: dataDir };
-  const name = `svc_otlp_${randomBytes(4).toString("hex")}`;
-  await adminQuery(adminUrl, `CREATE DATABASE ${name} TEMPLATE ${inject("postgresTemplate")}`);
-  cleanups.push(() => adminQuery(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
-  return { DATABASE_URL: withDatabase(adminUrl, name), SVC_DATA_DIR: dataDir, SVC_SECRET_KEY: "0".repeat(63) + "1" };
-}
 
 describe("OTLP traces", () => {
   it("exports an HTTP request and an agent step as traces a collector decodes, without content or secrets", { timeout: 120_000 }, async () => {

@@ -1,24 +1,21 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ApiClient } from "../support/client.js";
 import { exited, freePort, ready, SVC_ENTRY } from "../support/process.js";
+import { useProcessDatabases } from "../support/process-database.js";
 
 /*
  * What `svc serve` logs at info while it is used (docs/operations.md, "Logs"): a line per change and per
  * failed request, none per successful read or poll; and a dependency that failed (an MCP server svc could
  * not reach, answered 502) is a warning with its cause, not an unhandled error with a stack.
  */
-const dataDir = mkdtempSync(join(tmpdir(), "svc-request-logs-"));
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+const databaseEnv = useProcessDatabases("request-logs");
 
 describe("request logs at info", () => {
   it("log changes and failures, not successful reads, and an upstream failure as a warning", { timeout: 180_000 }, async () => {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
-    const env = { ...process.env, DATABASE_URL: "", SVC_DATA_DIR: dataDir, PORT: String(port), HOST: "127.0.0.1", SVC_PUBLIC_URL: url, SVC_LOG_LEVEL: "info", SVC_LOG_FORMAT: "json", SVC_ALLOW_PRIVATE_NETWORK: "true" };
+    const env = { ...process.env, ...(await databaseEnv()), PORT: String(port), HOST: "127.0.0.1", SVC_PUBLIC_URL: url, SVC_LOG_LEVEL: "info", SVC_LOG_FORMAT: "json", SVC_ALLOW_PRIVATE_NETWORK: "true" };
     const child = spawn(process.execPath, [...SVC_ENTRY, "serve"], { env, stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
     child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));

@@ -5,7 +5,7 @@ import { agentProject, yamlConfig, type AgentProject } from "../support/agents.j
 import { createConfig, eventually, events, finalOutputs, launch, modelCalls, send } from "../support/agent-loop.js";
 import { useFakeProvider } from "../support/fake-provider.js";
 import { useTestServer } from "../support/server.js";
-import { countStatements, type StatementCount } from "../support/statements.js";
+import { countStatements, notificationsSettled, type StatementCount } from "../support/statements.js";
 
 /*
  * What a model step costs the database, counted exactly (issue 8: a plain step in at most 6 statements
@@ -26,6 +26,7 @@ async function costOf(project: AgentProject, configId: string, inputs: number): 
   provider.script(...Array.from({ length: inputs }, (_, i) => ({ text: `answer ${i}` })));
   let committed = 0;
   const stopListening = await server.app.services.signals.onEvents(decodeId("agent", agentId)!, () => void (committed += 1));
+  await notificationsSettled(server);
   const stopCounting = countStatements(server);
   const worker = startAgentWorker({ db: server.db, services: server.app.services, config: server.config, log: quiet });
   // The last step's record notifies on commit. The worker is stopped inside the count, so whatever it does

@@ -22,7 +22,7 @@ beforeAll(async () => {
 });
 afterAll(() => mcp?.close());
 
-const NO_MEMORY = "No memory store is attached to this agent: svc has no memory stores";
+const NO_MEMORY = "No memory store is attached to this agent (its config has no memory section)";
 /** A 1×1 PNG: binary, with NUL bytes in its header. */
 const PIXEL_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
 
@@ -498,7 +498,7 @@ describe("search_files", () => {
 });
 
 describe("write_file", () => {
-  it("always fails, saying that svc has no memory stores and that artifacts cannot be written", async () => {
+  it("fails for an agent without memory stores, and for artifacts, which cannot be written", async () => {
     const project = await agentProject(server.api, provider.baseUrl);
     const agentId = await idleAgent(project);
     const [memory, artifact, both, appendScript, elsewhere] = await callTools(project, agentId, [
@@ -508,7 +508,7 @@ describe("write_file", () => {
       { name: "write_file", input: { path: "/memory/notes/todo.md", script: "s/a/b/", append: true } },
       { name: "write_file", input: { path: "todo.md", content: "x" } },
     ]);
-    expect(failure(memory)).toBe(`No memory store is attached to this agent: svc has no memory stores, so nothing exists under /memory. The files you can reach are your artifacts, under /artifacts (list_files /artifacts/* lists them). write_file writes only memory files, so it cannot write /memory/notes/todo.md.`);
+    expect(failure(memory)).toBe(`No memory store is attached to this agent (its config has no memory section), so nothing exists under /memory. The files you can reach are your artifacts, under /artifacts (list_files /artifacts/* lists them).`);
     expect(failure(artifact)).toContain("Artifacts cannot be written or changed");
     expect(failure(both)).toBe("Give exactly one of content or script.");
     expect(failure(appendScript)).toBe("append applies to content only, not to a script.");

@@ -58,7 +58,13 @@ describe("context checkpoints", () => {
     const project = await agentProject(server.api, provider.baseUrl, { contextWindowTokens: 1400, maxOutputTokens: 200 });
     const agentId = await launch(server.api, project, await createConfig(server.api, project, yamlConfig(project)));
     const long = (tag: string) => `${tag} ${"lorem ipsum dolor sit amet ".repeat(70)}`;
-    provider.script({ text: "noted one" }, { text: "noted two" }, { text: "SUMMARY: the user sent two long notes." }, { text: "answer after the checkpoint" });
+    const usage = (inputTokens: number) => ({ inputTokens, outputTokens: 10, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 });
+    provider.script(
+      { text: "noted one", usage: usage(100) },
+      { text: "noted two", usage: usage(200) },
+      { text: "SUMMARY: the user sent two long notes.", usage: usage(4000) },
+      { text: "answer after the checkpoint", usage: usage(300) },
+    );
     await send(server.api, project, agentId, long("NOTE-ONE"));
     await untilEvents(server.api, project, agentId, (e) => finalOutputs(e).length === 1);
     await send(server.api, project, agentId, long("NOTE-TWO"));
@@ -78,5 +84,9 @@ describe("context checkpoints", () => {
     expect(after).toContain("NOTE-THREE");
     expect(after).not.toContain("NOTE-ONE");
     expect(finalOutputs(list).at(-1).content_blocks[0].text).toBe("answer after the checkpoint");
+    // The summary call is a model call: it counts in usage (docs/usage-and-budgets.md).
+    const counted = await server.api.get(`/api/v1/orgs/${project.orgId}/usage?agent_id=${agentId}`, { token: project.token });
+    expect(counted.status, counted.text).toBe(200);
+    expect(counted.body.totals).toMatchObject({ model_calls: 4, input_tokens: 4600, output_tokens: 40 });
   });
 });

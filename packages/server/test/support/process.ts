@@ -21,9 +21,14 @@ const STALE = new Set(staleWorkspaces(ROOT));
  * is current, because tsx compiles the sources anew in every child (seconds of CPU per start).
  */
 function entryOf(workspace: "server" | "daemon"): string[] {
-  const fresh = !STALE.has(`packages/${workspace}`) && !STALE.has("packages/protocol");
+  const fresh = buildIsCurrent(workspace);
   const dir = join(ROOT, "packages", workspace);
   return fresh ? [join(dir, "dist/main.js")] : ["--conditions=@svc/source", "--import", TSX, join(dir, "src/main.ts")];
+}
+
+/** Whether `workspace`'s build (and @svc/protocol's, which it imports) is newer than every source it is built from. */
+export function buildIsCurrent(workspace: "server" | "daemon"): boolean {
+  return !STALE.has(`packages/${workspace}`) && !STALE.has("packages/protocol");
 }
 
 /** Node's arguments that run `svc` (the server's entry point), from its build when current. */

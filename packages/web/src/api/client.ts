@@ -102,3 +102,12 @@ export function eventStreamUrl(orgID: string, projectID: string, agentID: string
 export function isSignedOut(error: unknown): boolean {
   return error instanceof ApiError && error.status === 401;
 }
+
+/**
+ * The `name` filter of a list for names that contain `text` (the API's case-insensitive glob): its own wildcard
+ * characters are dropped rather than read as patterns. Undefined when there is nothing to look for.
+ */
+export function nameContains(text: string): string | undefined {
+  const plain = text.trim().replace(/[*?[\]\\]/g, "");
+  return plain ? `*${plain}*` : undefined;
+}

@@ -1,5 +1,6 @@
 import { api, call } from "../api/client";
-import { useLoad } from "../ui";
+import { useQuery } from "@tanstack/react-query";
+import { keys } from "../query";
 
 /**
  * A `media_ref` block of the timeline: an image artifact shows inline (alt text: its filename), anything else
@@ -8,7 +9,11 @@ import { useLoad } from "../ui";
  */
 export function ArtifactView({ ids, artifactID }: { ids: { orgID: string; projectID: string; agentID: string }; artifactID: string }) {
   const path = { ...ids, artifactID };
-  const meta = useLoad(() => call(api.GET("/api/v1/orgs/{orgID}/projects/{projectID}/agents/{agentID}/artifacts/{artifactID}", { params: { path } })), [artifactID]);
+  const meta = useQuery({
+    queryKey: keys.artifact(ids.orgID, ids.projectID, ids.agentID, artifactID),
+    staleTime: Infinity,
+    queryFn: () => call(api.GET("/api/v1/orgs/{orgID}/projects/{projectID}/agents/{agentID}/artifacts/{artifactID}", { params: { path } })),
+  });
   const href = `/api/v1/orgs/${enc(ids.orgID)}/projects/${enc(ids.projectID)}/agents/${enc(ids.agentID)}/artifacts/${enc(artifactID)}/content`;
   const artifact = meta.data;
   const name = artifact?.filename || artifactID;

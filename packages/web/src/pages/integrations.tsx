@@ -1,6 +1,8 @@
 import { useState, type FormEvent } from "react";
 import { api, call, type Schemas } from "../api/client";
-import { ErrorNotice, Field, Page, useAction, useLoad, when } from "../ui";
+import { useQuery } from "@tanstack/react-query";
+import { keys, useInvalidate } from "../query";
+import { ErrorNotice, Field, Page, useAction, RelativeTime, whyDisabled, Why } from "../ui";
 import { DeleteButton, text } from "../widgets";
 
 type Integration = Schemas["Integration"];
@@ -13,8 +15,12 @@ type Kind = Integration["integration_kind"];
  */
 export function Integrations({ org, project }: { org: string; project: string }) {
   const path = { orgID: org, projectID: project };
-  const list = useLoad(() => call(api.GET("/api/v1/orgs/{orgID}/projects/{projectID}/integrations", { params: { path, query: { limit: 100 } } })), [org, project]);
-  const secrets = useLoad(() => call(api.GET("/api/v1/orgs/{orgID}/projects/{projectID}/secrets", { params: { path, query: { limit: 100 } } })), [org, project]);
+  // Each integration's detail sits under the list's key: a change reads both again.
+  const listKey = keys.project(org, project, "integrations");
+  const list = useQuery({ queryKey: listKey, queryFn: () => call(api.GET("/api/v1/orgs/{orgID}/projects/{projectID}/integrations", { params: { path, query: { limit: 100 } } })) });
+  const secrets = useQuery({ queryKey: keys.project(org, project, "secrets"), queryFn: () => call(api.GET("/api/v1/orgs/{orgID}/projects/{projectID}/secrets", { params: { path, query: { limit: 100 } } })) });
+  const invalidate = useInvalidate();
+  const changed = () => invalidate(listKey);
   const items = list.data?.data ?? [];
   return (
     <Page title="Integrations">
@@ -22,17 +28,17 @@ export function Integrations({ org, project }: { org: string; project: string })
       {list.data && items.length === 0 ? <p className="muted">No integrations yet.</p> : null}
       <ul className="list" aria-label="Integrations">
         {items.map((item) => (
-          <IntegrationItem key={item.id} org={org} project={project} summary={item} secrets={secrets.data?.data.map((access) => access.secret) ?? []} changed={list.reload} />
+          <IntegrationItem key={item.id} org={org} project={project} summary={item} secrets={secrets.data?.data.map((access) => access.secret) ?? []} changed={changed} />
         ))}
       </ul>
-      <NewIntegration org={org} project={project} created={list.reload} />
+      <NewIntegration org={org} project={project} created={changed} />
     </Page>
   );
 }
 
-function NewIntegration({ org, project, created }: { org: string; project: string; created: () => void }) {
+function NewIntegration({ org, project, created }: { org: string; project: string; created: () => Promise<void> }) {
   const path = { orgID: org, projectID: project };
-  const catalog = useLoad(() => call(api.GET("/api/v1/orgs/{orgID}/projects/{projectID}/integration-definitions", { params: { path } })), [org, project]);
+  const catalog = useQuery({ queryKey: keys.project(org, project, "integration-definitions"), queryFn: () => call(api.GET("/api/v1/orgs/{orgID}/projects/{projectID}/integration-definitions", { params: { path } })) });
   const action = useAction();
   const [kind, setKind] = useState<Kind>();
   const chosen = catalog.data?.data.find((d) => d.integration_kind === kind) ?? catalog.data?.data[0];
@@ -44,7 +50,7 @@ function NewIntegration({ org, project, created }: { org: string; project: strin
     void action.run(async () => {
       await call(api.POST("/api/v1/orgs/{orgID}/projects/{projectID}/integrations", { params: { path }, body: { name: text(form, "name"), integration_kind: chosen.integration_kind } }));
       formEl.reset();
-      created();
+      await created();
     });
   };
   return (
@@ -64,9 +70,10 @@ function NewIntegration({ org, project, created }: { org: string; project: strin
         <Field label="Integration name" id="integration-name" hint="Letters, digits and dashes, starting with a letter; it never changes.">
           <input id="integration-name" name="name" required maxLength={32} pattern="[a-zA-Z][a-zA-Z0-9\-]{0,31}" />
         </Field>
-        <button className="primary" disabled={action.busy || !chosen}>
+        <button className="primary" disabled={action.busy || !chosen} {...whyDisabled("integration-why", chosen ? undefined : "Choose the kind of integration first.")}>
           Add integration
         </button>
+        <Why id="integration-why" reason={chosen ? undefined : "Choose the kind of integration first."} />
       </form>
       {chosen ? <p className="muted small">{chosen.description}</p> : null}
       <ErrorNotice error={action.error} />
@@ -74,18 +81,18 @@ function NewIntegration({ org, project, created }: { org: string; project: strin
   );
 }
 
-function IntegrationItem(props: { org: string; project: string; summary: Integration; secrets: Schemas["Secret"][]; changed: () => void }) {
+function IntegrationItem(props: { org: string; project: string; summary: Integration; secrets: Schemas["Secret"][]; changed: () => Promise<void> }) {
   const path = { orgID: props.org, projectID: props.project, integrationID: props.summary.id };
   // The list leaves out runtime_failure; the integration itself carries it.
-  const detail = useLoad(() => call(api.GET("/api/v1/orgs/{orgID}/projects/{projectID}/integrations/{integrationID}", { params: { path } })), [props.summary.updated_at]);
+  const detail = useQuery({
+    queryKey: keys.project(props.org, props.project, "integrations", props.summary.id),
+    queryFn: () => call(api.GET("/api/v1/orgs/{orgID}/projects/{projectID}/integrations/{integrationID}", { params: { path } })),
+  });
   const action = useAction();
   const it = detail.data ?? props.summary;
-  const changed = () => {
-    detail.reload();
-    props.changed();
-  };
-  const disconnect = () => void action.run(async () => { await call(api.POST("/api/v1/orgs/{orgID}/projects/{projectID}/integrations/{integrationID}/disconnect", { params: { path } })); changed(); });
-  const reconnect = () => void action.run(async () => { await call(api.POST("/api/v1/orgs/{orgID}/projects/{projectID}/integrations/{integrationID}/reconnect", { params: { path }, body: { expected_setup_revision: it.setup_revision } })); changed(); });
+  const changed = props.changed;
+  const disconnect = () => void action.run(async () => { await call(api.POST("/api/v1/orgs/{orgID}/projects/{projectID}/integrations/{integrationID}/disconnect", { params: { path } })); await changed(); });
+  const reconnect = () => void action.run(async () => { await call(api.POST("/api/v1/orgs/{orgID}/projects/{projectID}/integrations/{integrationID}/reconnect", { params: { path }, body: { expected_setup_revision: it.setup_revision } })); await changed(); });
   return (
     <li className="integration">
       <div className="grow">
@@ -95,11 +102,11 @@ function IntegrationItem(props: { org: string; project: string; summary: Integra
           {it.provider_agent_display_name ? `Shown as “${it.provider_agent_display_name}”. ` : ""}
           {it.bot_mention ? `Mention ${it.bot_mention}. ` : ""}
           {it.provider_tenant_id ? `Account ${it.provider_tenant_id}. ` : "Never connected. "}
-          Setup revision {it.setup_revision}, updated {when(it.updated_at)}.
+          Setup revision {it.setup_revision}, updated {<RelativeTime at={it.updated_at} />}.
         </p>
         {it.runtime_failure ? (
           <p className="error small" role="status">
-            Failing: {it.runtime_failure.message} (next retry from {when(it.runtime_failure.retry_at)})
+            Failing: {it.runtime_failure.message} (next retry from {<RelativeTime at={it.runtime_failure.retry_at} />})
           </p>
         ) : null}
       </div>
@@ -150,10 +157,13 @@ function Connect(props: { integration: Integration; secrets: Schemas["Secret"][]
       <Field label="Display name (optional)" id={`${id}-display`}>
         <input id={`${id}-display`} name="display" maxLength={512} defaultValue={it.provider_agent_display_name} />
       </Field>
-      <button className="primary" disabled={action.busy || props.secrets.length === 0}>
+      <button className="primary" disabled={action.busy || props.secrets.length === 0} {...whyDisabled(`${id}-why`, props.secrets.length === 0 ? NO_CREDENTIAL : undefined)}>
         Connect
       </button>
+      <Why id={`${id}-why`} reason={props.secrets.length === 0 ? NO_CREDENTIAL : undefined} />
       <ErrorNotice error={action.error} />
     </form>
   );
 }
+
+const NO_CREDENTIAL = "Add its credentials as a secret on the Secrets page first (Slack or GitHub app credentials, or a bot token).";

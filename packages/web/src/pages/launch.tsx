@@ -1,7 +1,10 @@
 import { useRef, useState, type FormEvent } from "react";
 import { api, ApiError, call, type Schemas } from "../api/client";
-import { navigate } from "../router";
-import { ErrorNotice, Field, Link, Page, useAction, useLoad } from "../ui";
+import { CONFIG_ISSUES_ID, ConfigEditor, ConfigIssues, type ConfigEditorHandle } from "../editor";
+import { navigate, useLocation } from "../router";
+import { useQuery } from "@tanstack/react-query";
+import { keys } from "../query";
+import { ErrorNotice, Field, Link, Page, useAction } from "../ui";
 
 /** A first config, naming a model the project may use (or a placeholder while it has none). */
 function starter(model?: { provider_config: string; name: string }): string {
@@ -20,15 +23,26 @@ model:
  */
 export function Launch({ org, project }: { org: string; project: string }) {
   const [edited, setEdited] = useState<string>();
-  const granted = useLoad(() => call(api.GET("/api/v1/orgs/{orgID}/projects/{projectID}/model-grants", { params: { path: { orgID: org, projectID: project }, query: { limit: 1 } } })), [org, project]);
+  const granted = useQuery({
+    queryKey: keys.project(org, project, "model-grants", "first"),
+    queryFn: () => call(api.GET("/api/v1/orgs/{orgID}/projects/{projectID}/model-grants", { params: { path: { orgID: org, projectID: project }, query: { limit: 1 } } })),
+  });
   const model = granted.data?.data[0]?.model;
+  // Launched from a config's page (`?config=acfg_…`): the editor starts from that config's text.
+  const from = useLocation().query.get("config");
+  const base = useQuery({
+    queryKey: keys.project(org, project, "configs", from ?? ""),
+    enabled: from !== null,
+    staleTime: Infinity,
+    queryFn: () => call(api.GET("/api/v1/orgs/{orgID}/projects/{projectID}/agent-configs/{agentConfigID}", { params: { path: { orgID: org, projectID: project, agentConfigID: from! } } })),
+  });
   // The starter names a model the project really has, so the editor opens once that is known: text
   // replaced under a person's cursor would lose what they typed.
-  const ready = granted.data !== undefined || granted.error !== undefined;
-  const source = edited ?? (ready ? starter(model) : "");
+  const ready = from !== null ? base.data !== undefined || base.error !== undefined : granted.data !== undefined || granted.error !== undefined;
+  const source = edited ?? (ready ? (base.data?.source ?? starter(model)) : "");
   const [issues, setIssues] = useState<Schemas["ErrorIssue"][]>([]);
-  const editor = useRef<HTMLTextAreaElement>(null);
-  const action = useAction();
+  const editor = useRef<ConfigEditorHandle>(null);
+  const action = useAction({ invalidates: [keys.agents(org, project)] });
   const path = { orgID: org, projectID: project };
 
   const submit = (event: FormEvent<HTMLFormElement>) => {
@@ -50,18 +64,6 @@ export function Launch({ org, project }: { org: string; project: string }) {
     });
   };
 
-  /** Puts the caret at an issue's line and column, so the keyboard user lands on it. */
-  const goTo = (issue: Schemas["ErrorIssue"]) => {
-    const area = editor.current;
-    if (!area || !issue.line) return;
-    const lines = source.split("\n");
-    const offset = lines.slice(0, issue.line - 1).reduce((sum, line) => sum + line.length + 1, 0) + (issue.column ?? 1) - 1;
-    area.focus();
-    area.setSelectionRange(offset, offset);
-  };
-
-  const marked = new Set(issues.map((issue) => issue.line).filter((line): line is number => line !== undefined));
-  const lineCount = source.split("\n").length;
   return (
     <Page title="Launch an agent">
       {granted.data && !model ? (
@@ -69,6 +71,7 @@ export function Launch({ org, project }: { org: string; project: string }) {
           This project may use no model yet: add one under <Link to={`/orgs/${org}/models`}>Models</Link> and grant it to the project first.
         </p>
       ) : null}
+      <ErrorNotice error={base.error} />
       <p className="muted small">
         The config names the model (<code>model:</code>), and may give the agent a connected machine (<code>machine_sources: [{"{"}machine_name: my-laptop{"}"}]</code>, which
         brings the <code>run_command</code> tool) and ask before each command (<code>machine_tools: {"{"}permission: {"{"}mode: always_ask{"}"}{"}"}</code>). docs/agent-configs.md
@@ -79,41 +82,22 @@ export function Launch({ org, project }: { org: string; project: string }) {
           <input id="agent-name" name="name" maxLength={64} />
         </Field>
         <div className="field">
-          <label htmlFor="config-source">Config (YAML)</label>
-          <div className="editor">
-            <ol className="gutter" aria-hidden="true">
-              {Array.from({ length: lineCount }, (_, i) => (
-                <li key={i} className={marked.has(i + 1) ? "marked" : undefined}>
-                  {i + 1}
-                </li>
-              ))}
-            </ol>
-            <textarea
-              id="config-source"
-              ref={editor}
-              value={source}
-              spellCheck={false}
-              rows={Math.max(12, lineCount + 1)}
-              aria-invalid={issues.length > 0}
-              aria-describedby={issues.length > 0 ? "config-issues" : undefined}
-              disabled={!ready}
-              onChange={(event) => setEdited(event.target.value)}
-            />
-          </div>
+          <label htmlFor="config-source" id="config-source-label">Config (YAML)</label>
+          <ConfigEditor
+            ref={editor}
+            id="config-source"
+            labelledBy="config-source-label"
+            org={org}
+            project={project}
+            value={source}
+            disabled={!ready}
+            invalid={issues.length > 0}
+            issues={issues}
+            {...(issues.length > 0 ? { describedBy: CONFIG_ISSUES_ID } : {})}
+            onChange={setEdited}
+          />
         </div>
-        {issues.length > 0 ? (
-          <ul id="config-issues" className="issues" aria-label="Problems in the config">
-            {issues.map((issue, i) => (
-              <li key={i}>
-                <button type="button" className="link" onClick={() => goTo(issue)}>
-                  {issue.line ? `Line ${issue.line}, column ${issue.column ?? 1}` : issue.path || "Config"}
-                </button>
-                : {issue.message}
-                {issue.path ? <span className="muted small"> ({issue.path})</span> : null}
-              </li>
-            ))}
-          </ul>
-        ) : null}
+        <ConfigIssues issues={issues} editor={editor} />
         <Field label="Opening message (optional)" id="agent-message">
           <textarea id="agent-message" name="message" rows={3} />
         </Field>

@@ -1,7 +1,9 @@
-import { useEffect, useState, type FormEvent } from "react";
+import { useCallback, useEffect, useState, type FormEvent } from "react";
+import { useQuery } from "@tanstack/react-query";
 import { svcdInstallCommand } from "@svc/sdk";
 import { api, call, type Schemas } from "../api/client";
-import { ErrorNotice, Field, Page, useAction, useLoad, when } from "../ui";
+import { keys, useInvalidate } from "../query";
+import { ErrorNotice, Field, Page, RelativeTime, useAction } from "../ui";
 import { GrantedTo, GrantForm, Shown, Table, text, useProjects, type GrantRow } from "../widgets";
 
 /**
@@ -10,13 +12,16 @@ import { GrantedTo, GrantForm, Shown, Table, text, useProjects, type GrantRow } 
  * (`DELETE …/projects/{id}/machine-grants/{grantID}`, docs/machines.md).
  */
 export function Machines({ org }: { org: string }) {
-  const list = useLoad(() => call(api.GET("/api/v1/orgs/{orgID}/machines", { params: { path: { orgID: org }, query: { limit: 100 } } })), [org]);
+  const machinesKey = keys.org(org, "machines");
+  const list = useQuery({ queryKey: machinesKey, queryFn: () => call(api.GET("/api/v1/orgs/{orgID}/machines", { params: { path: { orgID: org }, query: { limit: 100 } } })) });
+  const invalidate = useInvalidate();
+  const changed = useCallback(() => void invalidate(machinesKey), [invalidate, org]);
   const projects = useProjects(org);
   const [connected, setConnected] = useState<Connected>();
   const revoke = (g: GrantRow) => call(api.DELETE("/api/v1/orgs/{orgID}/projects/{projectID}/machine-grants/{grantID}", { params: { path: { orgID: org, projectID: g.projectID, grantID: g.grantID } } }));
   const machines = list.data?.data ?? [];
   const waiting = connected && machines.find((m) => m.id === connected.machineID)?.connection_state !== "online";
-  useWhileWaiting(waiting === true, list.reload);
+  useWhileWaiting(waiting === true, changed);
   return (
     <Page title="Machines">
       <ErrorNotice error={list.error ?? projects.error} />
@@ -28,12 +33,12 @@ export function Machines({ org }: { org: string }) {
           m.display_name,
           m.source_kind,
           m.lifecycle_state,
-          <span className={`badge conn-${m.connection_state}`}>{m.connection_state}</span>,
-          m.last_observed_at ? when(m.last_observed_at) : <span className="muted">never</span>,
-          m.source_kind === "byo" ? <GrantedTo what={m.display_name} grants={explicitGrants(m, projects.data)} revoke={revoke} revoked={list.reload} /> : <span className="small muted">through its pool</span>,
+          <span className={`badge conn-${m.connection_state}`}>{CONNECTION[m.connection_state]}</span>,
+          m.last_observed_at ? <RelativeTime at={m.last_observed_at} /> : <span className="muted">never</span>,
+          m.source_kind === "byo" ? <GrantedTo what={m.display_name} grants={explicitGrants(m, projects.data)} revoke={revoke} revoked={changed} /> : <span className="small muted">through its pool</span>,
         ])}
       />
-      <ConnectMachine org={org} projects={projects.data} connected={(made) => { setConnected(made); list.reload(); }} />
+      <ConnectMachine org={org} projects={projects.data} connected={(made) => { setConnected(made); changed(); }} />
       {connected ? (
         <>
           <Shown
@@ -51,11 +56,18 @@ export function Machines({ org }: { org: string }) {
         projects={projects.data}
         items={machines.filter((m) => m.source_kind === "byo").map((m) => ({ id: m.id, name: m.display_name }))}
         grant={(machineID, projectID) => call(api.POST("/api/v1/orgs/{orgID}/projects/{projectID}/machine-grants", { params: { path: { orgID: org, projectID } }, body: { machine_id: machineID } }))}
-        granted={list.reload}
+        granted={changed}
       />
     </Page>
   );
 }
+
+/** The connection in plain words: svcd is connected now, or not (and a sleeping cloud machine can be woken). */
+const CONNECTION: Record<Schemas["VisibleMachine"]["connection_state"], string> = {
+  online: "online",
+  offline: "offline",
+  asleep: "offline (asleep, wakes when needed)",
+};
 
 interface Connected {
   machineID: string;

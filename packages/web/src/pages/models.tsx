@@ -1,6 +1,8 @@
 import { useState, type FormEvent } from "react";
 import { api, call, type Schemas } from "../api/client";
-import { ErrorNotice, Field, Page, useAction, useLoad } from "../ui";
+import { useQuery } from "@tanstack/react-query";
+import { keys, useInvalidate } from "../query";
+import { ErrorNotice, Field, Page, useAction, whyDisabled, Why } from "../ui";
 import { DeleteButton, optionalInt, ProjectSelect, Table, text, useProjects } from "../widgets";
 
 type Provider = Schemas["ModelProviderConfig"];
@@ -13,28 +15,31 @@ const FORMATS: ApiFormat[] = ["openai-responses", "openai-chat-completions", "an
  * either, and grant or revoke a model for a chosen project.
  */
 export function Models({ org }: { org: string }) {
-  const providers = useLoad(() => call(api.GET("/api/v1/orgs/{orgID}/model-provider-configs", { params: { path: { orgID: org }, query: { limit: 100 } } })), [org]);
+  // The providers, each one's models under them: a deleted provider reads its models again too.
+  const providersKey = keys.org(org, "model-providers");
+  const providers = useQuery({ queryKey: providersKey, queryFn: () => call(api.GET("/api/v1/orgs/{orgID}/model-provider-configs", { params: { path: { orgID: org }, query: { limit: 100 } } })) });
   const projects = useProjects(org);
   const [project, setProject] = useState<string>();
   // The project last opened in this tab (the shell remembers it), else the first.
   const remembered = projects.data?.find((p) => p.id === sessionStorage.getItem(`svc:project:${org}`))?.id;
   const chosen = project ?? remembered ?? projects.data?.[0]?.id;
-  const grants = useLoad(
-    async () => (chosen ? (await call(api.GET("/api/v1/orgs/{orgID}/projects/{projectID}/model-grants", { params: { path: { orgID: org, projectID: chosen }, query: { limit: 100 } } }))).data : []),
-    [org, chosen],
-  );
-  const action = useAction();
+  const grantsKey = keys.project(org, chosen ?? "", "model-grants");
+  const grants = useQuery({
+    queryKey: grantsKey,
+    enabled: chosen !== undefined,
+    queryFn: async () => (await call(api.GET("/api/v1/orgs/{orgID}/projects/{projectID}/model-grants", { params: { path: { orgID: org, projectID: chosen! }, query: { limit: 100 } } }))).data,
+  });
+  const invalidate = useInvalidate();
+  const action = useAction({ invalidates: [grantsKey] });
   const grant = (modelID: string) =>
     void action.run(async () => {
       if (!chosen) return;
       await call(api.POST("/api/v1/orgs/{orgID}/projects/{projectID}/model-grants", { params: { path: { orgID: org, projectID: chosen } }, body: { configured_model_id: modelID } }));
-      grants.reload();
     });
   const revoke = (grantID: string) =>
     void action.run(async () => {
       if (!chosen) return;
       await call(api.DELETE("/api/v1/orgs/{orgID}/projects/{projectID}/model-grants/{modelGrantID}", { params: { path: { orgID: org, projectID: chosen, modelGrantID: grantID } } }));
-      grants.reload();
     });
   const grantOf = new Map(grants.data?.map((g) => [g.model.id, g.grant.id]));
   return (
@@ -44,9 +49,9 @@ export function Models({ org }: { org: string }) {
       <p className="muted small">Models granted to this project can be named in its agent configs.</p>
       {providers.data?.data.length === 0 ? <p className="muted">No model providers yet. Add one below.</p> : null}
       {providers.data?.data.map((provider) => (
-        <ProviderModels key={provider.id} org={org} provider={provider} grantOf={grantOf} busy={action.busy} grant={grant} revoke={revoke} changed={() => { providers.reload(); grants.reload(); }} />
+        <ProviderModels key={provider.id} org={org} provider={provider} grantOf={grantOf} busy={action.busy} grant={grant} revoke={revoke} changed={() => void invalidate(providersKey, grantsKey)} />
       ))}
-      <NewProvider org={org} created={providers.reload} />
+      <NewProvider org={org} created={() => void invalidate(providersKey)} />
     </Page>
   );
 }
@@ -62,8 +67,9 @@ function ProviderModels(props: {
 }) {
   const { org, provider } = props;
   const path = { orgID: org, modelProviderConfigID: provider.id };
-  const models = useLoad(() => call(api.GET("/api/v1/orgs/{orgID}/model-provider-configs/{modelProviderConfigID}/models", { params: { path, query: { limit: 100 } } })), [provider.id]);
-  const add = useAction();
+  const modelsKey = keys.org(org, "model-providers", provider.id, "models");
+  const models = useQuery({ queryKey: modelsKey, queryFn: () => call(api.GET("/api/v1/orgs/{orgID}/model-provider-configs/{modelProviderConfigID}/models", { params: { path, query: { limit: 100 } } })) });
+  const add = useAction({ invalidates: [modelsKey] });
   const submit = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
     const formEl = event.currentTarget;
@@ -73,7 +79,6 @@ function ProviderModels(props: {
     void add.run(async () => {
       await call(api.POST("/api/v1/orgs/{orgID}/model-provider-configs/{modelProviderConfigID}/models", { params: { path }, body }));
       formEl.reset();
-      models.reload();
     });
   };
   const id = provider.id;
@@ -108,7 +113,7 @@ function ProviderModels(props: {
                 Grant
               </button>
             ),
-            <DeleteButton label={`Delete model ${m.name}`} name={`model ${m.name}`} remove={() => call(api.DELETE("/api/v1/orgs/{orgID}/model-provider-configs/{modelProviderConfigID}/models/{configuredModelID}", { params: { path: { ...path, configuredModelID: m.id } } }))} removed={() => { models.reload(); props.changed(); }} />,
+            <DeleteButton label={`Delete model ${m.name}`} name={`model ${m.name}`} remove={() => call(api.DELETE("/api/v1/orgs/{orgID}/model-provider-configs/{modelProviderConfigID}/models/{configuredModelID}", { params: { path: { ...path, configuredModelID: m.id } } }))} removed={props.changed} />,
           ];
         })}
       />
@@ -133,7 +138,7 @@ function ProviderModels(props: {
 
 /** The provider's API key is an existing org-owned generic secret (the server refuses any other). */
 function NewProvider({ org, created }: { org: string; created: () => void }) {
-  const secrets = useLoad(() => call(api.GET("/api/v1/orgs/{orgID}/secrets", { params: { path: { orgID: org }, query: { limit: 100, owner_kind: "org" } } })), [org]);
+  const secrets = useQuery({ queryKey: keys.org(org, "secrets", "org-owned"), queryFn: () => call(api.GET("/api/v1/orgs/{orgID}/secrets", { params: { path: { orgID: org }, query: { limit: 100, owner_kind: "org" } } })) });
   const action = useAction();
   const usable = (secrets.data?.data ?? []).filter((s) => s.kind === "generic");
   const submit = (event: FormEvent<HTMLFormElement>) => {
@@ -187,11 +192,14 @@ function NewProvider({ org, created }: { org: string; created: () => void }) {
         <Field label="Request timeout (ms, optional)" id="provider-timeout">
           <input id="provider-timeout" name="timeout" type="number" min={1} inputMode="numeric" />
         </Field>
-        <button className="primary" disabled={action.busy || usable.length === 0}>
+        <button className="primary" disabled={action.busy || usable.length === 0} {...whyDisabled("provider-why", usable.length === 0 ? NO_SECRET : undefined)}>
           Add provider
         </button>
+        <Why id="provider-why" reason={usable.length === 0 ? NO_SECRET : undefined} />
       </form>
       <ErrorNotice error={action.error} />
     </>
   );
 }
+
+const NO_SECRET = "Add the provider's API key on the Secrets page first: the provider reads it from a secret.";

@@ -1,6 +1,8 @@
 import { useState, type FormEvent } from "react";
 import { api, call } from "../api/client";
-import { ErrorNotice, Field, Page, useAction, useLoad, when } from "../ui";
+import { useQuery } from "@tanstack/react-query";
+import { keys } from "../query";
+import { ErrorNotice, Field, Page, useAction, when, RelativeTime } from "../ui";
 import { Shown, Table, text } from "../widgets";
 
 /*
@@ -10,11 +12,11 @@ import { Shown, Table, text } from "../widgets";
  */
 
 export function Members({ org }: { org: string }) {
-  const members = useLoad(() => call(api.GET("/api/v1/orgs/{orgID}/members", { params: { path: { orgID: org }, query: { limit: 100 } } })), [org]);
-  const invitations = useLoad(() => call(api.GET("/api/v1/orgs/{orgID}/invitations", { params: { path: { orgID: org }, query: { limit: 100 } } })), [org]);
-  const keys = useLoad(() => call(api.GET("/api/v1/orgs/{orgID}/api-keys", { params: { path: { orgID: org }, query: { limit: 100 } } })), [org]);
-  const invite = useAction();
-  const keyAction = useAction();
+  const members = useQuery({ queryKey: keys.org(org, "members"), queryFn: () => call(api.GET("/api/v1/orgs/{orgID}/members", { params: { path: { orgID: org }, query: { limit: 100 } } })) });
+  const invitations = useQuery({ queryKey: keys.org(org, "invitations"), queryFn: () => call(api.GET("/api/v1/orgs/{orgID}/invitations", { params: { path: { orgID: org }, query: { limit: 100 } } })) });
+  const apiKeys = useQuery({ queryKey: keys.org(org, "api-keys"), queryFn: () => call(api.GET("/api/v1/orgs/{orgID}/api-keys", { params: { path: { orgID: org }, query: { limit: 100 } } })) });
+  const invite = useAction({ invalidates: [keys.org(org, "invitations")] });
+  const keyAction = useAction({ invalidates: [keys.org(org, "api-keys")] });
   const [token, setToken] = useState<string>();
   const submitInvite = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
@@ -23,7 +25,6 @@ export function Members({ org }: { org: string }) {
     void invite.run(async () => {
       await call(api.POST("/api/v1/orgs/{orgID}/invitations", { params: { path: { orgID: org } }, body: { email: text(form, "email"), role: form.get("role") === "admin" ? "admin" : "member" } }));
       formEl.reset();
-      invitations.reload();
     });
   };
   const submitKey = (event: FormEvent<HTMLFormElement>) => {
@@ -32,15 +33,14 @@ export function Members({ org }: { org: string }) {
     void keyAction.run(async () => {
       const made = await call(api.POST("/api/v1/orgs/{orgID}/api-keys", { params: { path: { orgID: org } }, body: { name: text(form, "name"), org_role: form.get("role") === "admin" ? "admin" : "member" } }));
       setToken(made.token);
-      keys.reload();
     });
   };
   return (
     <Page title="Members">
-      <ErrorNotice error={members.error ?? invitations.error ?? keys.error} />
-      <Table label="Members" head={["Name", "Email", "Role", "Since"]} empty="No members." rows={(members.data?.data ?? []).map((m) => [m.display_name, m.email, m.role, when(m.created_at)])} />
+      <ErrorNotice error={members.error ?? invitations.error ?? apiKeys.error} />
+      <Table label="Members" head={["Name", "Email", "Role", "Since"]} empty="No members." rows={(members.data?.data ?? []).map((m) => [m.display_name, m.email, m.role, <RelativeTime at={m.created_at} />])} />
       <h2>Invitations</h2>
-      <Table label="Invitations" head={["Email", "Role", "Sent"]} empty="No open invitations." rows={(invitations.data?.data ?? []).map((i) => [i.email, i.org_role, when(i.created_at)])} />
+      <Table label="Invitations" head={["Email", "Role", "Sent"]} empty="No open invitations. Invite someone by email below." rows={(invitations.data?.data ?? []).map((i) => [i.email, i.org_role, <RelativeTime at={i.created_at} />])} />
       <form onSubmit={submitInvite} className="inline-form">
         <Field label="Email" id="invite-email">
           <input id="invite-email" name="email" type="email" required />
@@ -55,8 +55,8 @@ export function Members({ org }: { org: string }) {
       <Table
         label="Organization API keys"
         head={["Name", "Role", "Created", "Last used", "Revoked"]}
-        empty="No API keys."
-        rows={(keys.data?.data ?? []).map((k) => [k.name, k.org_role, when(k.created_at), when(k.last_used_at ?? undefined), when(k.revoked_at ?? undefined)])}
+        empty="No API keys. Create one below for automation that acts for the organization."
+        rows={(apiKeys.data?.data ?? []).map((k) => [k.name, k.org_role, <RelativeTime at={k.created_at} />, <RelativeTime at={k.last_used_at ?? undefined} />, <RelativeTime at={k.revoked_at ?? undefined} />])}
       />
       <form onSubmit={submitKey} className="inline-form">
         <Field label="Key name" id="key-name">
@@ -85,8 +85,8 @@ function RoleField({ id }: { id: string }) {
 }
 
 export function Tokens() {
-  const list = useLoad(() => call(api.GET("/api/v1/personal-access-tokens", { params: { query: { limit: 100 } } })), []);
-  const action = useAction();
+  const list = useQuery({ queryKey: keys.tokens(), queryFn: () => call(api.GET("/api/v1/personal-access-tokens", { params: { query: { limit: 100 } } })) });
+  const action = useAction({ invalidates: [keys.tokens()] });
   const [token, setToken] = useState<string>();
   const submit = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
@@ -94,13 +94,11 @@ export function Tokens() {
     void action.run(async () => {
       const made = await call(api.POST("/api/v1/personal-access-tokens", { body: { name: text(form, "name") } }));
       setToken(made.token);
-      list.reload();
     });
   };
   const revoke = (tokenID: string) =>
     void action.run(async () => {
       await call(api.POST("/api/v1/personal-access-tokens/{tokenID}/revoke", { params: { path: { tokenID } } }));
-      list.reload();
     });
   return (
     <Page title="Personal access tokens">
@@ -108,11 +106,11 @@ export function Tokens() {
       <Table
         label="Personal access tokens"
         head={["Name", "Created", "Last used", ""]}
-        empty="No tokens yet."
+        empty="No tokens yet. Create one below for the CLI, the SDK or curl."
         rows={(list.data?.data ?? []).map((t) => [
           t.name,
-          when(t.created_at),
-          when(t.last_used_at ?? undefined),
+          <RelativeTime at={t.created_at} />,
+          <RelativeTime at={t.last_used_at ?? undefined} />,
           t.revoked_at ? `revoked ${when(t.revoked_at)}` : (
             <button type="button" className="secondary" disabled={action.busy} onClick={() => revoke(t.id)} aria-label={`Revoke ${t.name}`}>
               Revoke

@@ -1,6 +1,8 @@
 import type { FormEvent } from "react";
 import { api, call, type Schemas } from "../api/client";
-import { ErrorNotice, Field, Page, useAction, useLoad } from "../ui";
+import { useQuery } from "@tanstack/react-query";
+import { keys, useInvalidate } from "../query";
+import { ErrorNotice, Field, Page, useAction } from "../ui";
 import { DeleteButton, GrantedTo, GrantForm, grantsAcrossProjects, optionalInt, Table, text, useProjects, type GrantRow } from "../widgets";
 
 type Pool = Schemas["MachinePool"];
@@ -11,25 +13,28 @@ type Pool = Schemas["MachinePool"];
  * to a project and revoke that pool grant (which deletes the machines made through it).
  */
 export function Pools({ org }: { org: string }) {
-  const pools = useLoad(() => call(api.GET("/api/v1/orgs/{orgID}/machine-pools", { params: { path: { orgID: org }, query: { limit: 100 } } })), [org]);
-  const machines = useLoad(() => poolMachines(org), [org]);
+  // The pools, their machines and their grants: all under the pools' key, read again together after a change.
+  const poolsKey = keys.org(org, "pools");
+  const pools = useQuery({ queryKey: poolsKey, queryFn: () => call(api.GET("/api/v1/orgs/{orgID}/machine-pools", { params: { path: { orgID: org }, query: { limit: 100 } } })) });
+  const machines = useQuery({ queryKey: keys.org(org, "pools", "machines"), queryFn: () => poolMachines(org) });
   const projects = useProjects(org);
-  const grants = useLoad(() => poolGrants(org, projects.data ?? []), [org, projects.data]);
+  const grants = useQuery({
+    queryKey: keys.org(org, "pools", "grants", projects.data?.map((p) => p.id)),
+    enabled: projects.data !== undefined,
+    queryFn: () => poolGrants(org, projects.data ?? []),
+  });
+  const invalidate = useInvalidate();
   const revoke = (g: GrantRow) => call(api.DELETE("/api/v1/orgs/{orgID}/projects/{projectID}/machine-pool-grants/{poolGrantID}", { params: { path: { orgID: org, projectID: g.projectID, poolGrantID: g.grantID } } }));
   const list = pools.data?.data ?? [];
   const machinesOf = (pool: Pool) => (machines.data ?? []).filter((m) => m.machine_pool_id === pool.id);
-  const changed = () => {
-    pools.reload();
-    machines.reload();
-    grants.reload();
-  };
+  const changed = () => void invalidate(poolsKey);
   return (
     <Page title="Machine pools">
       <ErrorNotice error={pools.error ?? machines.error ?? projects.error ?? grants.error} />
       <Table
         label="Machine pools"
         head={["Name", "Provider", "Machines (live / most)", "Machines", "Granted to", ""]}
-        empty="No machine pools yet."
+        empty="No machine pools yet. Create one below to let svc start machines for agents on demand."
         rows={list.map((pool) => [
           pool.name,
           pool.provider,
@@ -39,13 +44,13 @@ export function Pools({ org }: { org: string }) {
           <DeleteButton label={`Delete pool ${pool.name}, its grants and its machines`} name={`pool ${pool.name}`} remove={() => call(api.DELETE("/api/v1/orgs/{orgID}/machine-pools/{poolID}", { params: { path: { orgID: org, poolID: pool.id } } }))} removed={changed} />,
         ])}
       />
-      <NewPool org={org} created={pools.reload} />
+      <NewPool org={org} created={changed} />
       <GrantForm
         what="Pool"
         projects={projects.data}
         items={list.map((p) => ({ id: p.id, name: p.name }))}
         grant={(poolID, projectID) => call(api.POST("/api/v1/orgs/{orgID}/projects/{projectID}/machine-pool-grants", { params: { path: { orgID: org, projectID } }, body: { machine_pool_id: poolID } }))}
-        granted={grants.reload}
+        granted={changed}
       />
     </Page>
   );

@@ -1,17 +1,27 @@
 import type { FormEvent } from "react";
 import { api, call, type Schemas } from "../api/client";
-import { ErrorNotice, Field, Page, useAction, useLoad, when } from "../ui";
+import { useQuery } from "@tanstack/react-query";
+import { keys, useInvalidate } from "../query";
+import { ErrorNotice, Field, Page, useAction, RelativeTime, whyDisabled } from "../ui";
 import { DeleteButton, Table, text } from "../widgets";
+import { ProfileMcp } from "./profile-mcp";
 
 type Profile = Schemas["AgentProfile"];
 
 /** The project's agents (first 100): their current configs are the configs a profile can start from. */
 export function useAgents(org: string, project: string) {
-  return useLoad(async () => (await call(api.GET("/api/v1/orgs/{orgID}/projects/{projectID}/agents", { params: { path: { orgID: org, projectID: project }, query: { limit: 100 } } }))).data, [org, project]);
+  return useQuery({
+    queryKey: keys.agents(org, project, { picker: true }),
+    queryFn: async () => (await call(api.GET("/api/v1/orgs/{orgID}/projects/{projectID}/agents", { params: { path: { orgID: org, projectID: project }, query: { limit: 100 } } }))).data,
+  });
 }
 
+/** The project's profiles (first 100). */
 export function useProfiles(org: string, project: string) {
-  return useLoad(async () => (await call(api.GET("/api/v1/orgs/{orgID}/projects/{projectID}/agent-profiles", { params: { path: { orgID: org, projectID: project }, query: { limit: 100 } } }))).data, [org, project]);
+  return useQuery({
+    queryKey: keys.project(org, project, "profiles"),
+    queryFn: async () => (await call(api.GET("/api/v1/orgs/{orgID}/projects/{projectID}/agent-profiles", { params: { path: { orgID: org, projectID: project }, query: { limit: 100 } } }))).data,
+  });
 }
 
 /**
@@ -22,7 +32,9 @@ export function useProfiles(org: string, project: string) {
 export function Profiles({ org, project }: { org: string; project: string }) {
   const profiles = useProfiles(org, project);
   const agents = useAgents(org, project);
-  const action = useAction();
+  const invalidate = useInvalidate();
+  const changed = () => void invalidate(keys.project(org, project, "profiles"));
+  const action = useAction({ invalidates: [keys.project(org, project, "profiles")] });
   const path = { orgID: org, projectID: project };
   const submit = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
@@ -31,7 +43,6 @@ export function Profiles({ org, project }: { org: string; project: string }) {
     void action.run(async () => {
       await call(api.POST("/api/v1/orgs/{orgID}/projects/{projectID}/agent-profiles", { params: { path }, body: { name: text(form, "name"), config: text(form, "config") } }));
       formEl.reset();
-      profiles.reload();
     });
   };
   const configs = configChoices(agents.data ?? []);
@@ -41,23 +52,23 @@ export function Profiles({ org, project }: { org: string; project: string }) {
       <Table
         label="Agent profiles"
         head={["Name", "Model", "Generation", "Updated", "Change"]}
-        empty="No profiles yet."
+        empty="No profiles yet. A profile is a named config to launch agents and schedules from: create one below from an agent's config."
         rows={(profiles.data ?? []).map((p) => [
           p.name,
           `${p.current_config.model.provider_config} / ${p.current_config.model.name}`,
           String(p.current_generation),
-          when(p.updated_at),
-          <ProfileEdit org={org} project={project} profile={p} configs={configs} changed={profiles.reload} />,
+          <RelativeTime at={p.updated_at} />,
+          <ProfileEdit org={org} project={project} profile={p} configs={configs} changed={changed} />,
         ])}
       />
       <h2>Create a profile</h2>
-      {agents.data && configs.length === 0 ? <p className="muted">Launch an agent first: a profile starts from an agent's config.</p> : null}
+      {agents.data && configs.length === 0 ? <p className="muted" id="profile-why">Launch an agent first: a profile starts from an agent's config.</p> : null}
       <form onSubmit={submit} className="inline-form" aria-label="Create a profile">
         <Field label="Profile name" id="profile-name">
           <input id="profile-name" name="name" required maxLength={64} />
         </Field>
         <ConfigSelect id="profile-config" label="Config" configs={configs} />
-        <button className="primary" disabled={action.busy || configs.length === 0}>
+        <button className="primary" disabled={action.busy || configs.length === 0} {...whyDisabled("profile-why", configs.length === 0 ? "Launch an agent first: a profile starts from an agent's config." : undefined)}>
           Create profile
         </button>
       </form>
@@ -133,6 +144,7 @@ function ProfileEdit(props: { org: string; project: string; profile: Profile; co
           </button>
         </form>
       ) : null}
+      <ProfileMcp org={props.org} project={props.project} profile={profile} changed={props.changed} />
       <DeleteButton label={`Delete profile ${profile.name}`} name={`profile ${profile.name}`} remove={() => call(api.DELETE("/api/v1/orgs/{orgID}/projects/{projectID}/agent-profiles/{agentProfileID}", { params: { path } }))} removed={props.changed} />
       <ErrorNotice error={action.error} />
     </div>

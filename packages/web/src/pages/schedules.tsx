@@ -1,6 +1,9 @@
-import type { FormEvent, ReactNode } from "react";
+import { useState, type FormEvent, type ReactNode } from "react";
+import cronstrue from "cronstrue";
 import { api, call, type Schemas } from "../api/client";
-import { ErrorNotice, Field, Page, useAction, useLoad, when } from "../ui";
+import { useQuery } from "@tanstack/react-query";
+import { keys, useInvalidate } from "../query";
+import { ErrorNotice, Field, Page, useAction, RelativeTime } from "../ui";
 import { DeleteButton, Table, text } from "../widgets";
 import { useAgents, useProfiles } from "./profiles";
 
@@ -13,7 +16,10 @@ type Trigger = Schemas["CronTrigger"];
  */
 export function Schedules({ org, project }: { org: string; project: string }) {
   const path = { orgID: org, projectID: project };
-  const triggers = useLoad(() => call(api.GET("/api/v1/orgs/{orgID}/projects/{projectID}/cron-triggers", { params: { path, query: { limit: 100 } } })), [org, project]);
+  const triggersKey = keys.project(org, project, "schedules");
+  const triggers = useQuery({ queryKey: triggersKey, queryFn: () => call(api.GET("/api/v1/orgs/{orgID}/projects/{projectID}/cron-triggers", { params: { path, query: { limit: 100 } } })) });
+  const invalidate = useInvalidate();
+  const changed = () => void invalidate(triggersKey);
   const profiles = useProfiles(org, project);
   const agents = useAgents(org, project);
   const names = new Map<string, string>([...(profiles.data ?? []).map((p) => [p.id, `profile ${p.name}`] as const), ...(agents.data ?? []).map((a) => [a.id, `agent ${a.name}`] as const)]);
@@ -23,24 +29,27 @@ export function Schedules({ org, project }: { org: string; project: string }) {
       <Table
         label="Schedules"
         head={["Name", "When", "Target", "State", "Next", "Last fired", "Last failure", ""]}
-        empty="No schedules yet."
+        empty="No schedules yet. Create one below to send a message to an agent, or launch one, on a cron schedule."
         rows={(triggers.data?.data ?? []).map((t) => [
           t.name,
           <span>
             <code>{t.cron}</code> <span className="small muted">{t.timezone}</span>
+            <span className="block small">{describeCron(t.cron)}</span>
           </span>,
           targetName(t, names),
           <span className={`badge ${t.enabled ? "ok" : ""}`}>{t.enabled ? "active" : "paused"}</span>,
-          t.next_fire_at ? when(t.next_fire_at) : "—",
-          t.last_fired_at ? when(t.last_fired_at) : "never",
+          t.next_fire_at ? <RelativeTime at={t.next_fire_at} /> : "—",
+          t.last_fired_at ? <RelativeTime at={t.last_fired_at} /> : "never",
           failure(t),
-          <TriggerActions org={org} project={project} trigger={t} changed={triggers.reload} />,
+          <TriggerActions org={org} project={project} trigger={t} changed={changed} />,
         ])}
       />
-      <NewSchedule org={org} project={project} profiles={profiles.data ?? []} agents={agents.data ?? []} created={triggers.reload} />
+      <NewSchedule org={org} project={project} profiles={profiles.data ?? []} agents={agents.data ?? []} created={changed} />
     </Page>
   );
 }
+
+const NO_TARGET = "A schedule needs a target: create an agent profile (Profiles) or launch an agent first.";
 
 function targetName(t: Trigger, names: Map<string, string>): string {
   const target = t.target;
@@ -54,7 +63,7 @@ function failure(t: Trigger): ReactNode {
   if (!report) return <span className="muted small">none</span>;
   return (
     <span className="error small">
-      {when(report.failed_at)}: {report.message} {report.will_retry ? "(will retry)" : "(not retried)"}
+      {<RelativeTime at={report.failed_at} />}: {report.message} {report.will_retry ? "(will retry)" : "(not retried)"}
     </span>
   );
 }
@@ -79,9 +88,20 @@ function TriggerActions(props: { org: string; project: string; trigger: Trigger;
   );
 }
 
+/** The cron expression in words (cronstrue), or undefined when it does not read as one. */
+export function describeCron(cron: string): string | undefined {
+  try {
+    return cronstrue.toString(cron, { use24HourTimeFormat: true, throwExceptionOnParseError: true, verbose: false });
+  } catch {
+    return undefined;
+  }
+}
+
 function NewSchedule(props: { org: string; project: string; profiles: Schemas["AgentProfile"][]; agents: Schemas["Agent"][]; created: () => void }) {
   const action = useAction();
+  const [cron, setCron] = useState("");
   const live = props.agents.filter((a) => a.state !== "archived");
+  const noTarget = props.profiles.length + live.length === 0;
   const submit = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
     const formEl = event.currentTarget;
@@ -106,8 +126,13 @@ function NewSchedule(props: { org: string; project: string; profiles: Schemas["A
             <input id="schedule-name" name="name" required maxLength={64} />
           </Field>
           <Field label="Cron expression" id="schedule-cron" hint="minute hour day month weekday, e.g. 0 9 * * MON-FRI">
-            <input id="schedule-cron" name="cron" required minLength={9} maxLength={256} className="mono" />
+            <input id="schedule-cron" name="cron" required minLength={9} maxLength={256} className="mono" value={cron} onChange={(event) => setCron(event.target.value)} />
           </Field>
+          {cron.trim() ? (
+            <p className="small wide-row" role="status" id="schedule-cron-words">
+              {describeCron(cron.trim()) ?? "Not a cron expression yet: five fields, minute hour day month weekday."}
+            </p>
+          ) : null}
           <Field label="Timezone" id="schedule-timezone" hint="An IANA name; empty means UTC.">
             <input id="schedule-timezone" name="timezone" maxLength={64} defaultValue={Intl.DateTimeFormat().resolvedOptions().timeZone} />
           </Field>
@@ -133,9 +158,14 @@ function NewSchedule(props: { org: string; project: string; profiles: Schemas["A
         <Field label="Message" id="schedule-message" hint="May use {{.trigger.name}}, {{.trigger.fired_at}}, {{.trigger.last_fired_at}}, {{.trigger.local_date}}.">
           <textarea id="schedule-message" name="message" rows={3} maxLength={65536} />
         </Field>
-        <button className="primary" disabled={action.busy || props.profiles.length + live.length === 0}>
+        <button className="primary" disabled={action.busy || noTarget} aria-describedby={noTarget ? "schedule-why" : undefined} title={noTarget ? NO_TARGET : undefined}>
           Create schedule
         </button>
+        {noTarget ? (
+          <p className="small muted" id="schedule-why">
+            {NO_TARGET}
+          </p>
+        ) : null}
       </form>
       <ErrorNotice error={action.error} />
     </>

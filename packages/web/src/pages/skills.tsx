@@ -1,7 +1,9 @@
 import type { FormEvent } from "react";
 import { api, call, type Schemas } from "../api/client";
-import { ErrorNotice, Field, Page, useAction, useLoad, when } from "../ui";
-import { GrantedTo } from "../widgets";
+import { useQuery } from "@tanstack/react-query";
+import { keys, useInvalidate } from "../query";
+import { ErrorNotice, Field, Page, useAction, RelativeTime } from "../ui";
+import { GrantedTo, useProjects } from "../widgets";
 
 /** The form's fields as multipart (docs/skills.md): openapi-fetch sends a FormData body as it is. */
 const asForm = (form: FormData) => () => form;
@@ -11,9 +13,12 @@ const asForm = (form: FormData) => () => form;
  * to a project, and revoke a grant (`DELETE …/skills/{id}/grants/{grantID}`).
  */
 export function Skills({ org }: { org: string }) {
-  const skills = useLoad(() => call(api.GET("/api/v1/orgs/{orgID}/skills", { params: { path: { orgID: org }, query: { limit: 100 } } })), [org]);
-  const projects = useLoad(() => call(api.GET("/api/v1/orgs/{orgID}/projects", { params: { path: { orgID: org }, query: { limit: 100 } } })), [org]);
-  const upload = useAction();
+  // Each skill's grants sit under the skills' key.
+  const skillsKey = keys.org(org, "skills");
+  const skills = useQuery({ queryKey: skillsKey, queryFn: () => call(api.GET("/api/v1/orgs/{orgID}/skills", { params: { path: { orgID: org }, query: { limit: 100 } } })) });
+  const projects = useProjects(org);
+  const invalidate = useInvalidate();
+  const upload = useAction({ invalidates: [skillsKey] });
   const submit = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
     const formEl = event.currentTarget;
@@ -24,7 +29,6 @@ export function Skills({ org }: { org: string }) {
     void upload.run(async () => {
       await call(api.POST("/api/v1/orgs/{orgID}/skills", { params: { path: { orgID: org } }, body: {} as never, bodySerializer: asForm(form) }));
       formEl.reset();
-      skills.reload();
     });
   };
   return (
@@ -33,7 +37,7 @@ export function Skills({ org }: { org: string }) {
       {skills.data?.data.length === 0 ? <p className="muted">No skills yet.</p> : null}
       <ul className="list" aria-label="Skills">
         {skills.data?.data.map((skill) => (
-          <SkillItem key={skill.id} org={org} skill={skill} projects={projects.data?.data ?? []} changed={skills.reload} />
+          <SkillItem key={skill.id} org={org} skill={skill} projects={projects.data ?? []} changed={() => void invalidate(skillsKey)} />
         ))}
       </ul>
       <h2>Upload a skill</h2>
@@ -53,7 +57,9 @@ export function Skills({ org }: { org: string }) {
 function SkillItem(props: { org: string; skill: Schemas["Skill"]; projects: Schemas["Project"][]; changed: () => void }) {
   const { org, skill } = props;
   const path = { orgID: org, skillID: skill.id };
-  const grants = useLoad(() => call(api.GET("/api/v1/orgs/{orgID}/skills/{skillID}/grants", { params: { path, query: { limit: 100 } } })), [skill.id]);
+  const grantsKey = keys.org(org, "skills", skill.id, "grants");
+  const grants = useQuery({ queryKey: grantsKey, queryFn: () => call(api.GET("/api/v1/orgs/{orgID}/skills/{skillID}/grants", { params: { path, query: { limit: 100 } } })) });
+  const invalidate = useInvalidate();
   const action = useAction();
   const revise = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
@@ -72,20 +78,20 @@ function SkillItem(props: { org: string; skill: Schemas["Skill"]; projects: Sche
     const target = String(new FormData(event.currentTarget).get("project"));
     void action.run(async () => {
       await call(api.POST("/api/v1/orgs/{orgID}/skills/{skillID}/grants", { params: { path }, body: { target_project_id: target } }));
-      grants.reload();
+      await invalidate(grantsKey);
     });
   };
   const granted = grants.data?.data ?? [];
   return (
     <li className="skill">
       <div>
-        <strong>{skill.name}</strong> <span className="badge">revision {skill.revision}</span> <span className="muted small">{skill.owner.kind} · updated {when(skill.updated_at)}</span>
+        <strong>{skill.name}</strong> <span className="badge">revision {skill.revision}</span> <span className="muted small">{skill.owner.kind} · updated {<RelativeTime at={skill.updated_at} />}</span>
         <p className="muted">{skill.description}</p>
         <GrantedTo
           what={skill.name}
           grants={grants.data ? granted.map((g) => ({ grantID: g.grant.id, projectID: g.target_project.id, projectName: g.target_project.name })) : undefined}
           revoke={(g) => call(api.DELETE("/api/v1/orgs/{orgID}/skills/{skillID}/grants/{grantID}", { params: { path: { ...path, grantID: g.grantID } } }))}
-          revoked={grants.reload}
+          revoked={() => void invalidate(grantsKey)}
         />
       </div>
       <form onSubmit={revise} className="inline-form">

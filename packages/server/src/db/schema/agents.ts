@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { bigint, check, foreignKey, index, integer, jsonb, pgTable, text, unique, uuid } from "drizzle-orm/pg-core";
+import { bigint, boolean, check, foreignKey, index, integer, jsonb, pgTable, text, unique, uuid } from "drizzle-orm/pg-core";
 import type { AgentDefinition } from "../../runtime/definition.js";
 import { createdAt, dbNow, idColumn, optionalTime, requiredTime, updatedAt } from "./columns.js";
 import { users } from "./identity.js";
@@ -38,6 +38,8 @@ export const agentConfigs = pgTable(
     unique("agent_configs_identity").on(t.projectId, t.effectiveDefinitionHash, t.sourceFormat, t.sourceHash),
     foreignKey({ columns: [t.orgId, t.projectId], foreignColumns: [projects.orgId, projects.id] }).onDelete("cascade"),
     check("agent_configs_source_format", sql`${t.sourceFormat} IN ('yaml', 'json')`),
+    // The project's configs listed newest first (GET …/agent-configs), a page at a time.
+    index("agent_configs_project_created").on(t.orgId, t.projectId, t.createdAt, t.id),
   ],
 );
 
@@ -51,6 +53,10 @@ export const agentProfiles = pgTable(
     currentConfigId: uuid("current_config_id").notNull(),
     currentGeneration: integer("current_generation").notNull().default(1),
     idempotencyKey: text("idempotency_key"),
+    /** What the profile is for; shown to MCP clients as its tool's description (docs/mcp.md). */
+    description: text("description").notNull().default(""),
+    /** Offered as a tool by the project's MCP endpoint (docs/mcp.md, "svc as an MCP server"). */
+    mcpTool: boolean("mcp_tool").notNull().default(false),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -99,6 +105,12 @@ export const agents = pgTable(
     /** Provenance only: deleting the profile keeps the agent running on its own config. */
     agentProfileId: uuid("agent_profile_id"),
     idempotencyKey: text("idempotency_key"),
+    /** The coordinator that launched this agent with `delegate` (docs/delegation.md); null for a top-level agent. */
+    parentAgentId: uuid("parent_agent_id"),
+    /** The top-level agent of its delegation tree; null for a top-level agent. */
+    rootAgentId: uuid("root_agent_id"),
+    /** 0 for a top-level agent, its parent's plus one for a child (at most runtime/tools/delegation.ts MAX_DEPTH). */
+    delegationDepth: integer("delegation_depth").notNull().default(0),
     nextEventSequence: bigint("next_event_sequence", { mode: "number" }).notNull().default(1),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
@@ -110,6 +122,8 @@ export const agents = pgTable(
     foreignKey({ columns: [t.orgId, t.projectId], foreignColumns: [projects.orgId, projects.id] }).onDelete("cascade"),
     foreignKey({ columns: [t.orgId, t.currentConfigId], foreignColumns: [agentConfigs.orgId, agentConfigs.id] }),
     foreignKey({ columns: [t.agentProfileId], foreignColumns: [agentProfiles.id] }).onDelete("set null"),
+    foreignKey({ name: "agents_parent_agent_fk", columns: [t.orgId, t.parentAgentId], foreignColumns: [t.orgId, t.id] }).onDelete("cascade"),
+    index("agents_parent_created_idx").on(t.parentAgentId, t.createdAt, t.id).where(sql`${t.parentAgentId} IS NOT NULL`),
     check("agents_state", sql`(${t.state} = 'active' AND ${t.archivedAt} IS NULL) OR (${t.state} = 'archived' AND ${t.archivedAt} IS NOT NULL)`),
     check("agents_next_event_sequence", sql`${t.nextEventSequence} >= 1`),
     index("agents_project_active_created_idx").on(t.projectId, t.createdAt, t.id).where(sql`${t.state} = 'active'`),
@@ -163,6 +177,11 @@ export const agentInputs = pgTable(
     deliveryMode: text("delivery_mode").notNull(),
     inputRank: bigint("input_rank", { mode: "number" }).notNull().default(0),
     actorId: uuid("actor_id"),
+    /**
+     * The organization API key that sent a content input naming no actor (docs/usage-and-budgets.md: usage
+     * belongs to the actor, else to the key). A plain id: the input outlives a revoked or deleted key.
+     */
+    apiKeyId: uuid("api_key_id"),
     controlType: text("control_type"),
     interactionId: uuid("interaction_id"),
     agentConfigId: uuid("agent_config_id"),

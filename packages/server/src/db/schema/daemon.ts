@@ -84,6 +84,24 @@ export interface TransferSpec {
   source?: string;
   destination?: string;
   artifact_id?: string;
+  /** A memory file instead of an artifact (issue 31): the store, the file's path in it, and for a download the version read. */
+  memory?: TransferMemory;
+}
+
+/**
+ * The memory side of a transfer. Upload: where the file goes, the `expected_digest` the model gave, and once
+ * the daemon has posted it, the `digest` and `version` it became. Download: the file's version when the call
+ * was dispatched (the bytes sent are that version's), with its digest and size.
+ */
+export interface TransferMemory {
+  store_id: string;
+  store_name: string;
+  path: string;
+  expected_digest?: string;
+  memory_id?: string;
+  version?: number;
+  digest?: string;
+  size_bytes?: number;
 }
 
 /**

@@ -17,3 +17,6 @@ export * from "./integration-receipts.js";
 export * from "./discord-gateway.js";
 export * from "./usage.js";
 export * from "./memory.js";
+export * from "./delegation.js";
+export * from "./webhooks.js";
+export * from "./budgets.js";

@@ -95,6 +95,8 @@ export const machines = pgTable(
      */
     leaseExpiresAt: optionalTime("lease_expires_at"),
     leaseTokenId: uuid("lease_token_id"),
+    /** The expired lease `machine.offline` was sent for (modules/machines/offline-webhooks.ts), so it is sent once per lapse. */
+    offlineAnnouncedLease: optionalTime("offline_announced_lease"),
     asleepSince: optionalTime("asleep_since"),
     lastObservedAt: optionalTime("last_observed_at"),
     nextReconcileAfter: optionalTime("next_reconcile_after"),

@@ -43,6 +43,11 @@ export const agentEvents = pgTable(
     modelOutputId: uuid("model_output_id"),
     toolCallId: uuid("tool_call_id"),
     contextCheckpointId: uuid("context_checkpoint_id"),
+    /**
+     * The event's own payload for kinds that point at no other row: a `budget_exceeded` event's
+     * `{budget_id, spent_micro_usd, limit_micro_usd, spent_tokens, limit_tokens, period_end}` (ids encoded).
+     */
+    payload: jsonb("payload"),
     idempotencyKey: text("idempotency_key"),
     createdAt: createdAt(),
   },
@@ -55,10 +60,13 @@ export const agentEvents = pgTable(
       sql`(${t.eventKind} = 'agent_input' AND ${t.agentInputId} IS NOT NULL AND num_nonnulls(${t.modelOutputId}, ${t.toolCallId}, ${t.contextCheckpointId}) = 0)
         OR (${t.eventKind} = 'model_output' AND ${t.modelOutputId} IS NOT NULL AND num_nonnulls(${t.agentInputId}, ${t.toolCallId}, ${t.contextCheckpointId}) = 0)
         OR (${t.eventKind} = 'tool_result' AND ${t.toolCallId} IS NOT NULL AND num_nonnulls(${t.agentInputId}, ${t.modelOutputId}, ${t.contextCheckpointId}) = 0)
-        OR (${t.eventKind} = 'context_checkpoint' AND ${t.contextCheckpointId} IS NOT NULL AND num_nonnulls(${t.agentInputId}, ${t.modelOutputId}, ${t.toolCallId}) = 0)`,
+        OR (${t.eventKind} = 'context_checkpoint' AND ${t.contextCheckpointId} IS NOT NULL AND num_nonnulls(${t.agentInputId}, ${t.modelOutputId}, ${t.toolCallId}) = 0)
+        OR (${t.eventKind} = 'budget_exceeded' AND ${t.payload} IS NOT NULL AND num_nonnulls(${t.agentInputId}, ${t.modelOutputId}, ${t.toolCallId}, ${t.contextCheckpointId}) = 0)`,
     ),
     check("agent_events_opening", sql`NOT ${t.isOpeningEvent} OR ${t.eventKind} = 'agent_input'`),
     index("agent_events_turn_idx").on(t.turnId, t.sequence),
+    // The claim's look-up of an agent's latest budget stop (runtime/store/budgets.ts); a handful of rows.
+    index("agent_events_budget_idx").on(t.agentId, t.sequence).where(sql`${t.eventKind} = 'budget_exceeded'`),
   ],
 );
 

@@ -1,4 +1,4 @@
-import { MAX_TOOLS, type AgentDefinition, type InteractionHandlerDefinition, type MachineSourceDefinition, type McpServerDefinition, type ModelBinding, type PermissionMode, type SkillDefinition, type ToolDefinition } from "../../runtime/definition.js";
+import { MAX_TOOLS, type AgentDefinition, type DelegateDefinition, type MemoryAttachmentDefinition, type InteractionHandlerDefinition, type MachineSourceDefinition, type McpServerDefinition, type ModelBinding, type PermissionMode, type SkillDefinition, type ToolDefinition } from "../../runtime/definition.js";
 import { builtInTool } from "../../runtime/tools/catalog.js";
 import { RETRIEVAL_TOOLS } from "../../runtime/tools/catalog-files.js";
 import { PROCESS_TOOL_NAMES } from "../../runtime/tools/catalog-processes.js";
@@ -7,6 +7,8 @@ import type { ToolChoice } from "./document.js";
 import { withMachineFloor } from "./machine-tools-section.js";
 import type { McpServerChoice } from "./mcp-section.js";
 import type { ModelFacts } from "./model-rules.js";
+import { withDelegateRoster } from "./delegates-section.js";
+import { DELEGATION_TOOL_NAMES } from "../../runtime/tools/catalog-delegation.js";
 
 /** Bumped whenever the same source would compile to a different definition. */
 export const COMPILER_VERSION = "svc-2";
@@ -31,11 +33,16 @@ export function buildDefinition(input: {
   /** The enabled `int__…` entries, resolved against the project's integrations (integration-tools-section.ts). */
   integrationTools?: readonly ToolDefinition[];
   interactionHandlers?: readonly InteractionHandlerDefinition[];
+  delegates?: readonly DelegateDefinition[];
+  /** The `memory` section's stores (memory-section.ts); undefined when the config has no such section. */
+  memory?: readonly MemoryAttachmentDefinition[];
 }): StoredDefinition {
-  const implied = impliedMachineTools(withImpliedTool(input.tools, "skill", input.skills.length > 0), input.machineSources);
+  const delegates = input.delegates ?? [];
+  const coordinating = [...DELEGATION_TOOL_NAMES].reduce((all, name) => withImpliedTool(all, name, delegates.length > 0), input.tools);
+  const implied = impliedMemoryTools(impliedMachineTools(withImpliedTool(coordinating, "skill", input.skills.length > 0), input.machineSources), input.memory ?? []);
   const tools = withRetrievalTools(implied, input.mcp.length > 0)
     .filter((tool) => tool.type === "custom" || tool.enabled)
-    .flatMap((tool) => (tool.type === "integration" ? [] : [toolDefinition(tool, input.machineToolsPermission)]))
+    .flatMap((tool) => (tool.type === "integration" ? [] : [withDelegateRoster(toolDefinition(tool, input.machineToolsPermission), delegates)]))
     .concat(input.integrationTools ?? [])
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return {
@@ -49,6 +56,8 @@ export function buildDefinition(input: {
     skills: [...input.skills],
     // Only when written, so configs without the section keep their definition hash.
     ...(input.interactionHandlers ? { interactionHandlers: [...input.interactionHandlers] } : {}),
+    ...(input.delegates ? { delegates: [...input.delegates] } : {}),
+    ...(input.memory ? { memory: [...input.memory] } : {}),
     modelFacts: input.facts,
   };
 }
@@ -79,6 +88,22 @@ function impliedMachineTools(tools: readonly ToolChoice[], sources: readonly Mac
     ["inspect_machine", any],
     ["create_machine", pool],
     ["delete_machine", pool],
+  ];
+  return implied.reduce((all, [name, wanted]) => withImpliedTool(all, name, wanted), tools);
+}
+
+/**
+ * Memory stores bring the file tools that reach them: `list_files`, `read_file` and `search_files`, and
+ * `write_file` when one store is attached read_write, unless the config names the tool itself.
+ */
+function impliedMemoryTools(tools: readonly ToolChoice[], memory: readonly MemoryAttachmentDefinition[]): readonly ToolChoice[] {
+  const any = memory.length > 0;
+  const writes = memory.some((store) => store.access === "read_write");
+  const implied: Array<[string, boolean]> = [
+    ["list_files", any],
+    ["read_file", any],
+    ["search_files", any],
+    ["write_file", writes],
   ];
   return implied.reduce((all, [name, wanted]) => withImpliedTool(all, name, wanted), tools);
 }

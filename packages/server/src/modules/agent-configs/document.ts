@@ -11,7 +11,9 @@ import { readMachineSourcesSection, type MachineSourceChoice } from "./machines-
 import { checkMachineToolEntries, readMachineToolsSection } from "./machine-tools-section.js";
 import { readIntegrationTool, type IntegrationToolChoice } from "./integration-tools-section.js";
 import { INTEGRATION_TOOL_PREFIX } from "../../runtime/tools/catalog-integrations.js";
+import { readMemorySection, type MemoryChoice } from "./memory-section.js";
 import { readInteractionHandlersSection, type InteractionHandlerChoice } from "./interaction-handlers-section.js";
+import { readDelegatesSection, type DelegateChoice } from "./delegates-section.js";
 import { count, describe, has, isObject, MAX_NAME, readPermission, required, text, unknownKeys, type Obj, type Path } from "./fields.js";
 
 /**
@@ -47,9 +49,13 @@ export interface ConfigDocument {
   machineToolsPermission?: PermissionMode;
   /** Present when the config has an `interaction_handlers` section. */
   interactionHandlers?: InteractionHandlerChoice[];
+  /** Present when the config has a `delegates` section (delegates-section.ts). */
+  delegates?: DelegateChoice[];
+  /** Present when the config has a `memory` section (memory-section.ts). */
+  memory?: MemoryChoice[];
 }
 
-const ROOT_KEYS = ["version", "instruction", "model", "tools", "mcp", "machine_sources", "machine_tools", "skills", "interaction_handlers"];
+const ROOT_KEYS = ["version", "instruction", "model", "tools", "mcp", "machine_sources", "machine_tools", "skills", "interaction_handlers", "delegates", "memory"];
 const MODEL_KEYS = ["provider_config", "name", "context_window_tokens", "default_max_output_tokens", "cache_retention", "reasoning"];
 const BUILT_IN_KEYS = ["permission", "enabled"];
 const CUSTOM_KEYS = ["type", "description", "input_schema", "permission"];
@@ -84,6 +90,8 @@ export function readConfigDocument(value: unknown, issues: ConfigIssues): Config
   }
   if (has(value, "skills")) doc.skills = readSkillsSection(issues, value["skills"]);
   if (has(value, "interaction_handlers")) doc.interactionHandlers = readInteractionHandlersSection(issues, value["interaction_handlers"]);
+  if (has(value, "delegates")) doc.delegates = readDelegatesSection(issues, value["delegates"]);
+  if (has(value, "memory")) doc.memory = readMemorySection(issues, value["memory"]);
   return doc;
 }
 

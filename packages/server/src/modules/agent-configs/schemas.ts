@@ -1,7 +1,8 @@
 import { Type, type Static } from "typebox";
-import { Id, ResourceName, Timestamp } from "../../platform/http/schemas.js";
+import { Id, Issue, ResourceName, Timestamp } from "../../platform/http/schemas.js";
 import { idPattern } from "../../platform/ids.js";
 import { component } from "../../platform/http/components.js";
+import { Cursor, Limit } from "../../platform/http/lists.js";
 
 export const TAG = "Agent configs and profiles";
 
@@ -74,4 +75,28 @@ export const AgentConfig = component("AgentConfig", Type.Object(
   { ...strict, description: "An immutable, compiled agent config." },
 ));
 
+/** Configs have no name: they are listed by when they were made. */
+export const ListAgentConfigsQuery = Type.Object(
+  {
+    sort: Type.Optional(Type.Enum(["-created_at", "created_at"], { default: "-created_at" })),
+    limit: Type.Optional(Limit),
+    cursor: Type.Optional(Cursor),
+  },
+  { additionalProperties: false },
+);
+
 export const AgentConfigParams = Type.Object({ orgID: Id("org"), projectID: Id("project"), agentConfigID: Id("agentConfig") });
+
+/** What checking a source without saving it found (`POST …/agent-configs/validate`). */
+export const AgentConfigValidation = component("AgentConfigValidation", Type.Object(
+  {
+    issues: Type.Array(Issue, {
+      description: "Every problem a create would report for this source, each with a JSON Pointer and, when locatable, its line and column; empty when it compiles.",
+    }),
+  },
+  { ...strict, description: "The result of checking a config source without saving it." },
+));
+
+export const AgentConfigJsonSchema = component("AgentConfigJsonSchema", Type.Record(Type.String(), Type.Unknown(), {
+  description: "A JSON Schema (2020-12) of the config document, for editors (completion and hover). The compiler's checks are the judge.",
+}));

@@ -1,6 +1,7 @@
 import type { Database, Tx } from "../../platform/db/index.js";
-import { notFound } from "../../platform/errors.js";
+import { AppError, notFound, type Issue } from "../../platform/errors.js";
 import type { Principal } from "../../platform/http/auth.js";
+import type { PageRequest } from "../../platform/http/lists.js";
 import { newUuid } from "../../platform/ids.js";
 import { findProjectModel } from "../models/project-models.js";
 import { requireProject } from "../orgs/access.js";
@@ -14,9 +15,11 @@ import { bindModel } from "./model-rules.js";
 import { findProjectSecret } from "../secrets/store.js";
 import { readSource } from "./read-source.js";
 import { resolveSkills } from "./skills-section.js";
+import { resolveDelegates } from "./delegates-section.js";
 import { resolveIntegrationTools } from "./integration-tools-section.js";
 import type { KindCatalog } from "../integrations/capability-schemas.js";
 import { resolveMachineSources } from "./machines-section.js";
+import { resolveMemoryStores } from "./memory-section.js";
 import type { SourceFormat } from "./source.js";
 import * as store from "./store.js";
 
@@ -40,6 +43,38 @@ export function createAgentConfigService(deps: { db: Database; catalog: KindCata
       return db.tx(async (tx) => {
         await requireProject(tx, principal, orgId, projectId, "agent.operate");
         return compileConfig(tx, catalog, orgId, projectId, input);
+      });
+    },
+
+    /**
+     * The same checks as createConfig, without saving: the issues found (none when the source compiles). An
+     * invalid source is an answer here, not an error; only access is refused as one.
+     */
+    async validateConfig(principal: Principal, orgId: string, projectId: string, input: ConfigSource): Promise<Issue[]> {
+      return db.tx(async (tx) => {
+        await requireProject(tx, principal, orgId, projectId, "agent.operate");
+        try {
+          await checkConfig(tx, catalog, orgId, projectId, input);
+          return [];
+        } catch (err) {
+          if (err instanceof AppError && err.code === "validation_failed" && err.details.issues) return err.details.issues;
+          throw err;
+        }
+      });
+    },
+
+    /** Whether the caller may read the project's configs (agent.read); throws when not. */
+    async checkReadable(principal: Principal, orgId: string, projectId: string): Promise<void> {
+      await db.tx(async (tx) => {
+        await requireProject(tx, principal, orgId, projectId, "agent.read");
+      });
+    },
+
+    /** One page of the project's configs (agent.read), newest first by default. */
+    async listConfigs(principal: Principal, orgId: string, projectId: string, page: PageRequest): Promise<store.AgentConfigRow[]> {
+      return db.tx(async (tx) => {
+        await requireProject(tx, principal, orgId, projectId, "agent.read");
+        return store.listConfigs(tx, orgId, projectId, page);
       });
     },
 
@@ -69,6 +104,35 @@ export async function compileConfig(
   input: ConfigSource,
 ): Promise<{ row: store.AgentConfigRow; created: boolean }> {
   const { source, sourceFormat } = input;
+  const { definition, sourceHash } = await checkConfig(tx, catalog, orgId, projectId, input);
+  const identity = { projectId, effectiveDefinitionHash: sha256Tagged(canonicalJson(definition)), sourceFormat, sourceHash };
+  const existing = await findByIdentity(tx, identity);
+  if (existing) return { row: existing, created: false };
+  const inserted = await store.insertConfig(tx, {
+    id: newUuid(),
+    orgId,
+    ...identity,
+    source,
+    compilerVersion: COMPILER_VERSION,
+    compiledDefinition: definition,
+    instructionHash: sha256Tagged(definition.instruction),
+    configuredModelId: definition.model.configuredModelId,
+    configuredModelRevisionId: definition.model.configuredModelRevisionId,
+  });
+  if (inserted) {
+    remember(tx, identity, inserted);
+    return { row: inserted, created: true };
+  }
+  // A concurrent request committed the same config between the lookup and the insert: it is this one.
+  return { row: (await store.findConfigByIdentity(tx, identity))!, created: false };
+}
+
+/**
+ * Every check of a compile (the document, then what it names in the project), inside the caller's
+ * transaction; writes nothing. Throws validation_failed listing every issue; else the definition.
+ */
+async function checkConfig(tx: Tx, catalog: KindCatalog, orgId: string, projectId: string, input: ConfigSource) {
+  const { source, sourceFormat } = input;
   const issues = new ConfigIssues();
   const { sourceHash, parsed, doc } = readSource(source, sourceFormat, issues);
   const bound = doc.model && bindModel(doc.model, await findProjectModel(tx, orgId, projectId, doc.model.providerConfig, doc.model.name), issues);
@@ -91,6 +155,14 @@ export async function compileConfig(
   const integrationChoices = doc.tools.filter((tool) => tool.type === "integration");
   const integrationTools = await resolveIntegrationTools(tx, catalog, projectId, integrationChoices, issues);
   const interactionHandlers = doc.interactionHandlers && (await resolveInteractionHandlers(tx, catalog, orgId, projectId, doc.interactionHandlers, issues));
+  const delegates = doc.delegates && (await resolveDelegates(tx, projectId, doc.delegates, issues));
+  if (bound && delegates && delegates.length > 0 && !bound.facts.supportsTools) {
+    issues.add(["delegates"], `model "${bound.binding.name}" does not support tools in this project, and delegates are used with tools`);
+  }
+  const memory = doc.memory && (await resolveMemoryStores(tx, orgId, projectId, doc.memory, issues));
+  if (bound && memory && memory.length > 0 && !bound.facts.supportsTools) {
+    issues.add(["memory"], `model "${bound.binding.name}" does not support tools in this project, and memory is used with the file tools`);
+  }
   issues.throwIfAny(source, parsed);
   // With no issues, the instruction and the model were valid and the model was bound.
   const definition = buildDefinition({
@@ -104,28 +176,10 @@ export async function compileConfig(
     machineToolsPermission: doc.machineToolsPermission,
     integrationTools,
     interactionHandlers,
+    delegates,
+    memory,
   });
-
-  const identity = { projectId, effectiveDefinitionHash: sha256Tagged(canonicalJson(definition)), sourceFormat, sourceHash };
-  const existing = await findByIdentity(tx, identity);
-  if (existing) return { row: existing, created: false };
-  const inserted = await store.insertConfig(tx, {
-    id: newUuid(),
-    orgId,
-    ...identity,
-    source,
-    compilerVersion: COMPILER_VERSION,
-    compiledDefinition: definition,
-    instructionHash: sha256Tagged(definition.instruction),
-    configuredModelId: definition.model.configuredModelId,
-    configuredModelRevisionId: definition.model.configuredModelRevisionId,
-  });
-  if (inserted) {
-    remember(tx, identity, inserted);
-    return { row: inserted, created: true };
-  }
-  // A concurrent request committed the same config between the lookup and the insert: it is this one.
-  return { row: (await store.findConfigByIdentity(tx, identity))!, created: false };
+  return { definition, sourceHash };
 }
 
 /** A bearer token must be a generic secret the project owns or was granted, as for every project secret use. */

@@ -2,6 +2,7 @@ import { and, eq, inArray } from "drizzle-orm";
 import type { PgInsertValue } from "drizzle-orm/pg-core";
 import { agentConfigs } from "../../db/schema/index.js";
 import type { AppDb, Tx } from "../../platform/db/index.js";
+import { allOf, keyset, type PageRequest } from "../../platform/http/lists.js";
 
 type Db = AppDb | Tx;
 export type AgentConfigRow = typeof agentConfigs.$inferSelect;
@@ -55,4 +56,15 @@ export async function insertConfig(tx: Db, row: PgInsertValue<typeof agentConfig
     .onConflictDoNothing({ target: [t.projectId, t.effectiveDefinitionHash, t.sourceFormat, t.sourceHash] })
     .returning();
   return inserted;
+}
+
+/** One page of the project's configs in keyset order by creation (`limit + 1` rows). */
+export async function listConfigs(tx: Db, orgId: string, projectId: string, page: PageRequest): Promise<AgentConfigRow[]> {
+  const ks = keyset(page.sort, { created_at: t.createdAt, id: t.id }, page.cursor);
+  return tx
+    .select()
+    .from(t)
+    .where(allOf(eq(t.orgId, orgId), eq(t.projectId, projectId), ks.where))
+    .orderBy(...ks.orderBy)
+    .limit(page.limit + 1);
 }

@@ -41,7 +41,8 @@ export function agentProfileRoutes(app: HttpApp, deps: { agentProfiles: AgentPro
         operationId: "createAgentProfile",
         summary: "Create an agent profile",
         description:
-          "Creates a profile at generation 1 pointing at a config of the project (project.manage). With an Idempotency-Key, " +
+          "Creates a profile at generation 1 pointing at a config of the project (project.manage), with an optional description " +
+          "and `mcp_tool` (offer it as a tool of the project's MCP endpoint). With an Idempotency-Key, " +
           "repeating the request answers 200 with the same profile; reusing the key for another request is a 409.",
         params: ProjectParams,
         headers: IdempotencyKeyHeader,
@@ -53,6 +54,8 @@ export function agentProfileRoutes(app: HttpApp, deps: { agentProfiles: AgentPro
       const result = await agentProfiles.createProfile(request.principal!, ...projectPath(request.params), {
         name: request.body.name,
         configId: pathId("agentConfig", request.body.config),
+        description: request.body.description,
+        mcpTool: request.body.mcp_tool,
         idempotencyKey: request.headers["idempotency-key"],
       });
       return reply.status(result.created ? 201 : 200).send(agentProfileView(result));
@@ -80,15 +83,23 @@ export function agentProfileRoutes(app: HttpApp, deps: { agentProfiles: AgentPro
       schema: {
         tags: [TAG],
         operationId: "renameAgentProfile",
-        summary: "Rename an agent profile",
-        description: "Renames the profile (project.manage); names are unique in the project (409).",
+        summary: "Update an agent profile",
+        description:
+          "Renames the profile, changes its description or switches its MCP tool on or off (project.manage); only the members " +
+          "given change. Names are unique in the project (409).",
         params: s.AgentProfileParams,
         body: s.RenameAgentProfileRequest,
         response: { 200: s.AgentProfile, ...errorResponses(409) },
       },
     },
     async (request) =>
-      agentProfileView(await agentProfiles.renameProfile(request.principal!, ...profilePath(request.params), request.body.name)),
+      agentProfileView(
+        await agentProfiles.updateProfile(request.principal!, ...profilePath(request.params), {
+          name: request.body.name,
+          description: request.body.description,
+          mcpTool: request.body.mcp_tool,
+        }),
+      ),
   );
 
   app.delete(

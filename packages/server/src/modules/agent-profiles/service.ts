@@ -29,7 +29,7 @@ export function createAgentProfileService(deps: { db: Database }) {
       principal: Principal,
       orgId: string,
       projectId: string,
-      input: { name: string; configId: string; idempotencyKey?: string },
+      input: { name: string; configId: string; description?: string; mcpTool?: boolean; idempotencyKey?: string },
     ): Promise<ProfileWithConfig & { created: boolean }> {
       return db.tx(async (tx) => {
         await requireProject(tx, principal, orgId, projectId, "project.manage");
@@ -46,6 +46,8 @@ export function createAgentProfileService(deps: { db: Database }) {
           currentConfigId: config.id,
           currentGeneration: 1,
           idempotencyKey: input.idempotencyKey,
+          description: input.description ?? "",
+          mcpTool: input.mcpTool ?? false,
         });
         if (!profile) {
           // The name is taken, or a concurrent request with the same key committed first: answer as its replay.
@@ -77,17 +79,37 @@ export function createAgentProfileService(deps: { db: Database }) {
       });
     },
 
-    async renameProfile(principal: Principal, orgId: string, projectId: string, profileId: string, name: string): Promise<ProfileWithConfig> {
+    /** Changes the members given (name, description, mcp_tool); a change to nothing answers the profile as it is. */
+    async updateProfile(
+      principal: Principal,
+      orgId: string,
+      projectId: string,
+      profileId: string,
+      changes: store.ProfileFields,
+    ): Promise<ProfileWithConfig> {
       return withNameConflict(() =>
         db.tx(async (tx) => {
           await requireProject(tx, principal, orgId, projectId, "project.manage");
           const profile = await store.findProfile(tx, orgId, projectId, profileId, "update");
           if (!profile) throw notFound("agent profile");
-          if (profile.name === name) return withConfig(tx, profile);
-          if (await store.findProfileByName(tx, projectId, name)) throw nameTaken(name);
-          return withConfig(tx, await store.updateProfile(tx, orgId, profileId, { name }));
+          const changed: store.ProfileFields = {};
+          if (changes.name !== undefined && changes.name !== profile.name) changed.name = changes.name;
+          if (changes.description !== undefined && changes.description !== profile.description) changed.description = changes.description;
+          if (changes.mcpTool !== undefined && changes.mcpTool !== profile.mcpTool) changed.mcpTool = changes.mcpTool;
+          if (Object.keys(changed).length === 0) return withConfig(tx, profile);
+          if (changed.name !== undefined && (await store.findProfileByName(tx, projectId, changed.name))) throw nameTaken(changed.name);
+          return withConfig(tx, await store.updateProfile(tx, orgId, profileId, changed));
         }),
       );
+    },
+
+    /**
+     * The profiles the project's MCP endpoint offers as tools (`mcp_tool`), by name, at most `limit`
+     * (agent.read; the caller's own access, so another org's token is a 404).
+     */
+    async listMcpToolProfiles(principal: Principal, orgId: string, projectId: string, limit: number): Promise<store.ProfileRow[]> {
+      await requireProject(db.read, principal, orgId, projectId, "agent.read");
+      return store.listMcpToolProfiles(db.read, orgId, projectId, limit);
     },
 
     /** Agents launched from the profile keep running on their own configs; they only lose the reference. */
@@ -179,4 +201,9 @@ async function withNameConflict<T>(work: () => Promise<T>): Promise<T> {
     if (isUniqueViolation(err, "agent_profiles_project_name")) throw conflict("an agent profile with this name already exists in this project");
     throw err;
   }
+}
+
+/** A profile of the project by name, for a config's `delegates` (agent-configs/delegates-section.ts). */
+export async function findProfileNamed(tx: Tx, projectId: string, name: string): Promise<store.ProfileRow | undefined> {
+  return store.findProfileByName(tx, projectId, name);
 }

@@ -65,11 +65,18 @@ export async function firstConfigId(tx: Db, profileId: string): Promise<string |
   return row?.configId;
 }
 
+/** The members of a profile its PATCH changes. */
+export interface ProfileFields {
+  name?: string;
+  description?: string;
+  mcpTool?: boolean;
+}
+
 export async function updateProfile(
   tx: Db,
   orgId: string,
   profileId: string,
-  changes: { name: string } | { currentConfigId: string; currentGeneration: number },
+  changes: ProfileFields | { currentConfigId: string; currentGeneration: number },
 ): Promise<ProfileRow> {
   const [row] = await tx
     .update(p)
@@ -77,6 +84,16 @@ export async function updateProfile(
     .where(and(eq(p.orgId, orgId), eq(p.id, profileId)))
     .returning();
   return row!;
+}
+
+/** The project's profiles offered as MCP tools, by name (code point order), at most `limit`. */
+export async function listMcpToolProfiles(db: Db, orgId: string, projectId: string, limit: number): Promise<ProfileRow[]> {
+  return db
+    .select()
+    .from(p)
+    .where(and(eq(p.orgId, orgId), eq(p.projectId, projectId), eq(p.mcpTool, true)))
+    .orderBy(sql`${p.name} COLLATE "C"`, p.id)
+    .limit(limit);
 }
 
 /** Deletes the profile and, by cascade, its versions; agents launched from it keep running. False when absent. */
@@ -108,4 +125,16 @@ export async function listRecent(tx: Db, orgId: string, projectIds: SQL, limit: 
     .where(and(eq(p.orgId, orgId), sql`${p.projectId} IN (${projectIds})`))
     .orderBy(desc(p.updatedAt), desc(p.id))
     .limit(limit);
+}
+
+/** Up to `limit` names of the project's profiles whose current config attaches the memory store. */
+export async function profilesAttachingMemoryStore(tx: Db, orgId: string, projectId: string, storeId: string, limit: number): Promise<string[]> {
+  const rows = await tx
+    .select({ name: p.name })
+    .from(p)
+    .innerJoin(agentConfigs, and(eq(agentConfigs.orgId, p.orgId), eq(agentConfigs.id, p.currentConfigId)))
+    .where(and(eq(p.orgId, orgId), eq(p.projectId, projectId), sql`${agentConfigs.compiledDefinition} -> 'memory' @> ${JSON.stringify([{ storeId }])}::jsonb`))
+    .orderBy(p.name)
+    .limit(limit);
+  return rows.map((row) => row.name);
 }

@@ -19,6 +19,8 @@ export function agentProfileView({ profile, config }: ProfileWithConfig) {
     current_config_id: encodeId("agentConfig", profile.currentConfigId),
     current_generation: profile.currentGeneration,
     current_config: agentConfigView(config),
+    description: profile.description,
+    mcp_tool: profile.mcpTool,
     created_at: iso(profile.createdAt),
     updated_at: iso(profile.updatedAt),
   };

@@ -15,6 +15,7 @@ import { AgentEvent, loadEventsBySequence } from "../timeline/views.js";
 import * as s from "./schemas.js";
 import type { AgentsService } from "./service.js";
 import { agentView } from "./views.js";
+import type { ActivityStatus } from "./activity.js";
 
 const strict = { additionalProperties: false } as const;
 
@@ -85,7 +86,10 @@ export function agentRoutes(app: HttpApp, deps: { agents: AgentsService; db: App
         tags: [s.TAG],
         operationId: "listAgents",
         summary: "List agents",
-        description: "Active agents of the project (agent.read); archived agents leave the list. Newest first by default.",
+        description:
+          "Active agents of the project (agent.read); archived agents leave the list unless `state=archived`. Each carries its " +
+          "`activity` (what it is doing now), which the `activity` filter matches. Newest first by default. " +
+          "`parent_agent_id` lists the delegates a coordinator launched (docs/delegation.md).",
         params: s.ProjectParams,
         querystring: s.ListAgentsQuery,
         response: { 200: Page(s.Agent), ...errorResponses() },
@@ -94,7 +98,11 @@ export function agentRoutes(app: HttpApp, deps: { agents: AgentsService; db: App
     async (request) => {
       const page = pageOf(request.query);
       const profileId = request.query.agent_profile_id === undefined ? undefined : pathId("agentProfile", request.query.agent_profile_id);
-      const rows = await agents.list(request.principal!, ...projectPath(request.params), { name: request.query.name, profileId, page });
+      const parentAgentId = request.query.parent_agent_id === undefined ? undefined : pathId("agent", request.query.parent_agent_id);
+      const activity = request.query.activity === undefined ? undefined : [...new Set(request.query.activity.split(","))] as ActivityStatus[];
+      // Archived agents have no other activity: asking only for them lists the archived ones.
+      const state = request.query.state ?? (activity?.every((a) => a === "archived") ? "archived" : "active");
+      const rows = await agents.list(request.principal!, ...projectPath(request.params), { name: request.query.name, profileId, parentAgentId, state, ...(activity ? { activity } : {}), page });
       return toPage(rows, page.limit, page.sort, (r) => ({ value: sortValue(page.sort, r.agent), id: r.agent.id }), agentView);
     },
   );

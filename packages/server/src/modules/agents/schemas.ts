@@ -4,6 +4,7 @@ import { namedPageQuery, ResourceSort } from "../../platform/http/lists.js";
 import { ExternalActorParams } from "../actors/schemas.js";
 import { LaunchSubscription } from "../integrations/schemas.js";
 import { component } from "../../platform/http/components.js";
+import { ACTIVITY_STATUSES, AgentActivity } from "./activity.js";
 
 const strict = { additionalProperties: false } as const;
 export const TAG = "Agents";
@@ -23,10 +24,13 @@ export const Agent = component("Agent", Type.Object(
     state: Type.Enum(["active", "archived"]),
     name: AgentName,
     current_config_id: Id("agentConfig"),
+    parent_agent_id: Type.Union([Id("agent"), Type.Null()], { description: "The coordinator that launched this agent with `delegate`; null for a top-level agent." }),
+    root_agent_id: Type.Union([Id("agent"), Type.Null()], { description: "The top-level agent of this agent's delegation tree; null for a top-level agent." }),
     model: Type.Object({ provider_config: Type.String(), name: Type.String() }, strict),
     created_at: Timestamp,
     updated_at: Timestamp,
     archived_at: Type.Optional(Timestamp),
+    activity: AgentActivity,
   },
   strict,
 ));
@@ -62,6 +66,21 @@ export const CreateAgentRequest = component("CreateAgentRequest", Type.Object(
   strict,
 ));
 
-export const ListAgentsQuery = Type.Object({ ...namedPageQuery, sort: Type.Optional(ResourceSort), agent_profile_id: Type.Optional(Id("agentProfile")) }, strict);
+export const ListAgentsQuery = Type.Object(
+  {
+    ...namedPageQuery,
+    sort: Type.Optional(ResourceSort),
+    agent_profile_id: Type.Optional(Id("agentProfile")),
+    parent_agent_id: Type.Optional(Id("agent")),
+    state: Type.Optional(Type.Enum(["active", "archived"], { description: "Active agents (the default) or archived ones." })),
+    activity: Type.Optional(
+      Type.String({
+        pattern: `^(${ACTIVITY_STATUSES.join("|")})(,(${ACTIVITY_STATUSES.join("|")}))*$`,
+        description: "Only agents whose activity status is one of these, comma-separated (running, retrying, waiting, idle, failed, cancelled, archived). `archived` alone lists archived agents.",
+      }),
+    ),
+  },
+  strict,
+);
 
 export const CancelAgentRequest = component("CancelAgentRequest", Type.Object({ actor: Type.Optional(ExternalActorParams) }, strict));

@@ -10,12 +10,12 @@ import { dropMcpConnectionsOutsideSql } from "../../runtime/mcp/connections.js";
 import { turnIsSettled } from "../../runtime/claim.js";
 import { readTurnProgress, type TurnProgress } from "../../runtime/store/claim.js";
 import type { AgentSignals } from "../../runtime/signals.js";
-import { clearWakeup } from "../../runtime/wakeups.js";
+import { clearWakeup, markWakeup } from "../../runtime/wakeups.js";
 import { resolveInputActor } from "../actors/service.js";
 import { compileConfig, findConfig, type AgentConfigRow, type ConfigSource } from "../agent-configs/service.js";
 import { findProfile } from "../agent-profiles/service.js";
 import type { ArtifactsService, PreparedBlocks } from "../artifacts/service.js";
-import { assertActive, enqueueContentInput } from "../inputs/service.js";
+import { assertActive, enqueueContentInput, sendingKey } from "../inputs/service.js";
 import * as inputs from "../../runtime/store/inputs.js";
 import { requireProject } from "../orgs/access.js";
 import { appendEvent, lockAgent, type AgentRow } from "../../runtime/store/journal.js";
@@ -25,9 +25,11 @@ import { launchIssues } from "../agent-configs/machines-section.js";
 import type { CreateAgentRequest } from "./schemas.js";
 import { stopCurrentWork, type StopResult } from "../../runtime/stop.js";
 import * as store from "./store.js";
+import type { ActivityStatus } from "./activity.js";
 import { attachAtLaunch, endAgentSubscriptions } from "../integrations/subscriptions-service.js";
 import type { KindCatalog } from "../integrations/capability-schemas.js";
 import { decodeId } from "../../platform/ids.js";
+import { MAX_DEPTH } from "../../runtime/tools/catalog-delegation.js";
 
 const CONFIG_SCOPE = "agent_config_change";
 
@@ -63,7 +65,7 @@ export function createAgentsService(deps: AgentsDeps) {
           configId: body.config,
           profileId: body.profile,
           name: body.name,
-          message: message && body.message !== undefined ? { text: body.message, prepared: message, actorId: actor?.id ?? null } : undefined,
+          message: message && body.message !== undefined ? { text: body.message, prepared: message, actorId: actor?.id ?? null, apiKeyId: sendingKey(principal) } : undefined,
           key: key ?? null,
           attach: async (agent) => {
             for (const [index, attachment] of (body.subscriptions ?? []).entries()) {
@@ -145,6 +147,8 @@ export function createAgentsService(deps: AgentsDeps) {
       if (!agent) throw notFound("agent");
       const actor = await resolveInputActor(tx, principal, orgId, projectId, actorParams);
       const result = await stopCurrentWork(tx, signals, agent, actor?.id ?? null);
+      // A coordinator's delegates stop with it (docs/delegation.md), parent before child.
+      await eachDescendant(tx, agent, (child) => stopCurrentWork(tx, signals, child, actor?.id ?? null));
       return { ...result, agent, actorId: actor?.id ?? null };
     });
   }
@@ -157,14 +161,23 @@ export function createAgentsService(deps: AgentsDeps) {
       if (!agent) throw notFound("agent");
       if (agent.state === "archived") return store.withModel(tx, agent);
       const actor = await resolveInputActor(tx, principal, orgId, projectId, undefined);
-      await stopCurrentWork(tx, signals, agent, actor?.id ?? null);
-      await releaseBindings(tx, { agentId: agent.id }, "The agent was archived.");
-      await endAgentSubscriptions(tx, agent.id);
-      await inputs.cancelInputs(tx, (await inputs.waitingInputs(tx, agent.id)).map((i) => i.id));
-      const archived = await store.archive(tx, agent.id);
-      await clearWakeup(tx, agent.id);
+      const archived = await archiveLocked(tx, agent, actor?.id ?? null);
+      // A coordinator's delegates are archived with it (docs/delegation.md), parent before child.
+      await eachDescendant(tx, agent, async (child) => void (await archiveLocked(tx, child, actor?.id ?? null)));
       return store.withModel(tx, archived);
     });
+  }
+
+  async function archiveLocked(tx: Tx, agent: AgentRow, actorId: string | null): Promise<AgentRow> {
+    await stopCurrentWork(tx, signals, agent, actorId);
+    await releaseBindings(tx, { agentId: agent.id }, "The agent was archived.");
+    await endAgentSubscriptions(tx, agent.id);
+    await inputs.cancelInputs(tx, (await inputs.waitingInputs(tx, agent.id)).map((i) => i.id));
+    const archived = await store.archive(tx, agent.id);
+    await clearWakeup(tx, agent.id);
+    // A coordinator waiting on this delegate answers that it was archived (docs/delegation.md).
+    if (agent.parentAgentId) await markWakeup(tx, agent.parentAgentId, "delegate_archived");
+    return archived;
   }
 
   return {
@@ -178,14 +191,33 @@ export function createAgentsService(deps: AgentsDeps) {
       return store.withModel(db.read, agent);
     },
 
-    async list(principal: Principal, orgId: string, projectId: string, query: { name?: string; profileId?: string; page: PageRequest }) {
+    async list(
+      principal: Principal,
+      orgId: string,
+      projectId: string,
+      query: { name?: string; profileId?: string; parentAgentId?: string; state?: "active" | "archived"; activity?: ActivityStatus[]; page: PageRequest },
+    ) {
       await requireProject(db.read, principal, orgId, projectId, "agent.read");
-      return store.listActive(db.read, { orgId, projectId, ...query });
+      return store.listAgents(db.read, { orgId, projectId, ...query });
     },
   };
 }
 
 export type AgentsService = ReturnType<typeof createAgentsService>;
+
+/**
+ * Runs `each` on every active descendant of a locked agent, depth first, locking each child after its
+ * parent (the order delegation's tools keep too). A tree is at most MAX_DEPTH deep.
+ */
+async function eachDescendant(tx: Tx, agent: AgentRow, each: (child: AgentRow) => Promise<unknown>): Promise<void> {
+  if (agent.delegationDepth >= MAX_DEPTH) return;
+  for (const id of await store.activeChildIds(tx, agent.id)) {
+    const child = await lockAgent(tx, id);
+    if (!child || child.state !== "active") continue;
+    await each(child);
+    await eachDescendant(tx, child, each);
+  }
+}
 
 export interface LaunchInput {
   orgId: string;
@@ -195,10 +227,12 @@ export interface LaunchInput {
   profileId?: string;
   name?: string;
   /** The opening message, prepared (`ArtifactsService.prepareContentBlocks`) before the transaction. */
-  message?: { text: string; prepared: PreparedBlocks; actorId: string | null };
+  message?: { text: string; prepared: PreparedBlocks; actorId: string | null; apiKeyId?: string | null };
   key: string | null;
   /** Attaches the launch request's integration subscriptions once the agent exists, inside the launch. */
   attach?: (agent: AgentRow) => Promise<void>;
+  /** The coordinator launching this agent with `delegate` (delegates.ts); absent for a top-level agent. */
+  parent?: AgentRow;
 }
 
 /**
@@ -220,6 +254,9 @@ export async function launchInTx(tx: Tx, deps: Pick<AgentsDeps, "db" | "artifact
     currentConfigId: config.id,
     agentProfileId: profile?.id ?? null,
     idempotencyKey: input.key,
+    ...(input.parent
+      ? { parentAgentId: input.parent.id, rootAgentId: input.parent.rootAgentId ?? input.parent.id, delegationDepth: input.parent.delegationDepth + 1 }
+      : {}),
   });
   // The launch config is event 1, the opening event of turn 1 (reference design-brief.md §3.2).
   await appendConfigChange(tx, agent, config, `launch:${agent.id}`, "launch");
@@ -229,9 +266,9 @@ export async function launchInTx(tx: Tx, deps: Pick<AgentsDeps, "db" | "artifact
   await input.attach?.(agent);
   let opening: inputs.InputRow | undefined;
   if (input.message) {
-    const { text, prepared, actorId } = input.message;
+    const { text, prepared, actorId, apiKeyId } = input.message;
     const digest = jsonDigest({ mode: "queued", actor: null, blocks: [{ type: "text", text }], cancel: false });
-    opening = await enqueueContentInput(tx, deps, agent, { deliveryMode: "queued", actorId, prepared, key: null, digest });
+    opening = await enqueueContentInput(tx, deps, agent, { deliveryMode: "queued", actorId, apiKeyId, prepared, key: null, digest });
   }
   return { agent: await store.withModel(tx, agent), config, input: opening, bindings };
 }
@@ -253,6 +290,7 @@ async function appendConfigChange(tx: Tx, agent: AgentRow, config: AgentConfigRo
     deliveryMode: "immediate",
     inputRank: 0,
     actorId: null,
+    apiKeyId: null,
     controlType: null,
     interactionId: null,
     agentConfigId: config.id,

@@ -1,12 +1,13 @@
 import { and, eq } from "drizzle-orm";
 import type { AckStatus, ActionOffer, ProcessActionEvent, ProcessFinishedEvent, ProcessOffer, ProcessStartedEvent, RegisterDaemonRuntimeRequest, ReportEvent, RuntimeEndCode } from "@svc/protocol";
-import { agents, toolCalls } from "../../db/schema/index.js";
+import { agents, machines, toolCalls } from "../../db/schema/index.js";
 import type { Database, Tx } from "../../platform/db/index.js";
 import { AppError, notFound } from "../../platform/errors.js";
 import type { DaemonPrincipal } from "../../platform/http/auth.js";
 import { decodeId, encodeId, newUuid } from "../../platform/ids.js";
 import { putToSleep } from "../machines/sleep.js";
 import { notifyDaemon } from "../machines/store.js";
+import { announceMachineOffline } from "../machines/offline-webhooks.js";
 import type { OrgCredentials } from "../secrets/org-credentials.js";
 import type { ArtifactsService } from "../artifacts/service.js";
 import { TERMINAL_PROCESS_STATES, settleAction, settleProcess, type ProcessRow } from "../../runtime/store/processes.js";
@@ -89,6 +90,7 @@ export function createDaemonService(deps: { db: Database; credentials: OrgCreden
       if (runtime.state !== "active") return runtime;
       const [ended] = await store.endRuntimes(tx, daemon.machineId, reason);
       await store.unleaseMachine(tx, ended ?? runtime);
+      if (ended) await announceRuntimeEnd(tx, daemon, reason);
       return ended ?? runtime;
     });
   }
@@ -296,3 +298,9 @@ async function projectOf(tx: Tx, agentId: string): Promise<string> {
 }
 
 export type DaemonService = ReturnType<typeof createDaemonService>;
+
+/** The daemon ended its runtime (it is stopping): `machine.offline` to webhooks, in the same transaction. */
+async function announceRuntimeEnd(tx: Tx, daemon: DaemonPrincipal, reason: { code: string; message: string }): Promise<void> {
+  const [machine] = await tx.select({ id: machines.id, orgId: machines.orgId, displayName: machines.displayName }).from(machines).where(eq(machines.id, daemon.machineId));
+  if (machine) await announceMachineOffline(tx, machine, reason.message || reason.code);
+}

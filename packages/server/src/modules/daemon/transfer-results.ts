@@ -1,6 +1,7 @@
 import { eq } from "drizzle-orm";
 import type { ProcessFinishedEvent, TransferOffer } from "@svc/protocol";
 import { processes } from "../../db/schema/index.js";
+import type { TransferMemory } from "../../db/schema/daemon.js";
 import type { AppDb, Tx } from "../../platform/db/index.js";
 import { parseJsonWithin } from "../../platform/http/json-depth.js";
 import { encodeId } from "../../platform/ids.js";
@@ -33,7 +34,13 @@ export async function transferOffer(tx: Tx, process: ProcessRow): Promise<{ comm
     timeout_seconds: timeout,
   };
   const transfer = { kind, tool_call_id: encodeId("toolCall", process.toolCallId), timeout_seconds: timeout, max_bytes: TRANSFER_LIMITS.maxFileBytes };
-  if (kind === "upload") return { ...base, transfer: { ...transfer, source: process.transfer?.source ?? "" } };
+  const memory = process.transfer?.memory;
+  if (kind === "upload") return { ...base, transfer: { ...transfer, source: process.transfer?.source ?? "", ...(memory ? { allow_empty: true } : {}) } };
+  if (memory) {
+    // A memory download: svcd fetches the version read when the call was dispatched from the memory route.
+    const content_path = `/api/v1/daemon/tool-calls/${encodeId("toolCall", process.toolCallId)}/memory/content`;
+    return { ...base, transfer: { ...transfer, destination: process.transfer?.destination ?? "", digest: memory.digest ?? "", size_bytes: memory.size_bytes ?? 0, content_path } };
+  }
   const artifactId = process.transfer?.artifact_id;
   const artifact = artifactId ? await findArtifact(tx, process.agentId, artifactId) : undefined;
   const named = { ...transfer, destination: process.transfer?.destination ?? "" };
@@ -51,11 +58,20 @@ export async function transferFinished(db: Db, process: ProcessRow, event: Proce
     return done("failed", [{ type: "structured_data", value: { ...base, reason } }, { type: "text", text: reason }]);
   }
   if (process.kind === "download") {
-    const value = { ...base, path: artifactPathOf(process.transfer?.artifact_id), destination: printed["destination"], digest: printed["digest"], size_bytes: printed["size_bytes"] };
+    const value = { ...base, path: pathOf(process), destination: printed["destination"], digest: printed["digest"], size_bytes: printed["size_bytes"] };
     return done("succeeded", [{ type: "structured_data", value: storableValue(value) }]);
   }
-  // The upload route recorded the artifact on the process before svcd's transfer printed its line.
+  // The upload route recorded the artifact (or the memory version) on the process before svcd's transfer printed its line.
   const [fresh] = await db.select({ transfer: processes.transfer }).from(processes).where(eq(processes.id, process.id));
+  const memory = fresh?.transfer?.memory;
+  if (memory) {
+    if (!memory.digest) {
+      const reason = "the daemon reported the upload done, but svc wrote no memory file for this call";
+      return done("failed", [{ type: "structured_data", value: { ...base, reason } }, { type: "text", text: reason }]);
+    }
+    const value = { ...base, path: memoryPathOf(memory), digest: memory.digest, version: memory.version, size_bytes: memory.size_bytes, source: printed["source"] };
+    return done("succeeded", [{ type: "structured_data", value: storableValue(value) }]);
+  }
   const artifact = fresh?.transfer?.artifact_id ? await findArtifact(db, process.agentId, fresh.transfer.artifact_id) : undefined;
   if (!artifact) {
     const reason = "the daemon reported the upload done, but svc holds no file for this call";
@@ -84,8 +100,8 @@ export function transferStarted(process: ProcessRow): PreparedBlocks {
     done: false,
     exit_code: null,
     ...(process.kind === "download"
-      ? { path: artifactPathOf(process.transfer?.artifact_id), destination: process.transfer?.destination ?? "" }
-      : { path: "/artifacts", source: process.transfer?.source ?? "" }),
+      ? { path: pathOf(process), destination: process.transfer?.destination ?? "" }
+      : { path: process.transfer?.memory ? memoryPathOf(process.transfer.memory) : "/artifacts", source: process.transfer?.source ?? "" }),
     note: "The transfer is still running. read_process with this process_id waits for its end (its output is the result line); stop_process stops it.",
   };
   return { artifacts: [], blocks: [{ type: "structured_data", value: storableValue(value) }] };
@@ -111,6 +127,9 @@ function parseLine(stdout: string): Record<string, unknown> | undefined {
 }
 
 const artifactPathOf = (artifactId: string | undefined) => (artifactId ? `/artifacts/${encodeId("artifact", artifactId)}` : "");
+const memoryPathOf = (memory: TransferMemory) => `/memory/${memory.store_name}/${memory.path}`;
+/** The svc-side path of a download: its memory file, or its artifact. */
+const pathOf = (process: ProcessRow) => (process.transfer?.memory ? memoryPathOf(process.transfer.memory) : artifactPathOf(process.transfer?.artifact_id));
 
 /** What the daemon printed is machine text (paths): made storable before it enters the timeline. */
 function storableValue(value: Record<string, unknown>): Record<string, unknown> {

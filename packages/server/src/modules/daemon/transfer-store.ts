@@ -3,6 +3,7 @@ import { agents, processes, toolCalls } from "../../db/schema/index.js";
 import { dbNow } from "../../db/schema/columns.js";
 import type { AppDb, Tx } from "../../platform/db/index.js";
 import type { ProcessRow } from "../../runtime/store/processes.js";
+import type { TransferMemory } from "../../db/schema/daemon.js";
 
 /** SQL of the daemon transfer routes (transfer-service.ts). */
 
@@ -32,5 +33,13 @@ export async function setUploadedArtifact(tx: Tx, processId: string, artifactId:
   await tx
     .update(processes)
     .set({ transfer: sql`coalesce(${processes.transfer}, '{}'::jsonb) || jsonb_build_object('artifact_id', ${artifactId}::text)`, updatedAt: dbNow })
+    .where(eq(processes.id, processId));
+}
+
+/** Records what a memory upload wrote (its digest and version) on its process: once per call, and for its report. */
+export async function setUploadedMemory(tx: Tx, processId: string, memory: TransferMemory): Promise<void> {
+  await tx
+    .update(processes)
+    .set({ transfer: sql`coalesce(${processes.transfer}, '{}'::jsonb) || jsonb_build_object('memory', ${JSON.stringify(memory)}::jsonb)`, updatedAt: dbNow })
     .where(eq(processes.id, processId));
 }

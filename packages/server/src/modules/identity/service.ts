@@ -4,7 +4,7 @@ import { AppError, conflict, notFound } from "../../platform/errors.js";
 import type { Database, Tx } from "../../platform/db/index.js";
 import { isForeignKeyViolation, isUniqueViolation } from "../../platform/db/index.js";
 import { newUuid } from "../../platform/ids.js";
-import { DECOY_PASSWORD_HASH, hashPassword, verifyPassword } from "../../platform/crypto/passwords.js";
+import { decoyPasswordHash, hashPassword, verifyPassword } from "../../platform/crypto/passwords.js";
 import { mintToken, randomHex, sha256Hex } from "../../platform/crypto/tokens.js";
 import type { Principal, UserPrincipal } from "../../platform/http/auth.js";
 import type { RateLimiter } from "../../platform/rate-limit.js";
@@ -60,6 +60,7 @@ export function createIdentityService(deps: IdentityDeps) {
   const { db, config, rateLimiter, mailer } = deps;
   const limits = config.rateLimits;
   const signInThrottle = createSignInThrottle(rateLimiter, limits);
+  const decoyHash = decoyPasswordHash(config.passwordHashCost);
   // Token hash → principal for a few seconds: most API calls come in bursts from one token. Unknown
   // tokens are not cached, so guessing cannot fill it and a new token works at once.
   const patPrincipals = new TtlCache<string, Extract<Principal, { via: "pat" }>>(config.authCacheTtlMs, BEARER_CACHE_ENTRIES);
@@ -106,7 +107,7 @@ export function createIdentityService(deps: IdentityDeps) {
     /** Signs a new user up; without a mail transport the user is verified and signed in at once. */
     async signup(input: { email: string; password: string; displayName: string }, client: string) {
       await rateLimiter.hit(`signup:${client}`, limits.authPerWindow, limits.windowSeconds);
-      const passwordHash = await hashPassword(input.password);
+      const passwordHash = await hashPassword(input.password, config.passwordHashCost);
       const verificationRequired = mailer !== null;
       try {
         let deliver: (() => Promise<void>) | undefined;
@@ -141,7 +142,7 @@ export function createIdentityService(deps: IdentityDeps) {
       const email = normalizeEmail(input.email);
       const passwordWasRight = await signInThrottle.attempt(email, client);
       const user = await store.findUserByEmail(db.read, email);
-      const ok = await verifyPassword(input.password, user?.passwordHash ?? DECOY_PASSWORD_HASH);
+      const ok = await verifyPassword(input.password, user?.passwordHash ?? decoyHash);
       if (!user || !ok) throw new AppError("unauthorized", "email or password is incorrect");
       await passwordWasRight();
       if (!user.emailVerifiedAt) {

@@ -26,6 +26,8 @@ export interface InputsDeps {
 export interface ContentInput {
   deliveryMode: store.DeliveryMode;
   actorId: string | null;
+  /** The organization API key that sent an input naming no actor: its usage is counted under the key. */
+  apiKeyId?: string | null;
   prepared: PreparedBlocks;
   key: string | null;
   digest: string;
@@ -45,6 +47,7 @@ export async function enqueueContentInput(tx: Tx, deps: InputsDeps, agent: Agent
     inputKind: "content" as const,
     deliveryMode: input.deliveryMode,
     actorId: input.actorId,
+    apiKeyId: input.actorId === null ? (input.apiKeyId ?? null) : null,
     idempotencyScope: CONTENT_SCOPE,
     inputIdempotencyKey: input.key,
     requestDigest: input.digest,
@@ -52,6 +55,11 @@ export async function enqueueContentInput(tx: Tx, deps: InputsDeps, agent: Agent
   };
   const enqueue = () => store.enqueueAndWake(tx, row, wakeReason);
   return last ? tx.commitWith(enqueue) : enqueue();
+}
+
+/** The organization API key a principal is, if it is one: an input it sends naming no actor is counted under it. */
+export function sendingKey(principal: Principal): string | null {
+  return principal.kind === "org_api_key" ? principal.keyId : null;
 }
 
 export function assertActive(agent: AgentRow): void {
@@ -100,7 +108,7 @@ export function createInputsService(deps: InputsDeps) {
         const actor = await resolveInputActor(tx, principal, orgId, projectId, body.actor);
         // The steering input supersedes the interactions it cancels: it is their resolved_by_input_id.
         const cancels = mode === "steering" && body.cancel_open_interactions === true;
-        const input = await enqueueContentInput(tx, deps, locked, { deliveryMode: mode, actorId: actor?.id ?? null, prepared, key: key ?? null, digest }, !cancels);
+        const input = await enqueueContentInput(tx, deps, locked, { deliveryMode: mode, actorId: actor?.id ?? null, apiKeyId: sendingKey(principal), prepared, key: key ?? null, digest }, !cancels);
         if (cancels) await cancelOpenInteractions(tx, locked, input.id);
         return { input, created: true };
       });

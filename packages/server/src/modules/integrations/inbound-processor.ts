@@ -4,6 +4,8 @@ import { AppError } from "../../platform/errors.js";
 import type { IntegrationRow } from "./store.js";
 import * as receipts from "./inbound-store.js";
 import { sweepExpiredChoices } from "./launch-choices.js";
+import { announceIntegrationFailure } from "./failure-webhook.js";
+import { createDrain } from "../../platform/drain.js";
 
 /** Handles one kind of receipt. Its effects must be idempotent on the receipt: a crash after them handles it again. */
 export type ReceiptHandler = (receipt: receipts.ReceiptRow, integration: IntegrationRow) => Promise<void>;
@@ -59,27 +61,10 @@ export interface ReceiptProcessor {
  */
 export function createReceiptProcessor(deps: { db: Database; handlers: ReceiptHandlers; onError?: (err: unknown) => void }): ReceiptProcessor {
   const { db, handlers } = deps;
-  let running: Promise<void> | undefined;
-  let again = false;
-  let stopped = false;
   let unfollow: (() => Promise<void>) | undefined;
-  let wake: { timer: NodeJS.Timeout; at: number } | undefined;
-
-  /**
-   * Kicks this process when a held receipt is next due: a hint like a notification, since maintenance's
-   * tick finds the receipt anyway; one timer, for the soonest.
-   */
-  function wakeIn(ms: number): void {
-    const at = Date.now() + ms;
-    if (stopped || (wake && wake.at <= at)) return;
-    if (wake) clearTimeout(wake.timer);
-    const timer = setTimeout(() => {
-      wake = undefined;
-      processor.kick();
-    }, ms);
-    timer.unref();
-    wake = { timer, at };
-  }
+  const drain = createDrain({ runDue: () => runDue(), batch: BATCH, onError: deps.onError });
+  /** Kicks this process when a held receipt is next due (a hint: maintenance's tick finds it anyway). */
+  const wakeIn = (ms: number) => drain.wakeIn(ms);
 
   async function hold(receipt: receipts.ReceiptRow, held: ReceiptHeld): Promise<void> {
     const limits = { lifetimeSeconds: HOLD_LIFETIME_SECONDS, maxDelaySeconds: HOLD_MAX_DELAY_SECONDS };
@@ -103,7 +88,10 @@ export function createReceiptProcessor(deps: { db: Database; handlers: ReceiptHa
       await db.tx(async (tx) => {
         await receipts.markFailure(tx, receipt.id, (err as Error).message, retry);
         // The provider failing is the integration's condition, shown on Get integration until a success clears it.
-        if (retry !== null && isProviderFailure(err)) await receipts.recordRuntimeFailure(tx, integration.id, (err as Error).message, retry);
+        if (retry !== null && isProviderFailure(err)) {
+          await announceIntegrationFailure(tx, integration, (err as Error).message);
+          await receipts.recordRuntimeFailure(tx, integration.id, (err as Error).message, retry);
+        }
       });
       if (!(err instanceof AppError)) deps.onError?.(err);
     }
@@ -121,34 +109,14 @@ export function createReceiptProcessor(deps: { db: Database; handlers: ReceiptHa
       const swept = await db.tx(async (tx) => (await receipts.sweepSettled(tx, SWEEP_BATCH)) + (await sweepExpiredChoices(tx, SWEEP_BATCH)));
       return handled + swept;
     },
-    kick() {
-      if (stopped) return;
-      if (running) {
-        again = true;
-        return;
-      }
-      running = (async () => {
-        let handled = 0;
-        do {
-          again = false;
-          handled = await runDue().catch((err: unknown) => {
-            deps.onError?.(err);
-            return 0;
-          });
-        } while ((again || handled === BATCH) && !stopped);
-      })().finally(() => {
-        running = undefined;
-      });
-    },
+    kick: () => drain.kick(),
     async follow(bus) {
       unfollow = await bus.subscribe(RECEIPTS_CHANNEL, () => processor.kick());
       bus.onReconnect(() => processor.kick());
     },
     async stop() {
-      stopped = true;
-      if (wake) clearTimeout(wake.timer);
       await unfollow?.();
-      await running;
+      await drain.stop();
     },
   };
   return processor;

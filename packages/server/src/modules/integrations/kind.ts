@@ -118,7 +118,7 @@ export interface IntegrationKind extends IntegrationKindCatalog {
 /** The implemented kinds by name, as composed at startup (kinds/index.ts). */
 export type IntegrationKinds = ReadonlyMap<string, IntegrationKind>;
 
-/** A file an agent asked an integration tool to send: one of the agent's artifacts, with its bytes. */
+/** A file an agent asked an integration tool to send: one of the agent's artifacts or a file of its attached memory, with its bytes. */
 export interface ToolArtifact {
   filename: string;
   contentType: string;
@@ -136,6 +136,11 @@ export interface ToolContext {
   accountRef?: string;
   /** The agent's artifact `art_…` (public id), or a message for the model when it is not one of the agent's. */
   artifact(publicId: string): Promise<ToolArtifact | { missing: string }>;
+  /**
+   * The file an exact path names: `/artifacts/<artifact_id>` (one of the agent's) or `/memory/<store>/<file>`
+   * (a store its config attaches), or a message for the model: a pattern, a store not attached, no such file.
+   */
+  file(path: string): Promise<ToolArtifact | { missing: string }>;
 }
 
 /** A tool's answer for the model: a result, or a tool error it can act on. */

@@ -8,6 +8,7 @@ import type { ArtifactsService } from "../artifacts/service.js";
 import type { SecretMaterial } from "../secrets/schemas.js";
 import type { SecretsService } from "../secrets/service.js";
 import { clearRuntimeFailure, recordRuntimeFailure } from "./inbound-store.js";
+import { announceIntegrationFailure } from "./failure-webhook.js";
 import { findAssignment } from "./launch-store.js";
 import * as store from "./store.js";
 
@@ -28,7 +29,7 @@ export function createIntegrationToolRunner(deps: {
   artifacts: Pick<ArtifactsService, "findAgentArtifact" | "artifactBytes">;
 }): IntegrationToolRunner {
   return {
-    async run(agent, tool, input, signal): Promise<IntegrationToolResult> {
+    async run(agent, tool, input, signal, files): Promise<IntegrationToolResult> {
       const prepared = await deps.db.tx(async (tx): Promise<Prepared | { message: string }> => {
         const integration = await store.findIntegration(tx, agent.orgId, agent.projectId, tool.integrationId);
         if (!integration) return { message: `${tool.name} cannot run: the integration it names no longer exists. Tell the person you are working for.` };
@@ -50,6 +51,7 @@ export function createIntegrationToolRunner(deps: {
         signal,
         ...(prepared.integration.providerAccountRef ? { accountRef: prepared.integration.providerAccountRef } : {}),
         artifact: (id) => artifactOf(deps, agent, id),
+        file: files,
       };
       try {
         const answer = await executor.execute(tool.operation, input, context);
@@ -58,7 +60,10 @@ export function createIntegrationToolRunner(deps: {
       } catch (err) {
         if (!(err instanceof AppError) || (err.code !== "rate_limited" && err.code !== "upstream_unavailable")) throw err;
         const seconds = err.details.retryAfterSeconds ?? OUTAGE_RETRY_SECONDS;
-        await deps.db.tx((tx) => recordRuntimeFailure(tx, prepared.integration.id, err.message, seconds));
+        await deps.db.tx(async (tx) => {
+          await announceIntegrationFailure(tx, prepared.integration, err.message);
+          await recordRuntimeFailure(tx, prepared.integration.id, err.message, seconds);
+        });
         return { ok: false, message: `${tool.name} failed: ${err.message}. Try again in ${seconds} seconds or later.` };
       }
     },

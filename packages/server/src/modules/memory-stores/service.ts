@@ -3,7 +3,9 @@ import type { Database, Tx } from "../../platform/db/index.js";
 import { AppError, conflict, notFound } from "../../platform/errors.js";
 import type { Principal } from "../../platform/http/auth.js";
 import type { PageRequest } from "../../platform/http/lists.js";
-import { newUuid } from "../../platform/ids.js";
+import { encodeId, newUuid } from "../../platform/ids.js";
+import { profilesAttachingMemoryStore } from "../agent-profiles/store.js";
+import { activeAgentsAttachingMemoryStore } from "../agents/store.js";
 import { requireProject } from "../orgs/access.js";
 import { requireValidPath } from "./paths.js";
 import { MAX_MEMORIES_PER_STORE, MAX_MEMORY_BYTES } from "./schemas.js";
@@ -69,12 +71,19 @@ export function createMemoryStoreService(deps: { db: Database }) {
     },
 
     /**
-     * Deletes the store with every file and version. The issue's refusal while an agent config in use
-     * names the store waits for the configs' `memory:` section, which does not exist yet.
+     * Deletes the store with every file and version, unless an agent config in use names it in its
+     * `memory` section: the current config of an active (not archived) agent of the project, or the
+     * current config of one of its agent profiles. That is a 409 `conflict` naming them; archive the
+     * agents or give them and the profiles configs without the store first. The store row is locked
+     * first, so a config compiled at the same moment (which reads it FOR KEY SHARE) is either seen here
+     * or finds the store gone.
      */
     async deleteStore(principal: Principal, orgId: string, projectId: string, storeId: string): Promise<void> {
       await db.tx(async (tx) => {
         await requireProject(tx, principal, orgId, projectId, WRITE);
+        const memoryStore = await requireStore(tx, orgId, projectId, storeId, "update");
+        const users = await storeUsers(tx, orgId, projectId, storeId);
+        if (users) throw conflict(`memory store "${memoryStore.name}" is attached by ${users}; remove it from their configs (or archive the agents) before deleting it`);
         if (!(await store.deleteStore(tx, orgId, projectId, storeId))) throw notFound("memory store");
       });
     },
@@ -253,6 +262,19 @@ async function requireStore(tx: Tx, orgId: string, projectId: string, storeId: s
   const row = await store.findStore(tx, orgId, projectId, storeId, lock);
   if (!row) throw notFound("memory store");
   return row;
+}
+
+/** Who uses the store, for the delete's 409: a few agents' ids and profiles' names, or undefined. */
+async function storeUsers(tx: Tx, orgId: string, projectId: string, storeId: string): Promise<string | undefined> {
+  const shown = 5;
+  const agentIds = await activeAgentsAttachingMemoryStore(tx, orgId, projectId, storeId, shown + 1);
+  const profiles = await profilesAttachingMemoryStore(tx, orgId, projectId, storeId, shown + 1);
+  const list = (items: string[]) => items.slice(0, shown).join(", ") + (items.length > shown ? " and more" : "");
+  const parts = [
+    ...(agentIds.length > 0 ? [`the current config of agent${agentIds.length > 1 ? "s" : ""} ${list(agentIds.map((id) => encodeId("agent", id)))}`] : []),
+    ...(profiles.length > 0 ? [`the current config of agent profile${profiles.length > 1 ? "s" : ""} ${list(profiles.map((name) => JSON.stringify(name)))}`] : []),
+  ];
+  return parts.length > 0 ? parts.join(" and ") : undefined;
 }
 
 function nameTaken(name: string): AppError {

@@ -1,8 +1,10 @@
-import { and, asc, desc, eq, isNull, lt, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, isNull, lt, sql, type SQL } from "drizzle-orm";
 import type { PgInsertValue } from "drizzle-orm/pg-core";
 import { memories, memoryStores, memoryVersions } from "../../db/schema/index.js";
 import { dbNow } from "../../db/schema/columns.js";
-import type { Tx } from "../../platform/db/index.js";
+import type { AppDb, Tx } from "../../platform/db/index.js";
+
+type Db = AppDb | Tx;
 import { allOf, keyset, nameMatches, type PageRequest } from "../../platform/http/lists.js";
 
 export type MemoryStoreRow = typeof memoryStores.$inferSelect;
@@ -55,6 +57,18 @@ export async function findStore(tx: Tx, orgId: string, projectId: string, storeI
     .where(and(eq(ms.orgId, orgId), eq(ms.projectId, projectId), eq(ms.id, storeId)));
   const [row] = lock ? await query.for(lock) : await query;
   return row;
+}
+
+/**
+ * The project's stores among `names` (for configs that attach them), read FOR KEY SHARE: a delete of one
+ * at the same moment waits for the reader's transaction, or has already removed it.
+ */
+export async function findStoresByName(tx: Tx, orgId: string, projectId: string, names: readonly string[]): Promise<Array<Pick<MemoryStoreRow, "id" | "name">>> {
+  return tx
+    .select({ id: ms.id, name: ms.name })
+    .from(ms)
+    .where(and(eq(ms.orgId, orgId), eq(ms.projectId, projectId), inArray(ms.name, [...names])))
+    .for("key share");
 }
 
 export async function updateStore(
@@ -197,10 +211,38 @@ export async function listVersions(tx: Tx, memoryId: string, beforeVersion: numb
     .limit(limit + 1);
 }
 
-export async function findVersion(tx: Tx, memoryId: string, version: number): Promise<VersionWithContentRow | undefined> {
+export async function findVersion(tx: Db, memoryId: string, version: number): Promise<VersionWithContentRow | undefined> {
   const [row] = await tx
     .select({ ...versionColumns, content: v.content })
     .from(v)
     .where(and(eq(v.memoryId, memoryId), eq(v.version, version)));
+  return row;
+}
+
+/** The project's stores among `storeIds` (an agent's attached stores). */
+export async function findStoresById(tx: Db, orgId: string, projectId: string, storeIds: readonly string[]): Promise<MemoryStoreRow[]> {
+  if (storeIds.length === 0) return [];
+  return tx
+    .select()
+    .from(ms)
+    .where(and(eq(ms.orgId, orgId), eq(ms.projectId, projectId), inArray(ms.id, [...storeIds])));
+}
+
+/** Live files of the store whose path starts with `prefix`, in code point order of path, at most `take`. */
+export async function listLivePaths(tx: Db, storeId: string, prefix: string, take: number): Promise<MemoryRow[]> {
+  return tx
+    .select(memoryColumns)
+    .from(m)
+    .where(allOf(eq(m.memoryStoreId, storeId), isNull(m.deletedAt), prefix === "" ? undefined : sql`starts_with(${m.path}, ${prefix})`))
+    .orderBy(asc(sql`${m.path} COLLATE "C"`))
+    .limit(take);
+}
+
+/** The live file at `path` with its content. */
+export async function findLiveByPath(tx: Db, storeId: string, path: string): Promise<MemoryWithContentRow | undefined> {
+  const [row] = await tx
+    .select({ ...memoryColumns, content: m.content })
+    .from(m)
+    .where(and(eq(m.memoryStoreId, storeId), eq(m.path, path), isNull(m.deletedAt)));
   return row;
 }

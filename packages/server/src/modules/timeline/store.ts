@@ -30,6 +30,7 @@ const pageColumns = {
   modelOutputId: agentEvents.modelOutputId,
   toolCallId: agentEvents.toolCallId,
   contextCheckpointId: agentEvents.contextCheckpointId,
+  payload: agentEvents.payload,
 };
 
 type Direction = "oldest_first" | "newest_first";
@@ -47,6 +48,7 @@ function selectEvents(db: Db, where: SQL | undefined, direction: Direction, limi
       eventKind: page.eventKind,
       isOpeningEvent: page.isOpeningEvent,
       createdAt: page.createdAt,
+      payload: page.payload,
       // Left-joined groups come back as null when the event does not point at that table.
       input: {
         id: agentInputs.id,

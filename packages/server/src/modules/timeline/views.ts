@@ -130,7 +130,31 @@ export const ContextCheckpointEvent = component("ContextCheckpointEvent", Type.O
   strict,
 ));
 
-export const AgentEvent = component("AgentEvent", Type.Union([AgentInputEvent, ModelOutputEvent, ToolResultEvent, ContextCheckpointEvent], {
+const Micros = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
+
+export const BudgetExceededEvent = component("BudgetExceededEvent", Type.Object(
+  {
+    ...eventHead,
+    is_opening_event: Type.Literal(false),
+    sequence: Sequence,
+    event_kind: Type.Literal("budget_exceeded"),
+    budget_id: Id("budget"),
+    spent_micro_usd: Micros,
+    limit_micro_usd: Type.Union([Micros, Type.Null()]),
+    spent_tokens: Micros,
+    limit_tokens: Type.Union([Micros, Type.Null()]),
+    period_end: Type.Union([Timestamp, Type.Null()], { description: "When the budget's period ends and the agent resumes by itself; null for a total budget." }),
+    created_at: Timestamp,
+  },
+  {
+    ...strict,
+    description:
+      "A model call an exceeded pause budget refused: the turn ends here, and inputs wait in the backlog until the period ends or " +
+      "the budget is raised or deleted (docs/usage-and-budgets.md).",
+  },
+));
+
+export const AgentEvent = component("AgentEvent", Type.Union([AgentInputEvent, ModelOutputEvent, ToolResultEvent, ContextCheckpointEvent, BudgetExceededEvent], {
   discriminator: { propertyName: "event_kind" },
 }));
 export type AgentEventView = Static<typeof AgentEvent>;
@@ -316,10 +340,35 @@ function viewOf(scope: EncodedScope, row: EventRecord): AgentEventView {
       };
       return event;
     }
+    case "budget_exceeded": {
+      const payload = present(row.payload, row) as BudgetStopPayload;
+      const event: EventOf<"budget_exceeded"> = {
+        id: encodeId("event", row.id),
+        org_id: scope.org_id,
+        project_id: scope.project_id,
+        agent_id: scope.agent_id,
+        turn_id: encodeId("turn", row.turnId),
+        turn_sequence: row.turnSequence,
+        is_opening_event: false,
+        sequence: row.sequence,
+        event_kind: "budget_exceeded",
+        budget_id: payload.budget_id,
+        spent_micro_usd: payload.spent_micro_usd,
+        limit_micro_usd: payload.limit_micro_usd,
+        spent_tokens: payload.spent_tokens,
+        limit_tokens: payload.limit_tokens,
+        period_end: payload.period_end,
+        created_at: iso(row.createdAt),
+      };
+      return event;
+    }
     default:
       throw new Error(`event ${row.id} has an unknown kind "${row.eventKind}"`);
   }
 }
+
+/** A `budget_exceeded` event's stored payload: its public fields, ids already encoded (runtime/budgets.ts). */
+type BudgetStopPayload = Pick<EventOf<"budget_exceeded">, "budget_id" | "spent_micro_usd" | "limit_micro_usd" | "spent_tokens" | "limit_tokens" | "period_end">;
 
 function usageView(usage: EventRecord["usage"]): EventOf<"model_output">["usage"] {
   return {

@@ -21,7 +21,9 @@ const KEY_COLUMNS: Record<UsageKey, SQL> = {
   project: sql`project_id`,
   agent: sql`agent_id`,
   agent_profile: sql`coalesce(agent_profile_id, ${noId})`,
-  actor: sql`coalesce(actor_id, ${noId})`,
+  // Who sent the turn's opening input: its actor, else the org API key that sent it naming none ("key:" then
+  // the key's id), else nobody (''); views.ts splits it into actor_id and api_key_id.
+  actor: sql`coalesce(actor_id::text, 'key:' || api_key_id::text, '')`,
   model: sql`configured_model_id`,
   day: sql`day`,
 };
@@ -30,7 +32,7 @@ const KEY_TYPES: Record<UsageKey, SQL> = {
   project: sql`uuid`,
   agent: sql`uuid`,
   agent_profile: sql`uuid`,
-  actor: sql`uuid`,
+  actor: sql`text`,
   model: sql`uuid`,
   day: sql`date`,
 };

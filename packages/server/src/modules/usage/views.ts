@@ -30,10 +30,17 @@ function groupView(keys: UsageKey[], group: UsageGroupRow): GroupView {
   keys.forEach((key, i) => {
     const { field, kind, nullable } = FIELDS[key];
     const value = group[`k${i}`]!;
+    if (key === "actor") return Object.assign(view, senderView(value));
     view[field] = kind === undefined ? value : nullable && value === NO_ID ? null : encodeId(kind, value);
   });
   // The keys asked for, then the sums: the schema's order.
   return Object.assign(view, sums(group)) as GroupView;
+}
+
+/** The actor key's value (store.ts): an actor's id, "key:" and an org API key's id, or '' for nobody. */
+function senderView(value: string): { actor_id: string | null; api_key_id: string | null } {
+  if (value.startsWith("key:")) return { actor_id: null, api_key_id: encodeId("orgApiKey", value.slice(4)) };
+  return { actor_id: value === "" ? null : encodeId("actor", value), api_key_id: null };
 }
 
 function sums(row: UsageSums): UsageSums {

@@ -2,17 +2,21 @@ import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from "node:c
 
 /**
  * Passwords are hashed with scrypt, which is memory-hard and built into Node, so no native addon is
- * needed. Parameters are stored in each hash (`scrypt$N$r$p$salt$hash`), so they can be raised later
- * without invalidating existing hashes. N=2^15, r=8 uses 32 MiB per hash (OWASP's minimum is 2^17 with
- * r=8,p=1 for 128 MiB; 2^15 keeps sign-in under ~100 ms on small machines and is still memory-hard).
+ * needed. Parameters are stored in each hash (`scrypt$N$r$p$salt$hash`), so the cost can change without
+ * invalidating existing hashes: each is checked with its own. The cost is log2 N (`SVC_PASSWORD_HASH_COST`);
+ * the default 15 with r=8 uses 32 MiB per hash (OWASP's minimum is 2^17 for 128 MiB; 2^15 keeps sign-in
+ * under ~100 ms on small machines and is still memory-hard).
  */
-const PARAMS = { N: 2 ** 15, r: 8, p: 1 };
+export const DEFAULT_PASSWORD_HASH_COST = 15;
+const BLOCK_SIZE = 8;
+const PARALLELISM = 1;
 const KEY_LENGTH = 32;
 
-export async function hashPassword(password: string): Promise<string> {
+export async function hashPassword(password: string, cost: number): Promise<string> {
   const salt = randomBytes(16);
-  const hash = await derive(password, salt, PARAMS);
-  return ["scrypt", PARAMS.N, PARAMS.r, PARAMS.p, salt.toString("base64"), hash.toString("base64")].join("$");
+  const params = { N: 2 ** cost, r: BLOCK_SIZE, p: PARALLELISM };
+  const hash = await derive(password, salt, params);
+  return ["scrypt", params.N, params.r, params.p, salt.toString("base64"), hash.toString("base64")].join("$");
 }
 
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
@@ -23,8 +27,10 @@ export async function verifyPassword(password: string, stored: string): Promise<
   return actual.length === expected.length && timingSafeEqual(actual, expected);
 }
 
-/** A hash to compare against when the account does not exist, so timing does not reveal that. */
-export const DECOY_PASSWORD_HASH = `scrypt$${PARAMS.N}$${PARAMS.r}$${PARAMS.p}$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=`;
+/** A hash to compare against when the account does not exist, at the cost new hashes get, so timing does not reveal that. */
+export function decoyPasswordHash(cost: number): string {
+  return `scrypt$${2 ** cost}$${BLOCK_SIZE}$${PARALLELISM}$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=`;
+}
 
 function derive(password: string, salt: Buffer, params: { N: number; r: number; p: number }): Promise<Buffer> {
   const options: ScryptOptions = { ...params, maxmem: 256 * params.N * params.r };

@@ -7,5 +7,5 @@ export { migrateEmbedded, migratePostgres } from "./migrate.js";
 export { isForeignKeyViolation, isUniqueViolation } from "./pg-errors.js";
 export { rawRows, rawCount } from "./raw.js";
 export { settledValue } from "./transaction.js";
-export { analyzeEmbedded, embeddedAnalyzeTask } from "./analyze.js";
+export { analyzeChangedTables, analyzeEmbedded, embeddedAnalyzeTask } from "./analyze.js";
 export { EmbeddedWorkerClient, type EmbeddedClient } from "./embedded-worker/client.js";

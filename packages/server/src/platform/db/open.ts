@@ -16,7 +16,11 @@ export async function openDatabase(config: Config, options: { migrate: boolean }
   mkdirSync(config.dataDir, { recursive: true });
   const release = lockDataDir(config.dataDir);
   try {
-    const client = await EmbeddedWorkerClient.start({ dataDir: `${config.dataDir}/pgdata`, migrate: options.migrate });
+    const client = await EmbeddedWorkerClient.start({
+      dataDir: `${config.dataDir}/pgdata`,
+      migrate: options.migrate,
+      sharedBuffersMb: config.embeddedSharedBuffersMb,
+    });
     const db = await openEmbedded({ client });
     return {
       ...db,

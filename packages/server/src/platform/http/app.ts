@@ -16,6 +16,7 @@ import { clientError, frameworkError, MAX_PARAM_LENGTH, secureResponses } from "
 import { pacedServerFactory } from "./pacing.js";
 import { strictQueries } from "./strict-query.js";
 import { traceRequests } from "./tracing.js";
+import { serializerCompiler } from "./serialization.js";
 import { validatorCompiler } from "./validation.js";
 
 export type HttpApp = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
@@ -55,6 +56,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
   traceRequests(app);
   logRequests(app);
   app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((request) => {
     throw notFound(`route ${request.method} ${request.url.split("?")[0]}`);
@@ -105,6 +107,7 @@ const SECURITY: Record<AuthMode, Array<Record<string, string[]>>> = {
   user: [{ bearerAuth: [] }, { browserSessionCookie: [], csrfHeader: [] }],
   session: [{ browserSessionCookie: [], csrfHeader: [] }],
   daemon: [{ machineDaemonAuth: [] }],
+  bearer: [{ bearerAuth: [] }],
 };
 
 /** Writes each route's credential requirement (from its auth mode) into the OpenAPI document. */

@@ -25,9 +25,11 @@ export interface DaemonPrincipal {
  * - `principal`: any valid credential (the default under /api/v1);
  * - `user`: a user, through a personal token or a browser session;
  * - `session`: a signed-in browser, so one API key can never mint or escalate another;
- * - `daemon`: a machine daemon token, and nothing else (the machine daemon routes).
+ * - `daemon`: a machine daemon token, and nothing else (the machine daemon routes);
+ * - `bearer`: a personal access token or an org API key in the Authorization header; cookies are not
+ *   looked at (the MCP endpoint, whose clients are programs holding a token, never a browser session).
  */
-export type AuthMode = "public" | "principal" | "user" | "session" | "daemon";
+export type AuthMode = "public" | "principal" | "user" | "session" | "daemon" | "bearer";
 
 /** Credentials of people and service accounts; daemon tokens never act as either (spec, Authentication 10). */
 export type AccountTokenKind = Exclude<TokenKind, "daemon">;
@@ -86,7 +88,7 @@ export function authHook(config: Config, authenticator: Authenticator) {
       request.daemon = await resolveDaemon(request);
       return;
     }
-    const principal = await resolvePrincipal(request);
+    const principal = mode === "bearer" && request.headers.authorization === undefined ? null : await resolvePrincipal(request);
     request.principal = principal;
     if (!principal) throw unauthorized();
     if (mode === "user" && principal.kind !== "user") throw forbidden("this endpoint is for users; use a personal access token");

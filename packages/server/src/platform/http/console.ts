@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { readFile, stat } from "node:fs/promises";
 import { dirname, extname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -24,11 +25,15 @@ const TYPES: Record<string, string> = {
   ".woff2": "font/woff2",
 };
 
-/** Scripts and styles from this origin only: the build has no inline script or style. */
-const CSP = [
+/**
+ * Scripts and styles from this origin only: the build has no inline script or style. The one exception is
+ * the page's nonce (`nonce` below): libraries that make their styles at run time (CodeMirror's style
+ * elements) may add style elements carrying it, and nothing else inline is allowed.
+ */
+const csp = (nonce?: string) => [
   "default-src 'none'",
   "script-src 'self'",
-  "style-src 'self'",
+  nonce ? `style-src 'self' 'nonce-${nonce}'` : "style-src 'self'",
   "img-src 'self' data:",
   "font-src 'self'",
   "connect-src 'self'",
@@ -37,19 +42,37 @@ const CSP = [
   "base-uri 'none'",
 ].join("; ");
 
+/**
+ * A fresh nonce for each load of the page, in its CSP and in a `<meta property="csp-nonce">` (the shape
+ * Vite's html.cspNonce uses), where the console's code reads it (the `nonce` property; browsers hide the
+ * attribute from the DOM once loaded).
+ */
+function withNonce(text: string): { page: string; nonce: string } {
+  const nonce = randomBytes(18).toString("base64");
+  const meta = `<meta property="csp-nonce" nonce="${nonce}" />`;
+  return { page: text.includes("</head>") ? text.replace("</head>", `  ${meta}\n  </head>`) : meta + text, nonce };
+}
+
 /** A file name the build writes into assets/: no separators, so a request cannot leave that folder. */
 const ASSET_NAME = /^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,200}$/;
 
-export function consoleRoutes(app: HttpApp, dist: string = CONSOLE_DIST): void {
+/**
+ * `publicUrl` (SVC_PUBLIC_URL, the one origin the login and CSRF checks accept) is written into the page as
+ * `<meta name="svc-public-url">`, so a console opened at another address says so on load, not at the
+ * first refused change.
+ */
+export function consoleRoutes(app: HttpApp, dist: string = CONSOLE_DIST, publicUrl?: string): void {
+  const meta = publicUrl ? `<meta name="svc-public-url" content="${escapeAttribute(publicUrl)}" />` : "";
   const sendPage = async (reply: FastifyReply) => {
     // Read on every load (half a kilobyte): a rebuild while svc runs names new asset files, and a cached
     // copy would point at the deleted ones. A missing build is said, with how to make it, not a bare 404.
-    const html = await readFile(join(dist, "index.html")).catch(() => undefined);
-    return secure(reply)
-      .status(html ? 200 : 503)
+    const file = await readFile(join(dist, "index.html"), "utf8").catch(() => undefined);
+    const page = file === undefined ? undefined : withNonce(file.replace("<head>", `<head>${meta}`));
+    return secure(reply, page?.nonce)
+      .status(page ? 200 : 503)
       .header("cache-control", "no-cache")
-      .type(html ? "text/html; charset=utf-8" : "text/plain; charset=utf-8")
-      .send(html ?? NOT_BUILT);
+      .type(page ? "text/html; charset=utf-8" : "text/plain; charset=utf-8")
+      .send(page?.page ?? NOT_BUILT);
   };
 
   app.get("/", { config: { auth: "public" } }, async (_request, reply) => sendPage(reply));
@@ -75,13 +98,17 @@ export function consoleRoutes(app: HttpApp, dist: string = CONSOLE_DIST): void {
   });
 }
 
+function escapeAttribute(value: string): string {
+  return value.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+}
+
 function acceptsHtml(accept: string | undefined): boolean {
   return accept === undefined || accept.includes("text/html") || accept.includes("*/*");
 }
 
-function secure(reply: FastifyReply): FastifyReply {
+function secure(reply: FastifyReply, nonce?: string): FastifyReply {
   return reply
-    .header("content-security-policy", CSP)
+    .header("content-security-policy", csp(nonce))
     .header("x-frame-options", "DENY")
     .header("referrer-policy", "same-origin");
 }

@@ -81,6 +81,10 @@ const ID_NAMES: Record<IdKind, string> = {
   integrationSubscription: "IntegrationSubscriptionID",
   memoryStore: "MemoryStoreID",
   memory: "MemoryID",
+  webhookEndpoint: "WebhookEndpointID",
+  webhookDelivery: "WebhookDeliveryID",
+  webhookMessage: "WebhookMessageID",
+  budget: "BudgetID",
 };
 
 /** A public id of one kind, named in the OpenAPI document (`Id("agent")` is `AgentID`). */
@@ -92,7 +96,8 @@ export const IdempotencyKeyHeader = Type.Object({
   "idempotency-key": Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
 });
 
-const Issue = component(
+/** One problem in a submitted document (the spec's issue object). */
+export const Issue = component(
   "ErrorIssue",
   Type.Object(
   {

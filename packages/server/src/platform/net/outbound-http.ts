@@ -26,11 +26,20 @@ export class OutboundTransferError extends Error {
  * `OutboundRefusedError`, `OutboundTransferError` or the transport's own error.
  */
 export async function outboundGet(url: string, options: OutboundGetOptions, policy: OutboundPolicy): Promise<OutboundResponse> {
+  return exchange("GET", url, options, undefined, policy);
+}
+
+/** One guarded POST of `body` to a tenant-chosen URL, with the same guard, deadline, cap and no redirects as `outboundGet` (webhook deliveries). */
+export async function outboundPost(url: string, body: string, options: OutboundGetOptions, policy: OutboundPolicy): Promise<OutboundResponse> {
+  return exchange("POST", url, options, body, policy);
+}
+
+async function exchange(method: "GET" | "POST", url: string, options: OutboundGetOptions, body: string | undefined, policy: OutboundPolicy): Promise<OutboundResponse> {
   const target = new URL(url);
   await assertOutboundAllowed(target, policy);
   const send = target.protocol === "https:" ? httpsRequest : httpRequest;
   return new Promise<OutboundResponse>((resolve, reject) => {
-    const req = send(target, { method: "GET", headers: options.headers, lookup: guardedLookup(policy) });
+    const req = send(target, { method, headers: options.headers, lookup: guardedLookup(policy) });
     const timer = setTimeout(() => req.destroy(new OutboundTransferError(`no complete answer within ${options.timeoutMs} ms`)), options.timeoutMs);
     const fail = (err: Error) => {
       clearTimeout(timer);
@@ -54,6 +63,6 @@ export async function outboundGet(url: string, options: OutboundGetOptions, poli
         resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) });
       });
     });
-    req.end();
+    req.end(body);
   });
 }

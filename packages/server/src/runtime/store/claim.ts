@@ -7,6 +7,7 @@ import { newUuid } from "../../platform/ids.js";
 import { insertEventSql, newEventRow, type AgentRow } from "./journal.js";
 import type { ContextRow } from "../frontier.js";
 import { notifyIn } from "../signals.js";
+import { budgetStateCte, budgetSummaryColumns, inputOfPausedActorSql, measuredBudget, type BudgetedAgent, type MeasuredBudget, type MeasuredBudgetRow } from "./budgets.js";
 
 /*
  * The claim's SQL (reference design-brief.md §3.1): lock a ready agent, read what its turn needs in one statement,
@@ -68,10 +69,16 @@ export interface TurnProgress {
   seen: number;
 }
 
-/** The turn's progress and the head of the agent's backlog: everything the claim decides on. */
+/** The turn's progress, the head of the agent's backlog and its budgets: everything the claim decides on. */
 export interface TurnSummary extends TurnProgress {
   steering: WaitingInput[];
   queued: WaitingInput | null;
+  /** Budgets that apply to the agent or to the actors of its latest turn and waiting inputs, measured now. */
+  budgets: MeasuredBudget[];
+  /** The actor of the input that opened the latest turn (read only when some budget applies). */
+  turnActorId: string | null;
+  /** Some waiting input's sender has an exceeded `pause` budget: it waits, skipped by `steering` and `queued`. */
+  blockedWaiting: boolean;
 }
 
 interface SummaryRow {
@@ -90,26 +97,40 @@ interface SummaryRow {
 interface BacklogRow {
   steering: Array<{ id: string; content_blocks: unknown[] }>;
   queued: { id: string; content_blocks: unknown[] } | null;
+  budgets: MeasuredBudgetRow[] | null;
+  turn_actor_id: string | null;
+  blocked_waiting: boolean;
 }
 
 const waitingInput = (agentId: string, mode: "steering" | "queued"): SQL =>
-  sql`i.agent_id = ${agentId} AND i.state = 'received' AND i.input_kind = 'content' AND i.delivery_mode = ${mode}`;
+  sql`i.agent_id = ${agentId} AND i.state = 'received' AND i.input_kind = 'content' AND i.delivery_mode = ${mode} AND NOT ${inputOfPausedActorSql}`;
 
 /**
  * Everything the claim decides on, in one statement run after the agent is locked (so it sees every
- * change committed under that lock). It reads only the latest turn's own rows and the backlog's head:
- * its cost does not grow with the timeline.
+ * change committed under that lock). It reads only the latest turn's own rows, the backlog's head and the
+ * budgets that apply (docs/usage-and-budgets.md, "Enforcement"): its cost does not grow with the timeline.
+ * Inputs whose sender's `pause` budget is exceeded are skipped: they wait in order while others run.
  */
-export async function readTurnSummary(tx: Tx, agentId: string): Promise<TurnSummary> {
+export async function readTurnSummary(tx: Tx, agent: BudgetedAgent): Promise<TurnSummary> {
+  const agentId = agent.id;
   const backlog = sql`,
         (SELECT coalesce(json_agg(json_build_object('id', i.id, 'content_blocks', i.content_blocks) ORDER BY i.input_rank, i.queued_at, i.id), '[]'::json)
           FROM agent_inputs i WHERE ${waitingInput(agentId, "steering")}) AS steering,
         (SELECT json_build_object('id', i.id, 'content_blocks', i.content_blocks) FROM agent_inputs i
-          WHERE ${waitingInput(agentId, "queued")} ORDER BY i.input_rank, i.queued_at, i.id LIMIT 1) AS queued`;
-  const [row] = await rawRows<SummaryRow & BacklogRow>(tx, turnStateSql(agentId, backlog));
+          WHERE ${waitingInput(agentId, "queued")} ORDER BY i.input_rank, i.queued_at, i.id LIMIT 1) AS queued${budgetSummaryColumns(sql`t.id`)},
+        EXISTS (SELECT 1 FROM agent_inputs i WHERE i.agent_id = ${agentId} AND i.state = 'received' AND i.input_kind = 'content'
+          AND ${inputOfPausedActorSql}) AS blocked_waiting`;
+  const [row] = await rawRows<SummaryRow & BacklogRow>(tx, turnStateSql(agentId, backlog, sql`WITH ${budgetStateCte(agent)} `));
   const r = row!;
   const input = (i: { id: string; content_blocks: unknown[] }): WaitingInput => ({ id: i.id, contentBlocks: i.content_blocks });
-  return { ...progressOf(r), steering: r.steering.map(input), queued: r.queued ? input(r.queued) : null };
+  return {
+    ...progressOf(r),
+    steering: r.steering.map(input),
+    queued: r.queued ? input(r.queued) : null,
+    budgets: (r.budgets ?? []).map(measuredBudget),
+    turnActorId: r.turn_actor_id,
+    blockedWaiting: r.blocked_waiting,
+  };
 }
 
 /**
@@ -122,8 +143,8 @@ export async function readTurnProgress(tx: Tx, agentId: string): Promise<TurnPro
   return progressOf(row!);
 }
 
-function turnStateSql(agentId: string, extraColumns: SQL): SQL {
-  return sql`SELECT t.id AS turn_id, t.latest_prompt_sequence::float8 AS latest_prompt_sequence,
+function turnStateSql(agentId: string, extraColumns: SQL, prefix: SQL = sql``): SQL {
+  return sql`${prefix}SELECT t.id AS turn_id, t.latest_prompt_sequence::float8 AS latest_prompt_sequence,
         EXISTS (SELECT 1 FROM tool_calls c WHERE c.turn_id = t.id AND c.state <> 'completed') AS calls_open,
         lc.state AS last_state, lc.recovery_kind AS last_recovery, ${epochMs(sql`lc.retry_at`)} AS last_retry_at_ms,
         lc.retry_at <= ${dbNow} AS last_retry_due, lc.attempt_number AS last_attempt, lc.operation_kind AS last_operation,

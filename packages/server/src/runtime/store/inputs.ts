@@ -20,6 +20,8 @@ export interface NewInput {
   deliveryMode: DeliveryMode | "immediate";
   state?: "received" | "resolved" | "canceled";
   actorId?: string | null;
+  /** The org API key that sent a content input naming no actor (its usage is counted under the key). */
+  apiKeyId?: string | null;
   controlType?: string;
   interactionId?: string;
   agentConfigId?: string;
@@ -45,6 +47,7 @@ export async function insertInput(tx: Db, input: NewInput): Promise<InputRow> {
       deliveryMode: input.deliveryMode,
       inputRank: input.inputRank ?? 0,
       actorId: input.actorId ?? null,
+      apiKeyId: input.apiKeyId ?? null,
       controlType: input.controlType ?? null,
       interactionId: input.interactionId ?? null,
       agentConfigId: input.agentConfigId ?? null,
@@ -73,6 +76,7 @@ export async function enqueueAndWake(tx: Tx, input: NewInput & { deliveryMode: D
     deliveryMode: input.deliveryMode,
     inputRank: 0,
     actorId: input.actorId ?? null,
+    apiKeyId: input.apiKeyId ?? null,
     controlType: null,
     interactionId: null,
     agentConfigId: null,
@@ -90,8 +94,8 @@ export async function enqueueAndWake(tx: Tx, input: NewInput & { deliveryMode: D
   const [written] = await rawRows<{ input_rank: number; queued_ms: number }>(
     tx,
     sql`WITH new_input AS (
-        INSERT INTO agent_inputs (id, org_id, agent_id, state, input_kind, delivery_mode, input_rank, actor_id, idempotency_scope, input_idempotency_key, request_digest, content_blocks)
-        VALUES (${row.id}, ${row.orgId}, ${row.agentId}, 'received', 'content', ${row.deliveryMode}, ${back}, ${row.actorId}, ${row.idempotencyScope},
+        INSERT INTO agent_inputs (id, org_id, agent_id, state, input_kind, delivery_mode, input_rank, actor_id, api_key_id, idempotency_scope, input_idempotency_key, request_digest, content_blocks)
+        VALUES (${row.id}, ${row.orgId}, ${row.agentId}, 'received', 'content', ${row.deliveryMode}, ${back}, ${row.actorId}, ${row.apiKeyId}, ${row.idempotencyScope},
           ${row.inputIdempotencyKey}, ${row.requestDigest}, ${JSON.stringify(row.contentBlocks)}::jsonb)
         RETURNING input_rank, queued_at
       ),

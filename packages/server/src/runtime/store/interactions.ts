@@ -37,14 +37,14 @@ export async function findInteractionById(tx: Db, interactionId: string): Promis
   return row;
 }
 
-export async function openInteractionsOfTurn(tx: Db, turnId: string): Promise<InteractionRow[]> {
+export async function openInteractionsOfTurn(tx: Db, turnId: string): Promise<Array<InteractionRow & { toolName: string }>> {
   return tx
-    .select({ interaction: agentInteractions })
+    .select({ interaction: agentInteractions, toolName: toolCalls.name })
     .from(agentInteractions)
     .innerJoin(toolCalls, eq(toolCalls.id, agentInteractions.toolCallId))
     .where(and(eq(agentInteractions.turnId, turnId), eq(agentInteractions.state, "open"), sql`${toolCalls.state} <> 'completed'`))
     .orderBy(asc(agentInteractions.createdAt))
-    .then((rows) => rows.map((r) => r.interaction));
+    .then((rows) => rows.map((r) => ({ ...r.interaction, toolName: r.toolName })));
 }
 
 export async function settle(

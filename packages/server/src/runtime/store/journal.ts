@@ -16,7 +16,7 @@ import { notifyIn } from "../signals.js";
 export type AgentRow = typeof agents.$inferSelect;
 export type TurnRow = typeof agentTurns.$inferSelect;
 export type EventRow = typeof agentEvents.$inferSelect;
-export type EventKind = "agent_input" | "model_output" | "tool_result" | "context_checkpoint";
+export type EventKind = "agent_input" | "model_output" | "tool_result" | "context_checkpoint" | "budget_exceeded";
 
 const agentForUpdate = builtOnce((db) => db.select().from(agents).where(eq(agents.id, sql.placeholder("agentId"))).for("update").prepare("svc_lock_agent"));
 
@@ -51,6 +51,8 @@ export interface NewEvent {
   modelOutputId?: string;
   toolCallId?: string;
   contextCheckpointId?: string;
+  /** The event's own payload, for a kind that points at no other row (`budget_exceeded`). */
+  payload?: Record<string, unknown>;
   opening?: boolean;
   /** Semantic events are the ones a conversation preview shows (reference design-brief.md §2.8). */
   semantic: boolean;
@@ -132,6 +134,7 @@ export function newEventRow(agent: AgentRow, event: Omit<NewEvent, "semantic" | 
     modelOutputId: event.modelOutputId ?? null,
     toolCallId: event.toolCallId ?? null,
     contextCheckpointId: event.contextCheckpointId ?? null,
+    payload: event.payload ?? null,
     idempotencyKey: event.idempotencyKey ?? null,
     createdAt: new Date(0),
   };
@@ -142,10 +145,18 @@ export function newEventRow(agent: AgentRow, event: Omit<NewEvent, "semantic" | 
  * `onlyIf` (a relation), the row is written only when that relation has a row.
  */
 export function insertEventSql(row: EventRow, onlyIf?: SQL): SQL {
+  if (row.payload !== null) return insertPayloadEventSql(row);
   const values = sql`${row.id}::uuid, ${row.agentId}::uuid, ${row.turnId}::uuid, ${row.sequence}::bigint, ${row.eventKind}::text, ${row.isOpeningEvent}::boolean,
     ${row.agentInputId}::uuid, ${row.modelOutputId}::uuid, ${row.toolCallId}::uuid, ${row.contextCheckpointId}::uuid, ${row.idempotencyKey}::text`;
   return sql`INSERT INTO agent_events (id, agent_id, turn_id, sequence, event_kind, is_opening_event, agent_input_id, model_output_id, tool_call_id, context_checkpoint_id, idempotency_key)
     ${onlyIf ? sql`SELECT ${values} FROM ${onlyIf}` : sql`VALUES (${values})`}`;
+}
+
+/** The INSERT of an event that carries its own payload (the kinds with no row of their own; never on a step's path). */
+function insertPayloadEventSql(row: EventRow): SQL {
+  return sql`INSERT INTO agent_events (id, agent_id, turn_id, sequence, event_kind, is_opening_event, payload, idempotency_key)
+    VALUES (${row.id}::uuid, ${row.agentId}::uuid, ${row.turnId}::uuid, ${row.sequence}::bigint, ${row.eventKind}::text, false,
+      ${JSON.stringify(row.payload)}::jsonb, ${row.idempotencyKey}::text)`;
 }
 
 /** The highest sequence written so far (0 before the first event). */

@@ -1,4 +1,4 @@
-import { sql } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import { dbNow } from "../../db/schema/columns.js";
 import { rawRows, type Tx } from "../../platform/db/index.js";
 import { encodeId } from "../../platform/ids.js";
@@ -7,7 +7,8 @@ import type { ContextRow } from "../frontier.js";
 import type { ModelUsage } from "../models/types.js";
 import { notifyIn } from "../signals.js";
 import { wakeupUpsert } from "../wakeups.js";
-import { usageRollupSql } from "./usage.js";
+import { usageRollupCtes } from "./usage.js";
+import { webhookDeliveriesSql, webhookNotifySql } from "../../modules/webhooks/enqueue.js";
 
 /** A tool call a model output asks for, as the record inserts it (`awaiting_authorization`). */
 export interface NewToolCall {
@@ -34,6 +35,23 @@ export interface ModelReply {
   providerResponseId: string | null;
   /** Preview envelopes not yet published: they ride on the record's commit, before the output event. */
   deltas: unknown[];
+}
+
+/**
+ * `agent.idle` to webhooks (docs/webhooks.md) when this reply ends the agent's work: it asks for no tool
+ * calls and no content input waits. Part of the record statement, so a plain step costs no statement more.
+ */
+function idleWebhooksSql(agent: AgentRow, turnId: string, reply: ModelReply, owned: SQL) {
+  return webhookDeliveriesSql(
+    {
+      orgId: agent.orgId,
+      projectId: agent.projectId,
+      type: "agent.idle",
+      data: { agent_id: encodeId("agent", agent.id), project_id: encodeId("project", agent.projectId), turn_id: encodeId("turn", turnId) },
+    },
+    sql`${reply.calls.length === 0}::boolean AND ${owned}
+      AND NOT EXISTS (SELECT 1 FROM agent_inputs i WHERE i.agent_id = ${agent.id} AND i.state = 'received' AND i.input_kind = 'content')`,
+  );
 }
 
 /**
@@ -81,18 +99,36 @@ export async function recordReply(tx: Tx, agent: AgentRow, step: { lockId: strin
           cost_micro_usd = ${reply.costMicroUsd}
         WHERE id = ${context.id} AND state = 'started' AND ${guarded}
       ),
-      usage_rollup AS (${usageRollupSql(agent, context.turnId, reply)}),
+      ${usageRollupCtes(agent, context.turnId, reply)},
       released AS (DELETE FROM agent_runtime_locks WHERE id = ${step.lockId}),
+      idle_webhooks AS (${idleWebhooksSql(agent, context.turnId, reply, guarded)}),
       woken AS (
         ${wakeupUpsert(agent.id, "model_step_done", sql`NOT ${guarded} OR ${reply.calls.length > 0}::boolean
           OR EXISTS (SELECT 1 FROM agent_inputs i WHERE i.agent_id = ${agent.id} AND i.state = 'received' AND i.input_kind = 'content')`)}
-      )
+      )${parentWoken(agent, reply, guarded)}
       SELECT ${guarded} AS recorded, ${notifyIn.deltas(agent.id, reply.deltas)} AS deltas,
         (SELECT ${notifyIn.events(agent.id)} FROM owned) AS events,
         (SELECT ${notifyIn.toolCalls(agent.id, callSignals)} FROM owned) AS calls,
-        (SELECT ${notifyIn.wakeup(agent.id)} FROM woken) AS wakeups`,
+        (SELECT ${notifyIn.wakeup(agent.id)} FROM woken) AS wakeups, ${webhookNotifySql("idle_webhooks")} AS webhooks${parentHint(agent, reply)}`,
   );
   if (!row?.recorded) return null;
   agent.nextEventSequence = event.sequence + 1;
   return event;
+}
+
+/*
+ * A delegate's turn ends with an output that asks for no tools: its coordinator is woken in the same
+ * statement, so a coordinator waiting on it (docs/delegation.md) settles its call. Only for agents with a
+ * parent: a plain step's statement is unchanged.
+ */
+function parentWoken(agent: AgentRow, reply: ModelReply, guarded: SQL): SQL {
+  if (!agent.parentAgentId || reply.calls.length > 0) return sql``;
+  return sql`,
+      parent_woken AS (${wakeupUpsert(agent.parentAgentId, "delegate_turn_ended", guarded)})`;
+}
+
+function parentHint(agent: AgentRow, reply: ModelReply): SQL {
+  if (!agent.parentAgentId || reply.calls.length > 0) return sql``;
+  return sql`,
+        (SELECT ${notifyIn.wakeup(agent.parentAgentId)} FROM parent_woken) AS parent_wakeups`;
 }

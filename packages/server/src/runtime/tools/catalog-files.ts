@@ -4,10 +4,10 @@ import type { BuiltInTool } from "./catalog.js";
 /*
  * The file tools over svc's stored files (reference docs/tools/built-in.mdx, "Files"): `list_files`,
  * `read_file`, `search_files` and `write_file`. Paths name files stored in svc, never files on a machine:
- * `/artifacts/<artifact_id>` is one of the agent's artifacts. svc has no memory stores (the spec has none),
- * so `/memory/...` paths are answered with a failed result that says so, and `write_file`, which writes
- * only memory files, always fails. `upload_file` and `download_file`, which copy files
- * between a machine and `/artifacts`, are in catalog-transfer.ts.
+ * `/artifacts/<artifact_id>` is one of the agent's artifacts, and `/memory/<store>/<file>` a file of a memory
+ * store its config attaches (the `memory` section; issue 31). `write_file` writes memory files only.
+ * `upload_file` and `download_file`, which copy files between a machine and `/artifacts`, are in
+ * catalog-transfer.ts.
  *
  * Kept apart from catalog.ts so the file tools can be read in one place; their code is in files/.
  * Only types are imported from catalog.ts: it imports this module, and a value import would be circular.
@@ -38,7 +38,8 @@ const listFiles: BuiltInTool = {
   description:
     "List files stored in svc (not on a machine) whose path matches an absolute pattern, without reading them. " +
     "/* lists the top level; /artifacts/* lists your artifacts (files you were sent, and large tool results saved as files), " +
-    "/artifacts/*.csv those whose filename matches; /artifacts/art_… looks up one artifact. * matches within a path segment, " +
+    "/artifacts/*.csv those whose filename matches; /artifacts/art_… looks up one artifact; /memory/* lists your attached memory " +
+    "stores with their descriptions, /memory/<store>/**/*.md their files. * matches within a path segment, " +
     "** across segments, ? one character. Each result has the path to pass to read_file and search_files.",
   inputSchema: {
     type: "object",
@@ -57,7 +58,8 @@ const listFiles: BuiltInTool = {
 const readFile: BuiltInTool = {
   name: "read_file",
   description:
-    "Read part of a UTF-8 text file stored in svc, such as /artifacts/art_… (a large tool result saved as a file gives its path). " +
+    "Read part of a UTF-8 text file stored in svc: /artifacts/art_… (a large tool result saved as a file gives its path) or a " +
+    "memory file /memory/<store>/<file>. " +
     "Reads 100 lines from line 1 by default (offset_line, limit_lines); give offset_char and/or limit_chars instead to read by " +
     "characters, never both kinds. At most 4 KiB of text per call; when has_more is true, continue from next_offset_line or next_offset_char.",
   inputSchema: {
@@ -65,7 +67,7 @@ const readFile: BuiltInTool = {
     additionalProperties: false,
     required: ["path"],
     properties: {
-      path: path("The exact file path, /artifacts/<artifact_id>."),
+      path: path("The exact file path, /artifacts/<artifact_id> or /memory/<store>/<file>."),
       offset_line: { type: "integer", minimum: 1, description: "The first line to read, from 1 (default 1)." },
       limit_lines: { type: "integer", minimum: 1, maximum: FILE_LIMITS.readLinesMax, description: `How many lines, 1 to ${FILE_LIMITS.readLinesMax} (default ${FILE_LIMITS.readLinesDefault}).` },
       offset_char: { type: "integer", minimum: 0, description: "Character mode: the first character to read, counted in Unicode code points from 0 (default 0)." },
@@ -80,7 +82,8 @@ const readFile: BuiltInTool = {
 const searchFiles: BuiltInTool = {
   name: "search_files",
   description:
-    "Search the text of one file stored in svc (/artifacts/art_…) with ripgrep-style arguments, e.g. " +
+    "Search the text of one file stored in svc (/artifacts/art_… or /memory/<store>/<file>), or of the memory files a glob such as " +
+    "/memory/notes/**/*.md matches, with ripgrep-style arguments, e.g. " +
     '["-i", "-C", "2", "-e", "deploy"]. Options: -e PATTERN (repeatable), -F literal, -i ignore case, -w whole word, ' +
     "-x whole line, -v invert, -U multiline, -l matching paths only, -c counts only, -A/-B/-C N context lines (0 to 5). " +
     "Patterns are JavaScript regular expressions (Unicode mode). Results are match and context records with line numbers; " +
@@ -90,7 +93,7 @@ const searchFiles: BuiltInTool = {
     additionalProperties: false,
     required: ["path", "args"],
     properties: {
-      path: path("The exact file path, /artifacts/<artifact_id>."),
+      path: path("One exact file, /artifacts/<artifact_id> or /memory/<store>/<file>, or a memory glob such as /memory/<store>/**/*.md."),
       args: {
         type: "array",
         minItems: 1,
@@ -99,7 +102,7 @@ const searchFiles: BuiltInTool = {
         description: "Options and -e patterns, one argument per item; patterns total at most 1024 UTF-8 bytes. No file operands: the file is `path`.",
       },
       limit: { type: "integer", minimum: 1, maximum: FILE_LIMITS.searchMax, description: `At most this many matches, 1 to ${FILE_LIMITS.searchMax} (default ${FILE_LIMITS.searchDefault}); context lines do not count.` },
-      offset_line: { type: "integer", minimum: 1, description: "Search from this line on (default 1)." },
+      offset_line: { type: "integer", minimum: 1, description: "Search from this line on (default 1); for one exact file only." },
     },
   },
   defaultPermission: "always_allow",
@@ -110,8 +113,11 @@ const searchFiles: BuiltInTool = {
 const writeFile: BuiltInTool = {
   name: "write_file",
   description:
-    "Create or edit a text file in an attached memory store (/memory/<store>/<file>). svc has no memory stores, so every call " +
-    "fails; artifacts cannot be written or changed.",
+    "Create or edit a UTF-8 text file (at most 10 MiB) in a memory store attached to you with write access (/memory/<store>/<file>). " +
+    "Give exactly one of content (replaces the file, or with append: true is added to its end; creates a missing file) or script " +
+    "(a GNU sed script with extended regular expressions that transforms the existing file; it cannot read or write other files " +
+    "or run commands). Pass expected_digest (from read_file or list_files) to change the file only if nobody changed it since; a " +
+    "conflict answers the current digest. Returns path, digest and version. Artifacts cannot be written.",
   inputSchema: {
     type: "object",
     additionalProperties: false,

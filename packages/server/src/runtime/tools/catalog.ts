@@ -5,6 +5,7 @@ import { MACHINE_TOOLS } from "./catalog-machines.js";
 import { PROCESS_TOOLS } from "./catalog-processes.js";
 import { TRANSFER_TOOLS } from "./catalog-transfer.js";
 import { HANDLER_TOOLS } from "./catalog-handlers.js";
+import { DELEGATION_TOOLS } from "./catalog-delegation.js";
 
 /**
  * The built-in tools svc can run, and the permission modes every tool kind offers. Agent configs may only
@@ -171,7 +172,7 @@ export function runsInToolStep(name: string): boolean {
 }
 
 /** Sorted by name. */
-export const BUILT_IN_TOOLS: readonly BuiltInTool[] = [askQuestion, ...MACHINE_TOOLS, runCommand, skill, ...FILE_TOOLS, ...TRANSFER_TOOLS, ...PROCESS_TOOLS, ...HANDLER_TOOLS].sort((a, b) => (a.name < b.name ? -1 : 1));
+export const BUILT_IN_TOOLS: readonly BuiltInTool[] = [askQuestion, ...MACHINE_TOOLS, runCommand, skill, ...FILE_TOOLS, ...TRANSFER_TOOLS, ...PROCESS_TOOLS, ...HANDLER_TOOLS, ...DELEGATION_TOOLS].sort((a, b) => (a.name < b.name ? -1 : 1));
 
 /** The tools a config's `machine_tools.permission` covers, by name. */
 export const MACHINE_TOUCHING_TOOLS: ReadonlySet<string> = new Set(BUILT_IN_TOOLS.filter((tool) => tool.touchesMachine).map((tool) => tool.name));

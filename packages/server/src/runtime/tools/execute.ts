@@ -5,6 +5,9 @@ import type { AppDb, Tx } from "../../platform/db/index.js";
 import { mcpToolOf } from "../mcp/connections.js";
 import { insertInteraction } from "../store/interactions.js";
 import { routeInteraction } from "../../modules/integrations/interaction-delivery.js";
+import { enqueueWebhookEvents } from "../../modules/webhooks/enqueue.js";
+import { interactionView } from "../../modules/interactions/views.js";
+import type { InteractionRow } from "../store/interactions.js";
 import { completeToolCall, setToolCallState, textBlock, type ToolCallRow } from "../store/tool-calls.js";
 import type { AgentRow } from "../store/journal.js";
 import type { AgentDefinition } from "../definition.js";
@@ -18,6 +21,7 @@ import { HANDLER_TOOL_NAMES } from "./catalog-handlers.js";
 import { dispatchHandlerTool } from "./handler-tools.js";
 import { TRANSFER_TOOL_NAMES } from "./catalog-transfer.js";
 import { dispatchTransferTool, transferContext, type TransferInput } from "./transfer-tools.js";
+import { dispatchDelegationTool, DELEGATION_TOOL_NAMES, tellCoordinatorOfInteraction } from "./delegation-tools.js";
 
 /*
  * The worker's transactional tool work (reference design-brief.md §3.5): permission checks move `awaiting_authorization`
@@ -97,7 +101,9 @@ async function authorize(tx: Tx, agent: AgentRow, call: ToolCallRow, definition:
     const details = await approverDetails(tx, agent, call, ports);
     const interaction = await insertInteraction(tx, { agentId: agent.id, turnId: call.turnId, toolCallId: call.id, kind: "permission", request: permissionForm(call.name, call.input, details) });
     await routeInteraction(tx, ports.kinds, definition, interaction);
+    await announceWaiting(tx, agent, interaction);
     await setToolCallState(tx, call, "awaiting_permission");
+    await tellCoordinatorOfInteraction(tx, agent);
     return;
   }
   await setToolCallState(tx, call, "ready");
@@ -115,13 +121,33 @@ async function dispatch(tx: Tx, agent: AgentRow, call: ToolCallRow, ports: ToolP
   if (call.name === "ask_question") {
     const interaction = await insertInteraction(tx, { agentId: agent.id, turnId: call.turnId, toolCallId: call.id, kind: "question", request: questionForm(call.input as unknown as AskQuestionInput) });
     await routeInteraction(tx, ports.kinds, await definitionFor(call), interaction);
+    await announceWaiting(tx, agent, interaction);
     await setToolCallState(tx, call, "waiting");
+    await tellCoordinatorOfInteraction(tx, agent);
     return;
   }
   if (call.name === "run_command") return dispatchRunCommand(tx, agent, call, ports.machines);
   if (MACHINE_TOOL_NAMES.has(call.name)) return dispatchMachineTool(tx, agent, call, ports.machines);
   if (PROCESS_TOOL_NAMES.has(call.name)) return dispatchProcessTool(tx, agent, call);
   if (HANDLER_TOOL_NAMES.has(call.name)) return dispatchHandlerTool(tx, agent, call, await definitionFor(call), ports.kinds);
-  if (TRANSFER_TOOL_NAMES.has(call.name)) return dispatchTransferTool(tx, agent, call, ports);
+  if (TRANSFER_TOOL_NAMES.has(call.name)) return dispatchTransferTool(tx, agent, call, ports, await definitionFor(call));
+  if (DELEGATION_TOOL_NAMES.has(call.name)) return dispatchDelegationTool(tx, agent, call, await definitionFor(call), ports.delegates);
   await completeToolCall(tx, agent, call, "failed", [textBlock(`The built-in tool ${call.name} cannot run in this deployment.`)]);
+}
+
+/**
+ * `agent.waiting` to webhooks, in the transaction that opens the interaction (docs/webhooks.md): the agent,
+ * and the interaction as the interactions list answers it (what is asked is its `request`).
+ */
+async function announceWaiting(tx: Tx, agent: AgentRow, interaction: InteractionRow): Promise<void> {
+  const shown = interactionView(agent, interaction);
+  // As the API answers it: its serializer fills the schema's default `allows_text: false`.
+  const questions = shown.request.questions.map((q) => ({ ...q, multiple: q.multiple ?? false, options: q.options.map((o) => ({ ...o, allows_text: o.allows_text ?? false })) }));
+  const view = { ...shown, request: { ...shown.request, questions } };
+  await enqueueWebhookEvents(tx, {
+    orgId: agent.orgId,
+    projectId: agent.projectId,
+    type: "agent.waiting",
+    data: { agent_id: view.agent_id, project_id: view.project_id, interaction: view },
+  });
 }

@@ -3,6 +3,8 @@ import { storable } from "../../platform/storable.js";
 import type { AgentDefinition, IntegrationToolRef } from "../definition.js";
 import type { StepDeps } from "../model-step.js";
 import type { ToolCallRow, ToolOutcome } from "../store/tool-calls.js";
+import { attachmentReader, type AttachmentReader } from "./files/attachment.js";
+import { attachedStores } from "./files/memory.js";
 import { OVERFLOW_BYTES, previewOf, saveAsArtifact } from "./overflow.js";
 
 /**
@@ -10,8 +12,17 @@ import { OVERFLOW_BYTES, previewOf, saveAsArtifact } from "./overflow.js";
  * (modules/integrations/tool-runner.ts): the engine reads no integration tables and holds no provider client.
  */
 export interface IntegrationToolRunner {
-  /** `signal` aborts when the worker stops or the agent is canceled; a call it interrupted throws. */
-  run(agent: { id: string; orgId: string; projectId: string }, tool: IntegrationToolRef & { name: string }, input: Record<string, unknown>, signal: AbortSignal): Promise<IntegrationToolResult>;
+  /**
+   * `signal` aborts when the worker stops or the agent is canceled; a call it interrupted throws. `files`
+   * reads the stored files the call's `paths` name: the agent's artifacts and its attached memory.
+   */
+  run(
+    agent: { id: string; orgId: string; projectId: string },
+    tool: IntegrationToolRef & { name: string },
+    input: Record<string, unknown>,
+    signal: AbortSignal,
+    files: AttachmentReader,
+  ): Promise<IntegrationToolResult>;
 }
 
 export type IntegrationToolResult = { ok: true; value: Record<string, unknown> } | { ok: false; message: string };
@@ -21,7 +32,7 @@ export type IntegrationToolResult = { ok: true; value: Record<string, unknown> }
  * A call interrupted by `signal` is undefined: a cancel has completed it, or the next claim runs it again.
  */
 export async function runIntegrationTool(
-  deps: Pick<StepDeps, "integrationTools" | "artifacts">,
+  deps: Pick<StepDeps, "integrationTools" | "artifacts" | "memory">,
   step: { agentId: string; orgId: string; projectId: string },
   call: ToolCallRow,
   definition: AgentDefinition,
@@ -32,7 +43,9 @@ export async function runIntegrationTool(
   if (!tool?.integration || !deps.integrationTools) result = { ok: false, message: `The tool ${call.name} cannot run in this deployment.` };
   else {
     try {
-      result = await deps.integrationTools.run({ id: step.agentId, orgId: step.orgId, projectId: step.projectId }, { ...tool.integration, name: call.name }, call.input, signal);
+      const ctx = { agentId: step.agentId, orgId: step.orgId, projectId: step.projectId, attached: attachedStores(definition) };
+      const files = attachmentReader(deps, ctx, call.name);
+      result = await deps.integrationTools.run({ id: step.agentId, orgId: step.orgId, projectId: step.projectId }, { ...tool.integration, name: call.name }, call.input, signal, files);
     } catch (err) {
       if (signal.aborted) return undefined;
       result = { ok: false, message: `${call.name} could not run: ${(err as Error).message}` };

@@ -2,6 +2,7 @@ import type { ArtifactsService } from "../../modules/artifacts/service.js";
 import type { KindCatalog } from "../../modules/integrations/capability-schemas.js";
 import type { AppDb, Tx } from "../../platform/db/index.js";
 import type { AgentRow } from "../store/journal.js";
+import type { AgentDelegates } from "./delegation-tools.js";
 import { completeToolCall, setToolCallState, textBlock, type ToolCallRow } from "../store/tool-calls.js";
 
 /*
@@ -69,7 +70,13 @@ export interface ToolPorts {
   artifacts?: Pick<ArtifactsService, "findAgentArtifact">;
   /** The integration kinds' catalogs: which kinds post questions and approvals, and the handler tools' argument schemas. */
   kinds?: Pick<KindCatalog, "catalog" | "capabilityIssues" | "postsInteractions">;
+  /** Launching and messaging a coordinator's children (delegation-tools.ts), implemented by the agents module. */
+  delegates?: AgentDelegates;
+  /** download_file reads the memory file it sends, in the claim's transaction. */
+  memory?: Pick<MemoryPort, "readFile">;
 }
+
+import type { MemoryPort } from "./files/memory.js";
 
 export const MACHINE_TOOL_NAMES: ReadonlySet<string> = new Set(["list_machines", "inspect_machine", "create_machine", "delete_machine"]);
 

@@ -4,13 +4,15 @@ import { newUuid } from "../../platform/ids.js";
 import type { AgentRow } from "../store/journal.js";
 import { insertProcess, notifyDaemonWork } from "../store/processes.js";
 import { completeToolCall, setToolCallState, textBlock, type ToolCallRow } from "../store/tool-calls.js";
-import { ARTIFACTS_DIR, MEMORY_DIR, NO_MEMORY, notFound, resolveFilePath } from "./files/paths.js";
+import { ARTIFACTS_DIR, MEMORY_DIR, notFound, resolveFilePath } from "./files/paths.js";
+import { attachedStores } from "./files/memory.js";
+import type { AgentDefinition, MemoryAttachmentDefinition } from "../definition.js";
 import { TRANSFER_LIMITS } from "./catalog-transfer.js";
 import type { ToolPorts } from "./machine-tools.js";
 
 /*
  * upload_file and download_file, transactional phase (reference docs/tools/built-in.mdx, "Files"). What svc
- * can judge alone is answered here: the svc-side path (/artifacts only: svc has no memory stores), the
+ * can judge alone is answered here: the svc-side path (/artifacts, or a file of an attached memory store), the
  * artifact of a download (the agent's own), the machine (attached, granted, online). Then a transfer process
  * is queued for the machine's daemon and the call waits, as run_command's does. svcd reads or writes the
  * machine file and talks to the daemon transfer routes (modules/daemon/transfer-routes.ts); its report
@@ -32,11 +34,12 @@ export interface TransferInput {
 const UPLOAD_WAIT_MS = (TRANSFER_LIMITS.uploadTimeoutSeconds + 10) * 1000;
 const DOWNLOAD_WAIT_MS = 10_000;
 
-export async function dispatchTransferTool(tx: Tx, agent: AgentRow, call: ToolCallRow, ports: ToolPorts): Promise<void> {
+export async function dispatchTransferTool(tx: Tx, agent: AgentRow, call: ToolCallRow, ports: ToolPorts, definition: AgentDefinition): Promise<void> {
   const { machines } = ports;
   const input = call.input as unknown as TransferInput;
   const fail = (message: string) => completeToolCall(tx, agent, call, "failed", [textBlock(message)]);
-  const planned = call.name === "upload_file" ? planUpload(input) : await planDownload(tx, agent, input, ports.artifacts);
+  const attached = attachedStores(definition);
+  const planned = call.name === "upload_file" ? planUpload(input, attached) : await planDownload(tx, agent, input, ports, attached);
   if (typeof planned === "string") return void (await fail(planned));
 
   if (!machines) return void (await fail(`The built-in tool ${call.name} cannot run in this deployment (no machines module).`));
@@ -85,9 +88,9 @@ interface Plan {
   label: string;
 }
 
-function planUpload(input: TransferInput): Plan | string {
+function planUpload(input: TransferInput, attached: readonly MemoryAttachmentDefinition[]): Plan | string {
   const segments = input.path.replace(/\/+$/, "").split("/");
-  if (segments[1] === MEMORY_DIR) return NO_MEMORY;
+  if (segments[1] === MEMORY_DIR) return planMemoryUpload(input, attached);
   if (input.path.replace(/\/+$/, "") !== `/${ARTIFACTS_DIR}`) {
     return `upload_file stores files in /artifacts (svc names the artifact; its id is in the result): pass path "/artifacts", not ${JSON.stringify(input.path)}.`;
   }
@@ -97,11 +100,31 @@ function planUpload(input: TransferInput): Plan | string {
   return { kind: "upload", transfer: { source: input.source! }, label: `upload_file ${input.source} -> /artifacts` };
 }
 
-async function planDownload(tx: Tx, agent: AgentRow, input: TransferInput, artifacts: ToolPorts["artifacts"]): Promise<Plan | string> {
-  const file = resolveFilePath("download_file", input.path);
+/**
+ * An upload into an attached memory store (issue 31): the daemon posts the file as for an artifact, and
+ * the daemon route writes it as the file's next version, once per call (modules/daemon/transfer-service.ts).
+ */
+function planMemoryUpload(input: TransferInput, attached: readonly MemoryAttachmentDefinition[]): Plan | string {
+  const file = resolveFilePath("upload_file", input.path, attached);
   if ("error" in file) return file.error;
+  if (file.kind !== "memory") return `upload_file takes /artifacts or /memory/<store>/<file>; got ${JSON.stringify(input.path)}.`;
+  if (file.store.access === "read_only") return `The memory store ${file.store.name} is attached to you read_only: upload_file cannot write ${input.path}.`;
+  const memory = { store_id: file.store.storeId, store_name: file.store.name, path: file.file, ...(input.expected_digest !== undefined ? { expected_digest: input.expected_digest } : {}) };
+  return { kind: "upload", transfer: { source: input.source!, memory }, label: `upload_file ${input.source} -> ${input.path}` };
+}
+
+async function planDownload(tx: Tx, agent: AgentRow, input: TransferInput, ports: ToolPorts, attached: readonly MemoryAttachmentDefinition[]): Promise<Plan | string> {
+  const file = resolveFilePath("download_file", input.path, attached);
+  if ("error" in file) return file.error;
+  if (file.kind === "memory") {
+    // The version current now is the one sent, whatever is written meanwhile.
+    const found = ports.memory ? await ports.memory.readFile(file.store.storeId, file.file, tx) : undefined;
+    if (!found) return notFound(input.path);
+    const memory = { store_id: file.store.storeId, store_name: file.store.name, path: file.file, memory_id: found.memoryId, version: found.version, digest: found.digest, size_bytes: found.sizeBytes };
+    return { kind: "download", transfer: { destination: input.destination!, memory }, label: `download_file ${input.path} -> ${input.destination}` };
+  }
   // Another agent's artifact reads exactly like one that does not exist.
-  if (!(await artifacts?.findAgentArtifact(agent.id, file.artifactId, tx))) return notFound(input.path);
+  if (!(await ports.artifacts?.findAgentArtifact(agent.id, file.artifactId, tx))) return notFound(input.path);
   return {
     kind: "download",
     transfer: { artifact_id: file.artifactId, destination: input.destination! },

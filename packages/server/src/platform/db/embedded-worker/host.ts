@@ -193,7 +193,9 @@ async function run(pg: PGlite, request: Request): Promise<unknown> {
 
 async function open(): Promise<PGlite> {
   const loadDataDir = options.loadDataDir ? new Blob([options.loadDataDir]) : undefined;
-  const pg = await PGlite.create({ dataDir: options.dataDir, loadDataDir, parsers: PARSERS });
+  const startParams = [...PGlite.defaultStartParams];
+  if (options.sharedBuffersMb !== undefined) startParams.push("-c", `shared_buffers=${options.sharedBuffersMb}MB`);
+  const pg = await PGlite.create({ dataDir: options.dataDir, loadDataDir, parsers: PARSERS, startParams });
   if (options.restoreSql !== undefined) {
     await pg.exec(options.restoreSql);
     // The dump empties the session's search_path; migrations name tables unqualified.
@@ -207,6 +209,12 @@ const pg = await open().catch((err: unknown) => {
   send({ id: 0, ok: false, error: wireError(err) });
   throw err;
 });
+if (options.prepareOnly) {
+  await pg.close();
+  send({ id: 0, ok: true, value: null });
+  // Nothing more to do: the client terminates this worker, which frees what initdb left behind.
+  await new Promise<never>(() => {});
+}
 const named = new NamedQueries(pg);
 port.on("message", (request: Request) => {
   handle(pg, request).then(

@@ -35,6 +35,17 @@ export interface HostOptions {
   /** SQL of a backup (`svc restore`), run on the new database before migrations bring it up to date. */
   restoreSql?: string;
   migrate: boolean;
+  /**
+   * PostgreSQL's shared_buffers, in MB (`SVC_EMBEDDED_SHARED_BUFFERS_MB`). PGlite's own default is 128 MB, all of
+   * it resident from the start in its WebAssembly memory, which never shrinks (docs/performance.md, "Memory").
+   */
+  sharedBuffersMb?: number;
+  /**
+   * Open (creating and migrating a new database), close and report, then wait to be terminated: a new data
+   * directory is prepared in a worker of its own, since what PGlite's initdb leaves allocated is only given
+   * back to the system when that worker's isolate goes.
+   */
+  prepareOnly?: boolean;
 }
 
 /** PostgreSQL error fields worth keeping (see `pg-errors.ts`); PGlite's `params` are left behind on purpose. */

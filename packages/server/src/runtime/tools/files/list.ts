@@ -4,12 +4,14 @@ import { FILE_LIMITS } from "../catalog-files.js";
 import { matchesPath, namesUnder, parsePattern, type Segment } from "./glob.js";
 import { ARTIFACTS_DIR, artifactPath, MEMORY_DIR, NO_MEMORY } from "./paths.js";
 import type { FileToolResult } from "./result.js";
-import type { FileToolDeps } from "./text.js";
+import type { FileToolContext, FileToolDeps } from "./text.js";
+import { memoryEntries } from "./list-memory.js";
 
 /*
  * list_files (reference docs/tools/built-in.mdx): the entries of svc's virtual filesystem that match an
  * absolute pattern, without their contents. The tree is `/artifacts` and, in it, the agent's artifacts,
- * newest first; `/memory` is not listed, since svc has no memory stores to put in it. An artifact matches
+ * newest first; then `/memory` with the attached stores and their files (list-memory.ts), when the config
+ * attaches any. An artifact matches
  * by its filename's last `/` component (unnamed ones by the empty name, so `/artifacts/*` lists them);
  * an exact `/artifacts/<artifact_id>` looks that artifact up. At most `limit` entries; `truncated` says
  * there were more, and the model narrows the pattern (the reference pages no further).
@@ -20,21 +22,26 @@ export interface ListFilesInput {
   limit?: number;
 }
 
-export async function listFiles(deps: FileToolDeps, agentId: string, input: ListFilesInput): Promise<FileToolResult> {
+export async function listFiles(deps: FileToolDeps, ctx: FileToolContext, input: ListFilesInput): Promise<FileToolResult> {
   const segments = parsePattern(input.pattern);
   if ("error" in segments) return segments;
   const first = segments[0]!;
-  if (!first.deep && first.literal && first.glob === MEMORY_DIR) return { error: NO_MEMORY };
+  if (!first.deep && first.literal && first.glob === MEMORY_DIR && ctx.attached.length === 0) return { error: NO_MEMORY };
   const limit = input.limit ?? FILE_LIMITS.listDefault;
 
   const entries: Array<Record<string, unknown>> = [];
   if (matchesPath(segments, [ARTIFACTS_DIR])) entries.push({ path: `/${ARTIFACTS_DIR}`, type: "directory" });
   const room = limit - entries.length;
-  const rows = await matchingArtifacts(deps, agentId, segments, room + 1);
-  const truncated = rows.length > room;
+  const rows = await matchingArtifacts(deps, ctx.agentId, segments, room + 1);
+  let truncated = rows.length > room;
   entries.push(...rows.slice(0, room).map(fileEntry));
+  if (!truncated) {
+    const memory = await memoryEntries(deps, ctx, segments, limit - entries.length + 1);
+    truncated = entries.length + memory.length > limit;
+    entries.push(...memory.slice(0, limit - entries.length));
+  }
   const value: Record<string, unknown> = { pattern: input.pattern, entries, truncated };
-  if (truncated) value["note"] = `More than ${limit} entries match; narrow the pattern (for example /artifacts/*.csv) to see the others.`;
+  if (truncated) value["note"] = `More than ${limit} entries match; narrow the pattern (for example /artifacts/*.csv or /memory/<store>/notes/*) to see the others.`;
   return { value };
 }
 

@@ -1,5 +1,5 @@
 import { FILE_LIMITS } from "../catalog-files.js";
-import { countCodePoints, indexOfCodePoint, lineStart, loadTextFile, takeCodePoints, type FileToolDeps, type TextFile } from "./text.js";
+import { countCodePoints, indexOfCodePoint, lineStart, loadTextFile, takeCodePoints, type FileToolContext, type FileToolDeps, type TextFile } from "./text.js";
 import type { FileToolResult } from "./result.js";
 
 /*
@@ -19,13 +19,13 @@ export interface ReadFileInput {
   limit_chars?: number;
 }
 
-export async function readFile(deps: FileToolDeps, agentId: string, input: ReadFileInput): Promise<FileToolResult> {
+export async function readFile(deps: FileToolDeps, ctx: FileToolContext, input: ReadFileInput): Promise<FileToolResult> {
   const lineMode = input.offset_line !== undefined || input.limit_lines !== undefined;
   const charMode = input.offset_char !== undefined || input.limit_chars !== undefined;
   if (lineMode && charMode) {
     return { error: "Give either line inputs (offset_line, limit_lines) or character inputs (offset_char, limit_chars), not both: they select different reading modes." };
   }
-  const file = await loadTextFile(deps, agentId, "read_file", input.path);
+  const file = await loadTextFile(deps, ctx, "read_file", input.path);
   if ("error" in file) return file;
   const page = charMode
     ? readChars(file.text, input.offset_char ?? 0, input.limit_chars ?? FILE_LIMITS.readCharsDefault)
@@ -34,7 +34,7 @@ export async function readFile(deps: FileToolDeps, agentId: string, input: ReadF
 }
 
 function fileFacts(file: TextFile) {
-  return { path: file.path, size_bytes: file.row.sizeBytes, content_type: file.row.contentType, digest: file.row.digest };
+  return { path: file.path, size_bytes: file.sizeBytes, content_type: file.contentType, digest: file.digest };
 }
 
 /** Whole lines from `offset` while they fit in a page; a first line longer than the page gives its first chunk. */

@@ -144,7 +144,8 @@ interface Job {
 class SearchThread {
   private worker: Worker | undefined;
   private readonly waiting: Job[] = [];
-  private running: { job: Job; deadline: NodeJS.Timeout } | undefined;
+  private running: { job: Job; deadline: NodeJS.Timeout | undefined } | undefined;
+  private readonly online = new WeakSet<Worker>();
 
   scan(kind: Job["kind"], input: ScanInput): Promise<RawScan> {
     return new Promise((resolve) => {
@@ -157,9 +158,16 @@ class SearchThread {
     if (this.running || this.waiting.length === 0) return;
     const job = this.waiting.shift()!;
     const { regex, text, from, firstLine, cap, countAll, invert } = job.input;
-    const deadline = setTimeout(() => this.abandon({ error: TIMED_OUT }), SEARCH_TIMEOUT_MS).unref();
-    this.running = { job, deadline };
-    this.thread().postMessage({ kind: job.kind, source: regex.source, flags: regex.flags, text, from, firstLine, cap, countAll, invert });
+    const running: { job: Job; deadline: NodeJS.Timeout | undefined } = { job, deadline: undefined };
+    this.running = running;
+    const worker = this.thread();
+    // The limit is the scan's, not the thread's start: a new thread on a loaded machine can take seconds to come up.
+    const startClock = () => {
+      if (this.running === running) running.deadline = setTimeout(() => this.abandon({ error: TIMED_OUT }), SEARCH_TIMEOUT_MS).unref();
+    };
+    if (this.online.has(worker)) startClock();
+    else worker.once("online", startClock);
+    worker.postMessage({ kind: job.kind, source: regex.source, flags: regex.flags, text, from, firstLine, cap, countAll, invert });
   }
 
   private finish(result: RawScan): void {
@@ -184,6 +192,7 @@ class SearchThread {
     const worker = new Worker(THREAD_SOURCE, { eval: true });
     worker.unref();
     const current = () => this.worker === worker;
+    worker.once("online", () => this.online.add(worker));
     worker.on("message", (reply: RawScan | { failure: string }) => current() && this.finish("failure" in reply ? { error: cannotRun(reply.failure) } : reply));
     worker.on("error", (err) => current() && this.abandon({ error: cannotRun(err) }));
     worker.on("exit", () => current() && this.abandon({ error: cannotRun(new Error("the search thread exited")) }));

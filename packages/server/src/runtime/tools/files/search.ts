@@ -2,7 +2,8 @@ import { FILE_LIMITS } from "../catalog-files.js";
 import type { FileToolResult } from "./result.js";
 import { parseSearchArgs, type SearchOptions } from "./search-args.js";
 import { buildRegex, scanLines, scanSpans, type ScanInput } from "./search-regex.js";
-import { countCodePoints, lineStart, loadTextFile, takeCodePoints, type FileToolDeps, type TextFile } from "./text.js";
+import { countCodePoints, lineStart, loadTextFile, takeCodePoints, type FileToolContext, type FileToolDeps, type TextFile } from "./text.js";
+import { isMemoryGlob, searchMemoryGlob } from "./search-memory.js";
 
 /*
  * search_files (reference docs/tools/built-in.mdx) over one artifact: ripgrep-style arguments
@@ -27,19 +28,20 @@ export interface SearchFilesInput {
 }
 
 /** A match: the lines it covers (0-based), where the first starts, and where in it the match begins. */
-interface Hit {
+export interface Hit {
   firstLine: number;
   lastLine: number;
   start: number;
   matchIndex: number;
 }
 
-export async function searchFiles(deps: FileToolDeps, agentId: string, input: SearchFilesInput): Promise<FileToolResult> {
+export async function searchFiles(deps: FileToolDeps, ctx: FileToolContext, input: SearchFilesInput): Promise<FileToolResult> {
   const options = parseSearchArgs(input.args);
   if ("error" in options) return options;
   const regex = buildRegex(options);
   if ("error" in regex) return regex;
-  const file = await loadTextFile(deps, agentId, "search_files", input.path);
+  if (isMemoryGlob(input.path)) return searchMemoryGlob(deps, ctx, input, options, regex);
+  const file = await loadTextFile(deps, ctx, "search_files", input.path);
   if ("error" in file) return file;
   const offset = input.offset_line ?? 1;
   const limit = input.limit ?? FILE_LIMITS.searchDefault;
@@ -55,14 +57,15 @@ export async function searchFiles(deps: FileToolDeps, agentId: string, input: Se
   }
   const found = await contentHits(options.multiline, { ...scope, cap: limit + 1, countAll: false });
   if ("error" in found) return found;
-  return { value: contentResult(file, options, found.hits, found.capped, limit, scope.firstLine) };
+  const { bytes: _bytes, cut: _cut, ...result } = contentResult(file, options, found.hits, found.capped, limit, scope.firstLine);
+  return { value: result };
 }
 
 /**
  * The hits of a content search, up to the scan's cap. With -U, matches sharing lines merge into fewer
  * hits, so `capped` says whether the scan itself stopped at its cap.
  */
-async function contentHits(multiline: boolean, scope: ScanInput): Promise<{ hits: Hit[]; capped: boolean } | { error: string }> {
+export async function contentHits(multiline: boolean, scope: ScanInput): Promise<{ hits: Hit[]; capped: boolean } | { error: string }> {
   if (!multiline) {
     const scan = await scanLines(scope);
     if ("error" in scan) return scan;
@@ -105,8 +108,8 @@ interface SearchRecord {
   cut?: true;
 }
 
-/** Match records with their context, in line order, within `limit` matches and RESPONSE_BYTES. */
-function contentResult(file: TextFile, options: SearchOptions, allHits: Hit[], capped: boolean, limit: number, firstLine: number) {
+/** Match records with their context, in line order, within `limit` matches and `budget` bytes (RESPONSE_BYTES). */
+export function contentResult(file: Pick<TextFile, "text" | "path">, options: SearchOptions, allHits: Hit[], capped: boolean, limit: number, firstLine: number, budget = RESPONSE_BYTES) {
   const { text, path } = file;
   const records: SearchRecord[] = [];
   let bytes = 0;
@@ -115,7 +118,7 @@ function contentResult(file: TextFile, options: SearchOptions, allHits: Hit[], c
   let lastShown = firstLine - 1;
   const add = (record: SearchRecord): boolean => {
     const size = Buffer.byteLength(JSON.stringify(record), "utf8");
-    if (bytes + size > RESPONSE_BYTES) return false;
+    if (bytes + size > budget) return false;
     bytes += size;
     records.push(record);
     return true;
@@ -149,7 +152,7 @@ function contentResult(file: TextFile, options: SearchOptions, allHits: Hit[], c
   const next = allHits[matches];
   const last = hits[matches - 1];
   const continueAt = next ? next.firstLine : last ? last.lastLine + 1 : firstLine;
-  return { path, records, matches, truncated, ...(truncated ? { next_offset_line: continueAt + 1 } : {}) };
+  return { path, records, matches, truncated, bytes, cut, ...(truncated ? { next_offset_line: continueAt + 1 } : {}) };
 }
 
 interface Line {

@@ -1,36 +1,57 @@
-import type { ArtifactRow, ArtifactsService } from "../../../modules/artifacts/service.js";
+import type { ArtifactsService } from "../../../modules/artifacts/service.js";
+import type { MemoryAttachmentDefinition } from "../../definition.js";
+import type { MemoryPort } from "./memory.js";
 import { notFound, resolveFilePath } from "./paths.js";
 
 /*
  * The text of a stored file, as read_file and search_files take it (reference docs/tools/built-in.mdx,
- * read_file): UTF-8 without NUL bytes, at most 48 MiB for an artifact. Readability is decided from the
- * bytes, whatever content type the artifact was stored with. Offsets in characters count Unicode code
- * points, so the helpers below walk code points, never cutting a surrogate pair (which PostgreSQL's jsonb
- * would refuse to store in a result).
+ * read_file): UTF-8 without NUL bytes, at most 48 MiB for an artifact; memory files are text already (the
+ * memory-stores module refuses anything else, at most 10 MiB). Readability is decided from the bytes,
+ * whatever content type the artifact was stored with. Offsets in characters count Unicode code points, so
+ * the helpers below walk code points, never cutting a surrogate pair (which PostgreSQL's jsonb would
+ * refuse to store in a result).
  */
 
 export const MAX_ARTIFACT_TEXT_BYTES = 48 * 1024 * 1024;
+/** What read_file reports as a memory file's content type: memory holds UTF-8 text only. */
+export const MEMORY_CONTENT_TYPE = "text/plain; charset=utf-8";
 
-/** What the file tools need of the artifacts service: the agent's own artifacts, and nothing else. */
+/** What the file tools need: the agent's own artifacts, and the memory stores (absent: none reachable). */
 export interface FileToolDeps {
   artifacts: Pick<ArtifactsService, "findAgentArtifact" | "artifactBytes" | "listAgentArtifacts">;
+  memory?: MemoryPort;
+}
+
+/** Whose call it is: the agent, its project, and the memory stores its call's config attaches. */
+export interface FileToolContext {
+  agentId: string;
+  orgId: string;
+  projectId: string;
+  attached: readonly MemoryAttachmentDefinition[];
 }
 
 export interface TextFile {
   path: string;
-  row: ArtifactRow;
   text: string;
+  sizeBytes: number;
+  contentType: string;
+  digest: string;
 }
 
 // fatal: invalid UTF-8 is refused rather than turned into U+FFFD; ignoreBOM keeps a BOM as a character, so offsets count it.
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
-/** The artifact `path` names among `agentId`'s own, decoded; or a message for the model. */
-export async function loadTextFile(deps: FileToolDeps, agentId: string, tool: string, path: string): Promise<TextFile | { error: string }> {
-  const file = resolveFilePath(tool, path);
+/** The artifact or memory file `path` names, among what the agent may reach, decoded; or a message for the model. */
+export async function loadTextFile(deps: FileToolDeps, ctx: FileToolContext, tool: string, path: string): Promise<TextFile | { error: string }> {
+  const file = resolveFilePath(tool, path, ctx.attached);
   if ("error" in file) return file;
+  if (file.kind === "memory") {
+    const found = deps.memory ? await deps.memory.readFile(file.store.storeId, file.file) : undefined;
+    if (!found) return { error: notFound(path) };
+    return { path, text: found.content, sizeBytes: found.sizeBytes, contentType: MEMORY_CONTENT_TYPE, digest: found.digest };
+  }
   // Scoped by agent: another agent's artifact id is not found, exactly like an id that names nothing.
-  const row = await deps.artifacts.findAgentArtifact(agentId, file.artifactId);
+  const row = await deps.artifacts.findAgentArtifact(ctx.agentId, file.artifactId);
   if (!row) return { error: notFound(path) };
   if (row.sizeBytes > MAX_ARTIFACT_TEXT_BYTES) {
     return { error: `${path} is ${row.sizeBytes} bytes; ${tool} reads artifacts of at most 48 MiB (${MAX_ARTIFACT_TEXT_BYTES} bytes).` };
@@ -39,7 +60,7 @@ export async function loadTextFile(deps: FileToolDeps, agentId: string, tool: st
   const notText = `${path} (${row.contentType}) is not a text file`;
   if (bytes.includes(0)) return { error: `${notText}: it contains NUL bytes. ${tool} reads UTF-8 text only.` };
   try {
-    return { path, row, text: decoder.decode(bytes) };
+    return { path, text: decoder.decode(bytes), sizeBytes: row.sizeBytes, contentType: row.contentType, digest: row.digest };
   } catch {
     return { error: `${notText}: it is not valid UTF-8. ${tool} reads UTF-8 text only.` };
   }

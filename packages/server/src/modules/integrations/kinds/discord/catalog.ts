@@ -1,11 +1,14 @@
 import { idPattern } from "../../../../platform/ids.js";
 import type { IntegrationKindCatalog } from "../../kind.js";
+import { pathsSchema } from "../attachments.js";
 
 /**
  * The `discord_thread` catalog (docs/integrations.md; reference docs: integrations/discord "Thread tools
  * and subscriptions", "Scheduled threads"). Discord ids are snowflakes: decimal numbers of up to 20 digits.
  */
 export const DISCORD_SNOWFLAKE = "^[0-9]{15,20}$";
+/** Discord takes at most 10 attachments in one message (Discord docs: "Uploading Files"). */
+export const MAX_ATTACHMENTS = 10;
 /** A Discord select menu offers at most 25 options, the most a profile chooser can offer. */
 export const MAX_LAUNCHER_PROFILES = 25;
 
@@ -29,12 +32,15 @@ export const discordThreadCatalog: IntegrationKindCatalog = {
         },
       },
       post_message: {
-        description: "Posts a message, and up to 10 artifacts as attachments, to the Discord thread assigned to this agent.",
+        description:
+          "Posts a message to the Discord thread assigned to this agent, with up to 10 attachments in all: artifacts by artifact_ids, " +
+          "or stored files by exact paths (/artifacts/<artifact_id>, /memory/<store>/<file>).",
         input_schema: {
           type: "object",
           properties: {
             content: { type: "string", minLength: 1, maxLength: 2000 },
-            artifact_ids: { type: "array", items: { type: "string", pattern: idPattern("artifact") }, maxItems: 10, uniqueItems: true },
+            artifact_ids: { type: "array", items: { type: "string", pattern: idPattern("artifact") }, maxItems: MAX_ATTACHMENTS, uniqueItems: true },
+            paths: pathsSchema(MAX_ATTACHMENTS),
           },
           required: ["content"],
           additionalProperties: false,

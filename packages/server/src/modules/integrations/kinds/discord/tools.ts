@@ -1,10 +1,12 @@
 import type { IntegrationToolExecutor, ToolAnswer, ToolArtifact, ToolContext } from "../../kind.js";
+import { filesToSend, type AttachmentArgs } from "../attachments.js";
+import { MAX_ATTACHMENTS } from "./catalog.js";
 import { objectMember, scalarMember, type MultipartPart, type RestAnswer, type RestClient } from "../rest.js";
 
 /**
  * The `discord_thread` tools (reference docs: integrations/discord, "Thread tools and subscriptions"):
  * `read` pages back through the assigned thread (`GET /channels/{thread}/messages`), `post_message` posts
- * in it (`POST /channels/{thread}/messages`), with artifacts as attachments in Discord's multipart upload
+ * in it (`POST /channels/{thread}/messages`), with artifacts and memory files as attachments in Discord's multipart upload
  * (Discord docs: "Uploading Files"). The thread is always the one assigned at launch: the arguments name
  * no channel. Discord's 429 reaches the tool runner as `rate_limited` (integrations/rest.ts).
  */
@@ -20,7 +22,7 @@ export function createDiscordTools(rest: RestClient): IntegrationToolExecutor {
       if (context.credential.kind !== "generic") return { ok: false, message: "the integration's credential is not a generic secret holding the bot token" };
       const headers = { authorization: `Bot ${context.credential.value}` };
       if (operation === "read") return read(rest, headers, thread, args as { before?: string; limit?: number });
-      if (operation === "post_message") return postMessage(rest, headers, thread, args as { content: string; artifact_ids?: string[] }, context);
+      if (operation === "post_message") return postMessage(rest, headers, thread, args as { content: string } & AttachmentArgs, context);
       return { ok: false, message: `discord_thread has no operation ${operation}` };
     },
   };
@@ -52,14 +54,9 @@ function messageOf(message: Record<string, unknown>): Record<string, unknown> {
   };
 }
 
-async function postMessage(rest: RestClient, headers: Headers, thread: string, args: { content: string; artifact_ids?: string[] }, context: ToolContext): Promise<ToolAnswer> {
-  // Every artifact is checked before anything is posted: a bad id posts nothing.
-  const files: ToolArtifact[] = [];
-  for (const id of args.artifact_ids ?? []) {
-    const artifact = await context.artifact(id);
-    if ("missing" in artifact) return { ok: false, message: `${artifact.missing}; nothing was posted` };
-    files.push(artifact);
-  }
+async function postMessage(rest: RestClient, headers: Headers, thread: string, args: { content: string } & AttachmentArgs, context: ToolContext): Promise<ToolAnswer> {
+  const files = await filesToSend(context, args, MAX_ATTACHMENTS);
+  if ("message" in files) return { ok: false, message: files.message };
   // Agents' text never pings anyone (Discord docs: "Allowed Mentions").
   const message = { content: args.content, allowed_mentions: { parse: [] } };
   const path = `/channels/${thread}/messages`;

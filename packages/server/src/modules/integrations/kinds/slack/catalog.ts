@@ -1,5 +1,6 @@
 import { idPattern } from "../../../../platform/ids.js";
 import type { IntegrationKindCatalog } from "../../kind.js";
+import { pathsSchema } from "../attachments.js";
 
 /**
  * The `slack_thread` catalog (docs/integrations.md; reference docs: integrations/slack "Thread tools and
@@ -8,6 +9,8 @@ import type { IntegrationKindCatalog } from "../../kind.js";
  */
 export const SLACK_CHANNEL_ID = "^[CDG][A-Z0-9]{2,}$";
 const SLACK_TS = "^[0-9]{1,20}\\.[0-9]{1,10}$";
+/** The most files one post shares (svc's bound; files.completeUploadExternal takes a list). */
+export const MAX_ATTACHMENTS = 20;
 /** Slack shows at most 25 buttons in one message, the most a profile chooser can offer. */
 export const MAX_LAUNCHER_PROFILES = 25;
 
@@ -31,12 +34,15 @@ export const slackThreadCatalog: IntegrationKindCatalog = {
         },
       },
       post_message: {
-        description: "Posts a message, and up to 20 artifacts as files, to the Slack thread assigned to this agent.",
+        description:
+          "Posts a message to the Slack thread assigned to this agent, with up to 20 files in all: artifacts by artifact_ids, " +
+          "or stored files by exact paths (/artifacts/<artifact_id>, /memory/<store>/<file>).",
         input_schema: {
           type: "object",
           properties: {
             text: { type: "string", minLength: 1, maxLength: 40000 },
-            artifact_ids: { type: "array", items: { type: "string", pattern: idPattern("artifact") }, maxItems: 20, uniqueItems: true },
+            artifact_ids: { type: "array", items: { type: "string", pattern: idPattern("artifact") }, maxItems: MAX_ATTACHMENTS, uniqueItems: true },
+            paths: pathsSchema(MAX_ATTACHMENTS),
           },
           required: ["text"],
           additionalProperties: false,

@@ -1,5 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { IntegrationToolExecutor, ToolAnswer, ToolArtifact, ToolContext } from "../../kind.js";
+import { filesToSend, type AttachmentArgs } from "../attachments.js";
+import { MAX_ATTACHMENTS } from "./catalog.js";
 import { escapeMrkdwn, postingRules } from "./mrkdwn.js";
 import { createPacer, type Paced } from "./pacing.js";
 import { postOnce, type PostOnce, type Thread } from "./post-once.js";
@@ -23,7 +25,7 @@ export function createSlackTools(api: SlackWebApi): IntegrationToolExecutor {
       if (context.credential.kind !== "slack_app_credentials") return { ok: false, message: "the integration's credential is not a slack_app_credentials secret" };
       const slack: Slack = { api, token: context.credential.access_token, thread, paced: createPacer(context.signal) };
       if (operation === "read") return read(slack, args as { cursor?: string; limit?: number });
-      if (operation === "post_message") return postMessage(slack, args as { text: string; artifact_ids?: string[] }, context);
+      if (operation === "post_message") return postMessage(slack, args as { text: string } & AttachmentArgs, context);
       return { ok: false, message: `slack_thread has no operation ${operation}` };
     },
   };
@@ -71,17 +73,12 @@ function messageOf(message: Record<string, unknown>): Record<string, unknown> {
 
 /**
  * One post, one message: text alone goes out with chat.postMessage carrying svc's marker in its metadata;
- * with artifacts, the files are uploaded first and shared into the thread by files.completeUploadExternal
+ * with files (artifacts, memory files), they are uploaded first and shared into the thread by files.completeUploadExternal
  * with the text as their initial_comment, so a failed upload never leaves the text posted alone.
  */
-async function postMessage(slack: Slack, args: { text: string; artifact_ids?: string[] }, context: ToolContext): Promise<ToolAnswer> {
-  // Every artifact is checked before anything is sent: a bad id posts nothing.
-  const files: ToolArtifact[] = [];
-  for (const id of args.artifact_ids ?? []) {
-    const artifact = await context.artifact(id);
-    if ("missing" in artifact) return { ok: false, message: `${artifact.missing}; nothing was posted` };
-    files.push(artifact);
-  }
+async function postMessage(slack: Slack, args: { text: string } & AttachmentArgs, context: ToolContext): Promise<ToolAnswer> {
+  const files = await filesToSend(context, args, MAX_ATTACHMENTS);
+  if ("message" in files) return { ok: false, message: files.message };
   const text = escapeMrkdwn(args.text, postingRules(context.settings));
   const fileIds: string[] = [];
   for (const file of files) {

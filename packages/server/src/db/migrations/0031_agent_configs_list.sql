@@ -1,0 +1,1 @@
+CREATE INDEX "agent_configs_project_created" ON "agent_configs" USING btree ("org_id","project_id","created_at","id");
