@@ -47,6 +47,10 @@ export default defineConfig({
     // start alone took over 30 s (issue 21). A test that fails reports as late; it never passes wrongly.
     testTimeout: 120_000,
     hookTimeout: 120_000,
+    // expect.poll's own default is 1 s: a console test that polls a page for what a request or a lazily
+    // loaded chunk brings failed on a loaded machine where the same page took longer. A poll still passes as
+    // soon as its assertion holds; only a failing one reports later.
+    expect: { poll: { timeout: 30_000 } },
     reporters: ["default"],
     sequence: { sequencer: SlowFirst },
   },

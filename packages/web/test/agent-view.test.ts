@@ -24,8 +24,7 @@ const ASK = `${LOOKUP}    permission:\n      mode: always_ask\n`;
 const WIDTHS = [1280, 390] as const;
 
 async function openAgent(project: AgentProject, agentId: string, width: number, colorScheme: "light" | "dark" = "light"): Promise<Page> {
-  const context = await ui.browser.newContext({ viewport: { width, height: 900 }, baseURL: ui.url, colorScheme });
-  const page = await context.newPage();
+  const page = await ui.page(width, colorScheme);
   await signIn(page, project.session.email);
   await page.goto(`/orgs/${project.orgId}/projects/${project.projectId}/agents/${agentId}`);
   await page.getByText("live", { exact: true }).waitFor({ timeout: 30_000 });

@@ -29,9 +29,8 @@ export interface ConsoleHarness {
   api: ApiClient;
   /** svc's public URL, which the browser opens: CSRF accepts changes from that origin only. */
   url: string;
-  browser: Browser;
   /** A fresh page in a fresh context (its own cookies), at `width` pixels wide. */
-  page(width?: number): Promise<Page>;
+  page(width?: number, colorScheme?: "light" | "dark"): Promise<Page>;
   shot(page: Page, name: string): Promise<void>;
 }
 
@@ -83,11 +82,11 @@ export function useConsole(env: Record<string, string> = {}, options: { webhooks
     get api() {
       return new ApiClient(need(server).url, url);
     },
-    get browser() {
-      return need(browser);
-    },
-    async page(width = 1280) {
-      const context = await need(browser).newContext({ viewport: { width, height: 900 }, baseURL: url });
+    async page(width = 1280, colorScheme: "light" | "dark" = "light") {
+      const context = await need(browser).newContext({ viewport: { width, height: 900 }, baseURL: url, colorScheme });
+      // Playwright's 30 s default for an action once ran out on a loaded machine waiting for a lazily loaded
+      // page (the budgets form); the test's own 120 s still bounds it.
+      context.setDefaultTimeout(60_000);
       return context.newPage();
     },
     async shot(page, name) {

@@ -15,7 +15,8 @@ export interface SseOptions {
   headers?: Record<string, string>;
 }
 
-const DEFAULT_WAIT_MS = 10_000;
+// Generous: a frame waits on a worker step, which a loaded machine can hold up for seconds.
+const DEFAULT_WAIT_MS = 30_000;
 
 export class SseStream {
   private readonly items: SseItem[] = [];
