@@ -49,6 +49,7 @@ import { memoryStoreRoutes } from "./modules/memory-stores/routes.js";
 import { toolCatalogRoutes } from "./modules/tool-catalog/routes.js";
 import { createTimelineService } from "./modules/timeline/service.js";
 import { createEventStreams } from "./modules/timeline/stream.js";
+import { createActivityStreams } from "./modules/agents/activity-stream.js";
 import { timelineRoutes } from "./modules/timeline/routes.js";
 import { createMachinesService } from "./modules/machines/service.js";
 import { machineRoutes } from "./modules/machines/routes.js";
@@ -176,7 +177,7 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
       mcpOAuthRoutes(api, { mcpOAuth });
       await skillRoutes(api, { skills: services.skills });
       modelRoutes(api, { models });
-      agentRoutes(api, { agents, db: db.read });
+      agentRoutes(api, { agents, activity: createActivityStreams({ db, signals, log: http.log }), db: db.read });
       inputRoutes(api, { inputs });
       interactionRoutes(api, { interactions });
       toolRoutes(api, { tools });

@@ -10,6 +10,7 @@ import { api, call } from "./api/client";
 import { keys } from "./query";
 import { navigate } from "./router";
 import { Palette } from "./palette";
+import { ProjectActivity, useProjectLive } from "./project-activity";
 import { useSession } from "./session";
 import { useTheme, type Theme } from "./theme";
 import { ErrorNotice, Link, useAction } from "./ui";
@@ -91,6 +92,7 @@ export function Shell({ children }: { children: ReactNode }) {
   const agentCrumb = params.agent ? agent.data?.agent.name || params.agent : undefined;
 
   return (
+    <ProjectActivity org={org} project={current}>
     <div className="min-h-screen md:grid md:grid-cols-[15rem_minmax(0,1fr)]">
       <a className="skip" href="#main">
         Skip to content
@@ -227,6 +229,7 @@ export function Shell({ children }: { children: ReactNode }) {
         </main>
       </div>
     </div>
+    </ProjectActivity>
   );
 }
 
@@ -246,10 +249,11 @@ function NavLink({ item, current }: { item: NavItem; current: boolean }) {
 
 /** The agents of the project that wait for a person (open approvals and questions), each linked. */
 function WaitingForYou({ org, project }: { org: string; project: string }) {
+  const live = useProjectLive();
   const waiting = useQuery({
     queryKey: keys.agents(org, project, { waiting: true }),
-    // A light list, read again every 10 s while the page is open; the query stops with the page.
-    refetchInterval: 10_000,
+    // Kept current by the project's activity stream; read every 10 s only while the stream is down.
+    refetchInterval: live ? false : 10_000,
     queryFn: async () =>
       (await call(api.GET("/api/v1/orgs/{orgID}/projects/{projectID}/agents", { params: { path: { orgID: org, projectID: project }, query: { activity: "waiting", limit: 100 } } }))).data,
   });

@@ -68,6 +68,40 @@ async function audit(page: Page, label: string): Promise<void> {
   expect(violations, label).toEqual([]);
 }
 
+it("follows the project's activity: a row and the header change as the agent does, without reading the list again", async () => {
+  const project = await agentProject(ui.api, provider.baseUrl);
+  const steady = await launchAgent(project, "steady", yamlConfig(project, "tools:\n  ask_question: {}\n"));
+  await eventually(
+    async () => (await ui.api.get(`${project.base}/agents/${steady}`, { token: project.token })).body.agent.activity.status,
+    (status) => status === "idle",
+  );
+  const page = await ui.page();
+  await signIn(page, project.session.email);
+  await page.goto(`/orgs/${project.orgId}/projects/${project.projectId}/agents`);
+  const row = page.getByRole("table", { name: "Agents" }).getByRole("row").filter({ has: page.getByRole("link", { name: "steady", exact: true }) });
+  await row.getByText("idle").waitFor();
+  await page.getByText("live", { exact: true }).waitFor();
+  // From here the table's own list is not read again: an idle list without the stream would be read every 15 s.
+  const tableReads: string[] = [];
+  page.on("request", (request) => {
+    const url = new URL(request.url());
+    if (request.method() === "GET" && url.pathname.endsWith(`/projects/${project.projectId}/agents`) && !url.searchParams.has("activity")) tableReads.push(url.search);
+  });
+  provider.script({ toolCalls: [{ name: "ask_question", input: { questions: [{ prompt: "Which colour?", options: [{ label: "red" }, { label: "blue" }] }] } }] });
+  const sent = await ui.api.post(`${project.base}/agents/${steady}/inputs`, { content_blocks: [{ type: "text", text: "ask me" }] }, { token: project.token });
+  expect(sent.status, sent.text).toBe(201);
+  await row.getByText("waiting").waitFor();
+  expect(await row.textContent()).toContain("an answer (ask_question)");
+  await page.getByRole("button", { name: "1 waiting for you" }).waitFor();
+  expect(tableReads).toEqual([]);
+
+  // A newly launched agent joins the table: its first page is read again for it.
+  await launchAgent(project, "newcomer", yamlConfig(project));
+  await page.getByRole("table", { name: "Agents" }).getByRole("link", { name: "newcomer", exact: true }).waitFor();
+  expect(tableReads.length).toBeGreaterThan(0);
+  await page.context().close();
+});
+
 it("shows what each agent does (waiting, retrying with the provider's refusal, idle), filters by activity and archived, searches by name, and counts what waits", async () => {
   const project = await agentProject(ui.api, provider.baseUrl);
   const question = { questions: [{ prompt: "Which colour?", options: [{ label: "red" }, { label: "blue" }] }] };

@@ -1153,6 +1153,26 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/orgs/{orgID}/projects/{projectID}/activity/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow the project's agents
+         * @description Server-Sent Events (agent.read): an `agent` frame, the agent as the list shows it (its `activity` included), whenever one of the project's agents changes what it is doing, is launched or archived; changes close together arrive as one frame per agent. The stream carries changes only: read the list when connecting, and again on a `resync` frame (hints may have been lost). Comment lines (`: ok`, `: heartbeat`) keep the connection open. Frames have no id: a reconnect reads the list again.
+         */
+        get: operations["streamProjectActivity"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/orgs/{orgID}/projects/{projectID}/agents/{agentID}": {
         parameters: {
             query?: never;
@@ -8465,6 +8485,36 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    streamProjectActivity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                orgID: components["schemas"]["OrganizationID"];
+                projectID: components["schemas"]["ProjectID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An event stream of `agent` and `resync` frames. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["Agent"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };

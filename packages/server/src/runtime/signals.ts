@@ -42,6 +42,11 @@ export interface AgentSignals {
   onToolCall(agentId: string, listener: Listener<ToolCallSignal>): Promise<() => void>;
   onDelta(agentId: string, listener: Listener<unknown>): Promise<() => void>;
   onWakeup(listener: Listener<string>): Promise<() => void>;
+  /**
+   * Any agent's timeline or tool calls changed, or it was woken: the agent's id, for views of many agents
+   * (a project's activity stream). Every process that follows one sees every agent's hints.
+   */
+  onAnyAgent(listener: Listener<string>): Promise<() => void>;
   onCancel(listener: Listener<string>): Promise<() => void>;
   /** Model grants, provider configs or secrets changed somewhere: cached endpoints are stale. */
   onModelAccessChanged(listener: () => void): Promise<() => void>;
@@ -51,6 +56,8 @@ export interface AgentSignals {
 
 export function createAgentSignals(bus: Bus): AgentSignals {
   const perAgent = new Map<string, Map<string, Set<Listener<unknown>>>>();
+  /** Per channel, listeners told the agent id of every message (onAnyAgent). */
+  const anyAgent = new Map<string, Set<Listener<string>>>();
   const subscribed = new Map<string, Promise<unknown>>();
 
   async function ensureChannel(channel: string, decode: (payload: string) => { agentId: string; value: unknown } | null) {
@@ -60,6 +67,7 @@ export function createAgentSignals(bus: Bus): AgentSignals {
         const message = decode(payload);
         if (!message) return;
         for (const listener of perAgent.get(channel)?.get(message.agentId) ?? []) listener(message.value);
+        for (const listener of anyAgent.get(channel) ?? []) listener(message.agentId);
       });
       subscribed.set(channel, ready);
       ready.catch(() => subscribed.delete(channel));
@@ -81,6 +89,14 @@ export function createAgentSignals(bus: Bus): AgentSignals {
     };
   }
 
+  async function listenAny(channel: string, listener: Listener<string>, decode: (payload: string) => { agentId: string; value: unknown } | null) {
+    await ensureChannel(channel, decode);
+    let listeners = anyAgent.get(channel);
+    if (!listeners) anyAgent.set(channel, (listeners = new Set()));
+    listeners.add(listener);
+    return () => void listeners.delete(listener);
+  }
+
   const plain = (payload: string) => ({ agentId: payload, value: undefined });
   const json = (payload: string) => {
     try {
@@ -91,6 +107,8 @@ export function createAgentSignals(bus: Bus): AgentSignals {
     }
   };
   const ALL = "*";
+  // Workers and the control channel listen for every agent: the decoder files every message under one key.
+  const onWakeup = (listener: Listener<string>) => listen<string>(CHANNELS.wakeups, ALL, listener, (payload) => ({ agentId: ALL, value: payload }));
 
   return {
     toolCallsChanged: async (tx, agentId, signals) => {
@@ -101,8 +119,15 @@ export function createAgentSignals(bus: Bus): AgentSignals {
     onEvents: (agentId, listener) => listen(CHANNELS.events, agentId, listener, plain),
     onToolCall: (agentId, listener) => listen(CHANNELS.toolCalls, agentId, listener, json),
     onDelta: (agentId, listener) => listen(CHANNELS.deltas, agentId, listener, json),
-    // Workers and the control channel listen for every agent: the decoder files every message under one key.
-    onWakeup: (listener) => listen<string>(CHANNELS.wakeups, ALL, listener, (payload) => ({ agentId: ALL, value: payload })),
+    onWakeup,
+    onAnyAgent: async (listener) => {
+      const stops = [
+        await listenAny(CHANNELS.events, listener, plain),
+        await listenAny(CHANNELS.toolCalls, listener, json),
+        await onWakeup(listener),
+      ];
+      return () => stops.forEach((stop) => stop());
+    },
     onCancel: (listener) => listen<string>(CHANNELS.control, ALL, listener, (payload) => ({ agentId: ALL, value: payload })),
     onModelAccessChanged: (listener) => listen<string>(CHANNELS.modelAccess, ALL, () => listener(), (payload) => ({ agentId: ALL, value: payload })),
     onReconnect: (listener) => bus.onReconnect(listener),

@@ -2,12 +2,15 @@ import { useState } from "react";
 import { useQuery } from "@tanstack/react-query";
 import { api, call, type Schemas } from "../api/client";
 import { ErrorNotice, Link } from "../ui";
+import { keys } from "../query";
+import { useProjectLive } from "../project-activity";
 
 /*
  * A coordinator's delegates and a delegate's coordinator (docs/delegation.md): the children launched by
  * this agent (`parent_agent_id` filter), each with its name, what it does now (`activity`) and a link, and
- * for a child a link to its parent and to the top of its tree. Read again while a child is busy, so a
- * child that finishes, waits for a person or is paused by a budget shows without a reload.
+ * for a child a link to its parent and to the top of its tree. The project's activity stream keeps the list
+ * current, so a child that finishes, waits for a person or is paused by a budget shows without a reload;
+ * while the stream is down it is read again every few seconds while a child is busy.
  */
 
 const BUSY = new Set(["running", "retrying", "waiting", "paused"]);
@@ -18,12 +21,14 @@ export function AgentFamily({ org, project, agent }: { org: string; project: str
   const cursor = cursors.at(-1);
   const path = { orgID: org, projectID: project };
   const base = `/orgs/${org}/projects/${project}/agents`;
+  const live = useProjectLive();
   const children = useQuery({
-    queryKey: ["agent-children", org, project, agent?.id, cursor],
+    // Under the project's agents lists, which the project's activity stream keeps current.
+    queryKey: keys.agents(org, project, { parent_agent_id: agent?.id, sort: "created_at", cursor }),
     enabled: agent !== undefined,
     queryFn: () =>
       call(api.GET("/api/v1/orgs/{orgID}/projects/{projectID}/agents", { params: { path, query: { parent_agent_id: agent!.id, sort: "created_at", limit: PAGE, ...(cursor ? { cursor } : {}) } } })),
-    refetchInterval: (query) => (query.state.data?.data.some((child) => BUSY.has(child.activity.status)) ? 3_000 : 15_000),
+    refetchInterval: live ? false : (query) => (query.state.data?.data.some((child) => BUSY.has(child.activity.status)) ? 3_000 : 15_000),
   });
   const parentId = agent?.parent_agent_id ?? undefined;
   const parent = useQuery({

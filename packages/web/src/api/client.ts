@@ -98,6 +98,11 @@ export function eventStreamUrl(orgID: string, projectID: string, agentID: string
   return `${path}?stream_deltas=true&after_sequence=${afterSequence}`;
 }
 
+/** The address of a project's activity stream: its agents as they change (EventSource, as above). */
+export function activityStreamUrl(orgID: string, projectID: string): string {
+  return `/api/v1/orgs/${encodeURIComponent(orgID)}/projects/${encodeURIComponent(projectID)}/activity/stream`;
+}
+
 /** The caller has no (valid) session: the console shows the sign-in form. */
 export function isSignedOut(error: unknown): boolean {
   return error instanceof ApiError && error.status === 401;

@@ -3,6 +3,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useNavigate } from "@tanstack/react-router";
 import { api, call, nameContains, type Schemas } from "../api/client";
 import { keys } from "../query";
+import { useProjectLive } from "../project-activity";
 import { Empty, ErrorNotice, Link, Page, RelativeTime } from "../ui";
 import { Table } from "../widgets";
 
@@ -29,7 +30,7 @@ const FILTERS: Array<{ value: AgentsSearch["activity"] | ""; label: string }> = 
   { value: "cancelled", label: "Cancelled" },
 ];
 
-/** How long the list waits before reading again while an agent in it is busy (running, retrying). */
+/** Without the activity stream: how long the list waits before reading again while an agent in it is busy. */
 const LIVE_MS = 3_000;
 
 /**
@@ -48,11 +49,13 @@ export function AgentsList({ org, project, search }: { org: string; project: str
     ...(activity && !archived ? { activity } : {}),
     ...(cursor ? { cursor } : {}),
   };
+  const live = useProjectLive();
   const page = useQuery({
     queryKey: keys.agents(org, project, query),
     queryFn: () => call(api.GET("/api/v1/orgs/{orgID}/projects/{projectID}/agents", { params: { path: { orgID: org, projectID: project }, query } })),
-    // Read again while something in the list is moving, so a retry or a finished turn shows at once.
-    refetchInterval: (current) => (current.state.data?.data.some((a) => ["running", "retrying"].includes(a.activity.status)) ? LIVE_MS : 15_000),
+    // The project's activity stream keeps it current (project-activity.tsx); while the stream is down, read
+    // again often while something in the list is moving, so a retry or a finished turn still shows.
+    refetchInterval: live ? false : (current) => (current.state.data?.data.some((a) => ["running", "retrying"].includes(a.activity.status)) ? LIVE_MS : 15_000),
   });
   const profiles = useQuery({
     queryKey: keys.project(org, project, "profiles"),
@@ -66,7 +69,17 @@ export function AgentsList({ org, project, search }: { org: string; project: str
   const filtered = Boolean(q || activity || archived || parent);
   const nameOnPage = new Map(agents.map((a) => [a.id, a.name || a.id]));
   return (
-    <Page title="Agents" actions={<Link className="button primary" to={`${base}/launch`}>Launch an agent</Link>}>
+    <Page
+      title="Agents"
+      actions={
+        <div className="flex items-center gap-2">
+          <span className={live ? "badge ok" : "badge"} title={live ? "The list changes as the agents do" : "Connecting to the project's activity; the list is read again every few seconds meanwhile"}>
+            {live ? "live" : "connecting"}
+          </span>
+          <Link className="button primary" to={`${base}/launch`}>Launch an agent</Link>
+        </div>
+      }
+    >
       <Filters search={search} setSearch={setSearch} />
       {parent ? (
         <p className="my-2">

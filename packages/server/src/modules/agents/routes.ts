@@ -16,6 +16,7 @@ import * as s from "./schemas.js";
 import type { AgentsService } from "./service.js";
 import { agentView } from "./views.js";
 import type { ActivityStatus } from "./activity.js";
+import type { ActivityStreams } from "./activity-stream.js";
 
 const strict = { additionalProperties: false } as const;
 
@@ -35,8 +36,10 @@ const CancelAgentResponse = Type.Object(
   strict,
 );
 
-export function agentRoutes(app: HttpApp, deps: { agents: AgentsService; db: AppDb }) {
-  const { agents, db } = deps;
+export function agentRoutes(app: HttpApp, deps: { agents: AgentsService; activity: ActivityStreams; db: AppDb }) {
+  const { agents, activity, db } = deps;
+  // Open streams would otherwise keep `close()` waiting for their connections forever.
+  app.addHook("preClose", () => activity.closeAll());
   const agentPath = (params: { orgID: string; projectID: string; agentID: string }) => [...projectPath(params), pathId("agent", params.agentID)] as const;
 
   app.post(
@@ -104,6 +107,29 @@ export function agentRoutes(app: HttpApp, deps: { agents: AgentsService; db: App
       const state = request.query.state ?? (activity?.every((a) => a === "archived") ? "archived" : "active");
       const rows = await agents.list(request.principal!, ...projectPath(request.params), { name: request.query.name, profileId, parentAgentId, state, ...(activity ? { activity } : {}), page });
       return toPage(rows, page.limit, page.sort, (r) => ({ value: sortValue(page.sort, r.agent), id: r.agent.id }), agentView);
+    },
+  );
+
+  app.get(
+    "/orgs/:orgID/projects/:projectID/activity/stream",
+    {
+      config: { longLived: true },
+      schema: {
+        tags: [s.TAG],
+        operationId: "streamProjectActivity",
+        summary: "Follow the project's agents",
+        description:
+          "Server-Sent Events (agent.read): an `agent` frame, the agent as the list shows it (its `activity` included), whenever " +
+          "one of the project's agents changes what it is doing, is launched or archived; changes close together arrive as one " +
+          "frame per agent. The stream carries changes only: read the list when connecting, and again on a `resync` frame (hints " +
+          "may have been lost). Comment lines (`: ok`, `: heartbeat`) keep the connection open. Frames have no id: a reconnect " +
+          "reads the list again.",
+        params: s.ProjectParams,
+        response: { 200: { description: "An event stream of `agent` and `resync` frames.", content: { "text/event-stream": { schema: s.Agent } } }, ...errorResponses(503) },
+      },
+    },
+    async (request, reply) => {
+      await activity.follow(reply, await agents.streamScope(request.principal!, ...projectPath(request.params)));
     },
   );
 

@@ -200,6 +200,12 @@ export function createAgentsService(deps: AgentsDeps) {
       await requireProject(db.read, principal, orgId, projectId, "agent.read");
       return store.listAgents(db.read, { orgId, projectId, ...query });
     },
+
+    /** The project whose agents a caller may follow: those who may list them. */
+    async streamScope(principal: Principal, orgId: string, projectId: string) {
+      await requireProject(db.read, principal, orgId, projectId, "agent.read");
+      return { orgId, projectId };
+    },
   };
 }
 

@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, getTableColumns, inArray, sql, type SQL } from "drizzle-orm";
 import { agentConfigs, agents } from "../../db/schema/index.js";
 import { dbNow } from "../../db/schema/columns.js";
 import type { AppDb, Tx } from "../../platform/db/index.js";
@@ -6,6 +6,7 @@ import { builtOnce } from "../../platform/db/prepared.js";
 import { allOf, keyset, nameMatches, type PageRequest } from "../../platform/http/lists.js";
 import { TtlCache } from "../../platform/ttl-cache.js";
 import type { AgentRow } from "../../runtime/store/journal.js";
+import { notifyIn } from "../../runtime/signals.js";
 import { activityFacts, activityStatusOf, type ActivityFacts, type ActivityStatus } from "./activity.js";
 
 type Db = AppDb | Tx;
@@ -82,6 +83,15 @@ export async function listAgents(
   return rows;
 }
 
+/** The agents among `ids` that belong to one of `projectIds`, with their activity (the project activity stream). */
+export async function agentsInProjects(tx: Db, projectIds: string[], ids: string[]): Promise<AgentWithModel[]> {
+  return tx
+    .select({ agent: agents, ...modelColumns, activity: activityColumn })
+    .from(agents)
+    .innerJoin(agentConfigs, eq(agentConfigs.id, agents.currentConfigId))
+    .where(and(inArray(agents.id, ids), inArray(agents.projectId, projectIds)));
+}
+
 /** The most recently updated active agents of the org among `projectIds` (a subquery), newest first. */
 export async function listRecentActive(tx: Db, orgId: string, projectIds: SQL, limit: number): Promise<AgentWithModel[]> {
   return tx
@@ -93,9 +103,15 @@ export async function listRecentActive(tx: Db, orgId: string, projectIds: SQL, l
     .limit(limit);
 }
 
+/** Archives the agent, with a hint on its events channel so that its project's activity streams show it at once. */
 export async function archive(tx: Db, agentId: string): Promise<AgentRow> {
-  const [agent] = await tx.update(agents).set({ state: "archived", archivedAt: dbNow, updatedAt: dbNow }).where(eq(agents.id, agentId)).returning();
-  return agent!;
+  const [row] = await tx
+    .update(agents)
+    .set({ state: "archived", archivedAt: dbNow, updatedAt: dbNow })
+    .where(eq(agents.id, agentId))
+    .returning({ ...getTableColumns(agents), hinted: notifyIn.events(agentId) });
+  const { hinted: _, ...agent } = row!;
+  return agent;
 }
 
 /**

@@ -3,6 +3,7 @@ import type { ServerResponse } from "node:http";
 import type { FastifyBaseLogger, FastifyReply } from "fastify";
 import type { Database } from "../../platform/db/index.js";
 import { AppError } from "../../platform/errors.js";
+import { sseFrame, startSse } from "../../platform/http/sse.js";
 import type { AgentSignals, ToolCallSignal } from "../../runtime/signals.js";
 import { loadEventsBySequence, type AgentScope } from "./views.js";
 
@@ -295,12 +296,7 @@ class Follower implements PageReceiver {
     res.on("error", onGone);
     const onAbort = () => this.wakeUp?.();
     this.stop.signal.addEventListener("abort", onAbort, { once: true });
-    res.writeHead(200, {
-      "content-type": "text/event-stream",
-      "cache-control": "no-cache",
-      connection: "keep-alive",
-      "x-accel-buffering": "no",
-    });
+    startSse(res);
     await this.write(`: ok\n\n${first}`);
     this.cursor = after;
     while (!this.stop.signal.aborted) {
@@ -440,12 +436,4 @@ class Follower implements PageReceiver {
       };
     });
   }
-}
-
-/** One SSE frame. Data spanning several lines becomes several `data:` lines, as the format requires. */
-function sseFrame(event: string, data: string, id?: string): string {
-  let frame = id === undefined ? "" : `id: ${id}\n`;
-  frame += `event: ${event}\n`;
-  for (const line of data.split(/\r\n|\r|\n/)) frame += `data: ${line}\n`;
-  return `${frame}\n`;
 }
