@@ -80,7 +80,7 @@ export async function killRun(server: string, providerUrl: string, options: Scal
     const began = performance.now();
     const kills: KillRun["kills"] = [];
     const killer = killMidRun(deployment, options.seconds * 1000, (what) => kills.push({ what, atSeconds: (performance.now() - began) / 1000 }));
-    await Promise.all([...drive(busy, clients, began + options.seconds * 1000, Math.ceil(options.readers / 2), (a, text) => accepted.add(key(ids[a]!, text))), killer]);
+    await Promise.all([...drive(busy, clients, began + options.seconds * 1000, Math.ceil(options.readers / 2), (a, text) => accepted.add(key(uuidOf(ids[a]!), text))), killer]);
     const drainStart = performance.now();
     const inputs = await drain(deployment, accepted);
     const drainSeconds = (performance.now() - drainStart) / 1000;
@@ -98,8 +98,9 @@ export async function killRun(server: string, providerUrl: string, options: Scal
   }
 }
 
-/** An accepted input by its agent (public id) and text, unique per agent while senders do not share agents. */
-const key = (agentId: string, text: string) => `${agentId} ${text}`;
+/** An input by its agent (the database's id) and text, unique per agent while senders do not share agents. */
+const key = (agentUuid: string, text: string) => `${agentUuid} ${text}`;
+const uuidOf = (publicId: string) => decodeId("agent", publicId) ?? publicId;
 
 /** kill -9 of the first API at a third of the run, of the first worker at half of it. */
 async function killMidRun(deployment: Deployment, runMs: number, killed: (what: string) => void): Promise<void> {
@@ -159,7 +160,7 @@ async function answeredInputs(deployment: Deployment): Promise<Map<string, boole
 async function catchUp(deployment: Deployment, ids: string[], streams: StreamCheck[]): Promise<number> {
   const rows = await deployment.query<{ agent: string; last: number }>("SELECT agent_id::text AS agent, max(sequence)::int AS last FROM agent_events GROUP BY agent_id");
   const last = new Map(rows.map((row) => [row.agent, row.last]));
-  const finals = ids.map((id) => last.get(decodeId("agent", id) ?? "") ?? 0);
+  const finals = ids.map((id) => last.get(uuidOf(id)) ?? 0);
   const deadline = performance.now() + CATCH_UP_TIMEOUT_MS;
   const behind = () => streams.filter((s, a) => s.seen < finals[a]!).length;
   while (behind() > 0 && performance.now() < deadline) await sleep(100);
