@@ -202,7 +202,7 @@ function measured(options: ScaleOptions, haproxy: string): string {
   const senders = Math.max(1, Math.ceil(options.agents / AGENTS_PER_SENDER));
   return (
     "For each shape, on a new PostgreSQL database: one `svc maintenance`, the `svc api` processes (no worker in them) " +
-    `behind HAProxy (${haproxy}; round robin, health check on /readyz, started by the bench with its own config), ` +
+    `behind ${haproxy} (round robin, health check on /readyz, started by the bench with its own config), ` +
     "and the `svc worker` processes, each built and started as `node packages/server/dist/main.js <role>`, settings at their " +
     "defaults (SVC_LOG_LEVEL=warn; each process's pool holds up to 10 connections, plus one for LISTEN). Through the balancer: a " +
     `project, an org API key and ${options.agents} agents on the fake provider (its own process, answering at once), one SSE stream ` +
