@@ -33,11 +33,16 @@ export const SCALE_DEFAULTS = { shapes: "1x1,2x1,4x1,1x2,2x2,4x2", agents: 100, 
 export const READ_KINDS: RequestKind[] = ["list agents", "events page", "healthz"];
 
 export function scaleOptions(args: Map<string, string>): ScaleOptions {
+  const count = (flag: string, fallback: number, least: number) => {
+    const value = Number(args.get(flag) ?? fallback);
+    if (!Number.isInteger(value) || value < least) throw new Error(`--${flag}: a whole number of at least ${least}, not "${args.get(flag)}"`);
+    return value;
+  };
   return {
     shapes: parseShapes(args.get("shapes") ?? SCALE_DEFAULTS.shapes),
-    agents: Number(args.get("scale-agents") ?? SCALE_DEFAULTS.agents),
-    seconds: Number(args.get("scale-seconds") ?? SCALE_DEFAULTS.seconds),
-    readers: Number(args.get("scale-readers") ?? SCALE_DEFAULTS.readers),
+    agents: count("scale-agents", SCALE_DEFAULTS.agents, 1),
+    seconds: count("scale-seconds", SCALE_DEFAULTS.seconds, 1),
+    readers: count("scale-readers", SCALE_DEFAULTS.readers, 0),
     kill: args.get("scale-kill") !== "no",
   };
 }
@@ -91,8 +96,12 @@ async function runShape(server: string, provider: { url: string; pid: number }, 
     const before = await modelOutputs(deployment);
     await sampler.start();
     const clients = new Recorder();
-    await Promise.all(drive(busy, clients, performance.now() + options.seconds * 1000, options.readers));
-    const usage = await sampler.stop();
+    let usage: Usage;
+    try {
+      await Promise.all(drive(busy, clients, performance.now() + options.seconds * 1000, options.readers));
+    } finally {
+      usage = await sampler.stop();
+    }
     const recorded = (await modelOutputs(deployment)) - before;
     progress(`scale-out ${shapeName(shape)}: ${recorded} steps in ${usage.seconds.toFixed(1)} s`);
     return { shape, steps: recorded, clients, usage, backlog: steps.backlog(), bookkeeping };
