@@ -263,7 +263,7 @@ function residentByKind(pid: number): ResidentByKind {
 }
 
 /** Through the API, as a user would: a project on the fake provider, an org API key for the clients, and the agents. */
-async function setUp(url: string, providerUrl: string, agents: number) {
+export async function setUp(url: string, providerUrl: string, agents: number) {
   const api = new ApiClient(url, url);
   const project = await benchProject(api, providerUrl);
   const key = await api.orgKey(project.session, project.orgId, "admin", "load");
@@ -283,18 +283,33 @@ function read(recorder: Recorder, dispatcher: Dispatcher, target: Target, base: 
 }
 
 /** The agents sender `s` of `senders` feeds: every senders-th one, or one shared agent when senders outnumber agents. */
-function owned(s: number, senders: number, agents: number): number[] {
+export function owned(s: number, senders: number, agents: number): number[] {
   const mine = Array.from({ length: agents }, (_, a) => a).filter((a) => a % senders === s);
   return mine.length > 0 ? mine : [s % agents];
 }
 
-/** Queued inputs to the sender's agents in turn, each agent kept at most a couple of inputs ahead of its steps. */
-async function sendInputs(recorder: Recorder, dispatcher: Dispatcher, target: Target, base: string, ids: string[], steps: Steps, agents: number[], deadline: number) {
+/**
+ * Queued inputs to the sender's agents in turn, each agent kept at most a couple of inputs ahead of its steps.
+ * `accepted` hears of each input svc took (201), by its text, which is unique per agent while senders do not share agents.
+ */
+export async function sendInputs(
+  recorder: Recorder,
+  dispatcher: Dispatcher,
+  target: Target,
+  base: string,
+  ids: string[],
+  steps: Steps,
+  agents: number[],
+  deadline: number,
+  accepted?: (agent: number, text: string) => void,
+) {
   for (let n = 0; performance.now() < deadline; n++) {
     const agent = agents[n % agents.length]!;
     if (!(await steps.reserve(agent, Math.min(TIMEOUT_MS, deadline - performance.now())))) continue;
-    const body = { content_blocks: [{ type: "text", text: `load input ${n}` }], delivery_mode: "queued" };
+    const text = `load input ${n}`;
+    const body = { content_blocks: [{ type: "text", text }], delivery_mode: "queued" };
     if ((await timed(recorder, "input", dispatcher, target, `${base}/agents/${ids[agent]}/inputs`, body)) === undefined) steps.release(agent);
+    else accepted?.(agent, text);
   }
 }
 
@@ -322,7 +337,7 @@ async function watch(recorder: Recorder, dispatcher: Dispatcher, target: Target,
 }
 
 /** The benchmark's own stream on one agent: calls `stepped` per `model_output` event until `stopped`. */
-async function track(recorder: Recorder, dispatcher: Dispatcher, target: Target, path: string, stopped: Promise<void>, stepped: () => void) {
+export async function track(recorder: Recorder, dispatcher: Dispatcher, target: Target, path: string, stopped: Promise<void>, stepped: () => void) {
   let lastId = 0;
   let done = false;
   void stopped.then(() => (done = true));

@@ -30,6 +30,8 @@ export interface Child {
   ended(): string | undefined;
   /** Connections the kernel completed that the process has not accepted yet (Linux /proc/net/tcp). */
   acceptQueue(): number;
+  /** SIGKILL, as a crash would end it (no shutdown), resolving once it has exited. */
+  kill9(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -94,6 +96,7 @@ export async function startSvc(kind: DbKind): Promise<Child> {
     output: child.output,
     ended: () => endOf(child.process),
     acceptQueue: () => acceptQueue(port),
+    kill9: () => killNow(child.process),
     async stop() {
       await stopChild(child.process);
       await drop();
@@ -131,9 +134,45 @@ export async function startBareFastify(): Promise<Child> {
   return childOf(`http://127.0.0.1:${port}`, port, child);
 }
 
+/** The roles of a scaled-out svc (docs/configuration.md): each its own process on one PostgreSQL database. */
+export type Role = "api" | "worker" | "maintenance";
+
+/**
+ * `svc <role>` built, on the database `env` names (DATABASE_URL; the roles do not migrate). An API is ready when
+ * its /readyz answers at `env.PORT`; a worker or maintenance process serves no HTTP, so `started` says when it is.
+ */
+export async function startRole(role: Role, env: Record<string, string>, started?: () => Promise<void>): Promise<Child> {
+  const port = Number(env["PORT"] ?? 0);
+  const url = role === "api" ? `http://127.0.0.1:${port}` : "";
+  const child = spawnChild([MAIN, role], { ...NPM_START_ENV, ...env });
+  try {
+    await untilReady(child, role === "api" ? ready(url) : (started?.() ?? Promise.resolve()));
+  } catch (err) {
+    await stopChild(child.process);
+    throw err;
+  }
+  return childOf(url, port, child);
+}
+
 function childOf(url: string, port: number, child: Spawned): Child {
   const pid = child.process.pid!;
-  return { url, pid, rssMb: () => treeRssMb(pid), output: child.output, ended: () => endOf(child.process), acceptQueue: () => acceptQueue(port), stop: () => stopChild(child.process) };
+  return {
+    url,
+    pid,
+    rssMb: () => treeRssMb(pid),
+    output: child.output,
+    ended: () => endOf(child.process),
+    acceptQueue: () => acceptQueue(port),
+    kill9: () => killNow(child.process),
+    stop: () => stopChild(child.process),
+  };
+}
+
+async function killNow(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const gone = exited(child);
+  child.kill("SIGKILL");
+  await gone;
 }
 
 /**

@@ -2,6 +2,7 @@
 import { fmt, ratio, type BenchResult, type DbKind } from "./lib.js";
 import type { KindResults } from "./run.js";
 import { renderLoad } from "./report-load.js";
+import { renderScale, SCALE_IDS } from "./report-scale.js";
 import { TARGETS, targetCells } from "./targets.js";
 
 const ORDER = ["sse-fanout", "append", "reads", "tool-results", "usage", "orchestration", "conversation"];
@@ -26,6 +27,7 @@ export function renderReport(all: KindResults[]): string {
     "npm run bench -- --only=load                    # the load test only (200 clients, 30 s, 20 agents)",
     "npm run bench -- --only=load --clients=50 --seconds=5 --load-agents=10   # a quick check of the load test",
     "npm run bench -- --only=memory                  # RSS idle, after the load run and 60 s later, beside issue 34's targets (see Memory)",
+    "npm run bench -- --db=postgres --only=scale-out # several svc processes behind HAProxy (see Scale-out)",
     "npm run bench -- --report-only                  # rebuild this page from bench/results/*.json",
     "```",
     "",
@@ -60,14 +62,15 @@ export function renderReport(all: KindResults[]): string {
   );
   out.push(...renderStepStatements());
   out.push(...renderLoad(all));
+  out.push(...renderScale(all));
   for (const run of all) {
     out.push(`## ${run.machine.database}`, "");
     out.push(
       `Machine: ${run.machine.cpus} CPUs (${run.machine.cpuModel}), Node ${run.machine.node}, database: ${run.machine.database}. Run at ${run.at}.`,
       "",
     );
-    // The load test has its own section, both databases side by side.
-    const results = run.results.filter((r) => r.id !== "load").sort((a, b) => ORDER.indexOf(a.id) - ORDER.indexOf(b.id));
+    // The load test has its own section, both databases side by side; so has the scale-out benchmark.
+    const results = run.results.filter((r) => r.id !== "load" && !SCALE_IDS.includes(r.id)).sort((a, b) => ORDER.indexOf(a.id) - ORDER.indexOf(b.id));
     for (const result of results) out.push(...renderResult(result));
   }
   return out.join("\n");

@@ -10,6 +10,8 @@
  *   npm run bench -- --only=orchestration --agents=1      # some orchestration scenarios only (a quick check)
  *   npm run bench -- --only=load --clients=50 --seconds=5 --load-agents=10   # a short load run (defaults 200, 30, 20)
  *   npm run bench -- --only=memory      # svc serve's RSS idle, after the load run and 60 s later, beside issue 34's targets
+ *   npm run bench -- --db=postgres --only=scale-out   # svc api / svc worker / svc maintenance behind HAProxy, 6 shapes and a kill run (PostgreSQL only)
+ *   npm run bench -- --db=postgres --only=scale-out --shapes=1x1,2x1 --scale-agents=10 --scale-seconds=5 --scale-kill=no   # a quick check
  *   npm run bench -- --report-only      # rebuild docs/performance.md from bench/results only
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -28,6 +30,7 @@ import { usageReads } from "./usage.js";
 import { budgetOverhead } from "./budget.js";
 import { memoryTest } from "./memory.js";
 import { renderReport } from "./report.js";
+import { scaleOptions, scaleOut } from "./scale-out.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const args = new Map(process.argv.slice(2).map((a) => a.replace(/^--/, "").split("=") as [string, string]));
@@ -119,6 +122,11 @@ async function runKind(kind: DbKind): Promise<KindResults> {
     if (wanted("load")) keep(await loadTest(kind, load));
     // Also its own processes; only by name (--only=memory), since a load run already reports RSS beside its times.
     if (only?.includes("memory")) keep(await memoryTest(kind, load));
+    // Several processes on one database: PostgreSQL only, and only by name (--only=scale-out), for it runs for minutes.
+    if (only?.includes("scale-out")) {
+      if (kind === "postgres") for (const result of await scaleOut(scaleOptions(args))) keep(result);
+      else console.log("scale-out: skipped on the embedded database: it runs on PostgreSQL only (set DATABASE_URL, --db=postgres)");
+    }
   } finally {
     await provider.close();
   }
