@@ -109,12 +109,23 @@ export class DeltaPublisher {
    * Takes what is pending without publishing it: the recorder sends these in its own statement, so the
    * last previews cost no round trip and reach subscribers with the commit, just before the output event.
    */
-  drain(): unknown[] {
+  private drain(): unknown[] {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     const batch = this.pending;
     this.pending = [];
     return batch.map(({ event, count }) => this.envelopeOf(event, count));
+  }
+
+  /**
+   * `drain`, resolved once every batch sent before has been published. A batch still on its way when the
+   * recorder commits would reach followers after the output it previews, which makes it stale: they drop
+   * it, and the preview they showed ends short (seen on a loaded machine).
+   */
+  async drainAfterSent(): Promise<unknown[]> {
+    const batch = this.drain();
+    await this.sending;
+    return batch;
   }
 
   private send(): void {

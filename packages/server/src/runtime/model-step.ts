@@ -125,7 +125,7 @@ async function keepReply(deps: StepDeps, step: ModelStep, reply: ModelReply): Pr
 async function keepOtherwise(deps: StepDeps, step: ModelStep, outcome: Unrecorded, publisher: DeltaPublisher): Promise<ModelStepReport> {
   const message = outcome.kind === "failure" ? failureWithPlan(step.context, outcome.failure) : undefined;
   if (message !== undefined) publisher.fail(message);
-  const previews = message !== undefined ? publisher.drain() : [];
+  const previews = message !== undefined ? await publisher.drainAfterSent() : [];
   const kept = await inSpan("agent.record", {}, () =>
     deps.db.tx(async (tx) => {
       const agent = await lockAgent(tx, step.agentId);
@@ -226,7 +226,7 @@ async function callModel(deps: StepDeps, step: ModelStep, signal: AbortSignal, p
     const result = await deps.models.stream({ ...base, system, messages, tools }, (delta) => publisher.push(delta));
     const cost = costMicroUsd(result.usage, definition.model.pricing);
     publisher.stop(result, cost);
-    return { kind: "result", result, cost, definition, tools: offered, toolCallIds: publisher.toolCallIds, deltas: publisher.drain() };
+    return { kind: "result", result, cost, definition, tools: offered, toolCallIds: publisher.toolCallIds, deltas: await publisher.drainAfterSent() };
   } catch (err) {
     if (!(err instanceof ModelError && err.kind === "context_overflow")) throw err;
     publisher.fail(err.message);
