@@ -27,8 +27,8 @@ export function renderScale(all: KindResults[]): string[] {
   out.push(
     "`svc api`, `svc worker` and `svc maintenance` as separate processes behind HAProxy, on PostgreSQL only (issue 34, item 4); how",
     "to run the same shape in production is in [operations.md](operations.md#running-several-processes). A full run takes about",
-    "10 minutes (6 shapes of about 75 s each: starting the processes one by one, 100 agents' launch steps, 30 s of load; then the",
-    "kill run, about 1.5 min):",
+    "5 minutes on a quiet 2-core machine (6 shapes of about 45 s each: starting the processes one by one, 100 agents' launch",
+    "steps, 30 s of load; then the kill run, about 40 s):",
     "",
     "```sh",
     "sudo apt-get install haproxy   # the bench starts its own haproxy; without it the benchmark says so and is skipped",
