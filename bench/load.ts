@@ -132,9 +132,11 @@ interface SvcRun extends Window, Probed {
   rssBeforeMb: number;
   rssAfterMb: number;
   /** With SettleOptions: the last reading after the load, and how long after the clients left it was taken. */
-  settled?: { rssMb: number; afterMs: number; mapped: ResidentByKind };
+  settled?: { rssMb: number; afterMs: number; mapped: ResidentByKind; heap: V8Heap | undefined };
   /** With SettleOptions: svc's own process at idle, by kind of mapping. */
   mappedIdle?: ResidentByKind;
+  /** V8's own account of its heap at idle (svc's /metrics). */
+  heapIdle?: V8Heap | undefined;
   steps: number;
   backlog: number;
   streams: StreamCounters;
@@ -160,6 +162,7 @@ export async function svcRun(kind: DbKind, providerUrl: string, options: LoadOpt
     if (settle) await sleep(settle.idleWaitMs);
     const rssIdleMb = svc.rssMb();
     const mappedIdle = settle ? residentByKind(svc.pid) : undefined;
+    const heapIdle = settle ? await heapOf(svc.url) : undefined;
     const { project, ids, target } = await setUp(svc.url, providerUrl, options.agents);
 
     // One stream per agent counts its model steps; wait (bounded) for the launch messages' steps first.
@@ -197,7 +200,7 @@ export async function svcRun(kind: DbKind, providerUrl: string, options: LoadOpt
     stopTracking.abort();
     await Promise.all(trackers);
     const settled = settle && !crash ? await settleAfter(svc, connections, rssIdleMb, settle) : undefined;
-    return { ...run, clients, ...probed, bookkeeping, rssIdleMb, rssBeforeMb, rssAfterMb, settled, mappedIdle, steps: stepsDone, backlog: steps.backlog(), streams, ...(crash ? { crash } : {}) };
+    return { ...run, clients, ...probed, bookkeeping, rssIdleMb, rssBeforeMb, rssAfterMb, settled, mappedIdle, heapIdle, steps: stepsDone, backlog: steps.backlog(), streams, ...(crash ? { crash } : {}) };
   } finally {
     stopTracking.abort();
     await connections.close();
@@ -214,7 +217,30 @@ async function settleAfter(svc: Child, connections: Connections, idleMb: number,
     await sleep(1000);
     rssMb = svc.rssMb();
   }
-  return { rssMb, afterMs: performance.now() - began, mapped: residentByKind(svc.pid) };
+  return { rssMb, afterMs: performance.now() - began, mapped: residentByKind(svc.pid), heap: await heapOf(svc.url) };
+}
+
+/** V8's heap as svc's /metrics reports it (prom-client's Node.js metrics), in MB. */
+export interface V8Heap {
+  /** Committed to the JavaScript heap, and of that in use. */
+  total: number;
+  used: number;
+  /** Committed per heap space (new, old, code, large objects, …). */
+  spaces: Record<string, number>;
+  /** Buffers and ArrayBuffers held by JavaScript objects, outside the heap. */
+  external: number;
+}
+
+async function heapOf(url: string): Promise<V8Heap | undefined> {
+  const text = await fetch(`${url}/metrics`).then((r) => (r.ok ? r.text() : undefined), () => undefined);
+  if (text === undefined) return undefined;
+  const mb = (name: string) => {
+    const line = text.split("\n").find((l) => l.startsWith(`${name} `));
+    return line ? Number(line.slice(line.lastIndexOf(" ") + 1)) / 2 ** 20 : Number.NaN;
+  };
+  const spaces: Record<string, number> = {};
+  for (const match of text.matchAll(/^svc_nodejs_heap_space_size_total_bytes\{space="([a-z_]+)"\} (\d+)/gm)) spaces[match[1]!] = Number(match[2]) / 2 ** 20;
+  return { total: mb("svc_nodejs_heap_size_total_bytes"), used: mb("svc_nodejs_heap_size_used_bytes"), spaces, external: mb("svc_nodejs_external_memory_bytes") };
 }
 
 /** A process's resident memory in MB by what holds it (Linux /proc/<pid>/smaps). */

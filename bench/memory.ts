@@ -6,7 +6,7 @@
  */
 import { loadavg } from "node:os";
 import { progress, type BenchResult, type DbKind, type Row } from "./lib.js";
-import { svcRun, type LoadOptions, type ResidentByKind, type SettleOptions } from "./load.js";
+import { svcRun, type LoadOptions, type ResidentByKind, type SettleOptions, type V8Heap } from "./load.js";
 import { buildServer, startProviderProcess } from "./processes.js";
 
 /** The issue's bounds: idle and after the load (embedded), and how far memory must come back within how long (both kinds). */
@@ -67,6 +67,7 @@ export async function memoryTest(kind: DbKind, options: LoadOptions): Promise<Be
         `machine load average (1, 5, 15 min) before the run: ${loadBefore}; after it: ${loadAfter}`,
         `${run.steps} model steps during the load; ${run.clients.failed()} failed requests`,
         ...heldBy(run.mappedIdle, settled?.mapped),
+        ...heapHeld(run.heapIdle, settled?.heap),
       ],
     };
   } finally {
@@ -82,5 +83,19 @@ function heldBy(idle: ResidentByKind | undefined, settled: ResidentByKind | unde
   return [
     `svc's process by mapping, idle → last reading after the load: ${part("WebAssembly memories (PGlite's PostgreSQL)", "webAssembly")}, ` +
       `${part("other anonymous memory (V8 heaps and code, glibc arenas, buffers)", "anonymous")}, ${part("mapped files", "files")}`,
+  ];
+}
+
+/** What V8 says of its heap at idle and at the last reading after the load: committed, in use, by space, and outside it. */
+function heapHeld(idle: V8Heap | undefined, settled: V8Heap | undefined): string[] {
+  if (!idle || !settled) return [];
+  const mb = (value: number) => value.toFixed(0);
+  const spaces = Object.keys(settled.spaces)
+    .filter((space) => (settled.spaces[space] ?? 0) >= 1 || (idle.spaces[space] ?? 0) >= 1)
+    .map((space) => `${space} ${mb(idle.spaces[space] ?? 0)} → ${mb(settled.spaces[space] ?? 0)}`)
+    .join(", ");
+  return [
+    `V8's heap (svc's /metrics), idle → last reading after the load: committed ${mb(idle.total)} → ${mb(settled.total)} MB, in use ` +
+      `${mb(idle.used)} → ${mb(settled.used)} MB; committed by space (MB): ${spaces}; Buffers and ArrayBuffers outside the heap ${mb(idle.external)} → ${mb(settled.external)} MB`,
   ];
 }
