@@ -4,6 +4,8 @@ import { agentProject, yamlConfig } from "../support/agents.js";
 import { createConfig, eventually, launch, untilEvents, finalOutputs } from "../support/agent-loop.js";
 import { useFakeProvider } from "../support/fake-provider.js";
 import { useTestServer } from "../support/server.js";
+import { countStatements } from "../support/statements.js";
+import { sql } from "drizzle-orm";
 import { useWebhookReceiver, verified, type ReceivedWebhook } from "../support/webhook-receiver.js";
 
 /*
@@ -40,6 +42,19 @@ async function deliveries(who: { token: string; base: string }, endpointId: stri
   expect(reply.status, reply.text).toBe(200);
   return reply.body.data;
 }
+
+describe("the sender at rest", () => {
+  it("asks the database nothing while no delivery is pending: an empty queue is not one due now", async () => {
+    // It once read "no pending delivery" as "one due now" and asked again at once, hundreds of times a second.
+    const pending = async () =>
+      ((await server.db.read.execute(sql`SELECT count(*)::int AS n FROM webhook_deliveries WHERE status = 'pending'`)) as unknown as { rows: Array<{ n: number }> }).rows[0]!.n;
+    await eventually(pending, (n) => n === 0);
+    const count = countStatements(server);
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    // The worker's and maintenance's own polls take a few; the spin took thousands.
+    expect(count().statements).toBeLessThan(40);
+  });
+});
 
 describe("webhook endpoints", () => {
   it("are created with a whsec_ secret shown once, listed in pages, updated and deleted", async () => {

@@ -152,10 +152,11 @@ export async function claimDue(tx: Db, limit: number, leaseSeconds: number): Pro
 export async function msUntilNextDue(tx: Db): Promise<number | null> {
   const [row] = await rawRows<{ ms: number | null }>(
     tx,
-    sql`SELECT greatest(0, extract(epoch from (min(next_attempt_at) - statement_timestamp())) * 1000)::float8 AS ms
+    // GREATEST skips NULLs: over no pending row it would answer 0 ("due now"), and the sender would ask again at once.
+    sql`SELECT (extract(epoch from (min(next_attempt_at) - statement_timestamp())) * 1000)::float8 AS ms
       FROM webhook_deliveries WHERE status = 'pending'`,
   );
-  return row?.ms ?? null;
+  return row?.ms === null || row?.ms === undefined ? null : Math.max(0, row.ms);
 }
 
 /**
