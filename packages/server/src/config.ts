@@ -40,6 +40,11 @@ export interface Config {
   readonly integrations: IntegrationsConfig;
   readonly shutdownTimeoutMs: number;
   /**
+   * How often a quiet process checks whether to give back the heap a burst of work left (platform/heap-trim.ts);
+   * 0 turns it off.
+   */
+  readonly heapTrimIntervalMs: number;
+  /**
    * How long a process may answer from memory which principal a bearer token is and what it may access in
    * an org or project; 0 turns the cache off. A revocation served by another process is honoured within it.
    */
@@ -259,6 +264,7 @@ export function loadConfig(env: Env = process.env): Config {
       inboundRateLimit: intVar(env, "SVC_INBOUND_RATE_LIMIT", 600, 0, 1_000_000),
     }),
     shutdownTimeoutMs: intVar(env, "SVC_SHUTDOWN_TIMEOUT_MS", 10_000, 0, 600_000),
+    heapTrimIntervalMs: intVar(env, "SVC_HEAP_TRIM_INTERVAL_MS", 10_000, 0, 3_600_000),
     authCacheTtlMs: intVar(env, "SVC_AUTH_CACHE_TTL_MS", 5_000, 0, 60_000),
     // 17 is OWASP's recommendation (128 MiB per hash); above it a burst of sign-ins could exhaust memory.
     passwordHashCost: intVar(env, "SVC_PASSWORD_HASH_COST", DEFAULT_PASSWORD_HASH_COST, 10, 17),
@@ -365,6 +371,7 @@ export const KNOWN_SETTINGS: readonly string[] = [
   "SVC_EMBEDDED_ANALYZE_INTERVAL_MS",
   "SVC_EMBEDDED_SHARED_BUFFERS_MB",
   "SVC_GITHUB_API_URL",
+  "SVC_HEAP_TRIM_INTERVAL_MS",
   "SVC_INBOUND_RATE_LIMIT",
   "SVC_LOCAL_DAEMON_COMMAND",
   "SVC_LOCAL_MACHINE_ISOLATION",

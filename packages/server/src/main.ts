@@ -7,6 +7,7 @@ import { ConfigError, isLoopbackHost, loadConfig, unknownSettings, type Config }
 import { startLine, type ServedPages } from "./start-line.js";
 import { DataDirInUse, embeddedAnalyzeTask, openDatabase, type Database } from "./platform/db/index.js";
 import { startMaintenance, type MaintenanceTask } from "./maintenance.js";
+import { startHeapTrim } from "./platform/heap-trim.js";
 import { createIntegrationReceipts } from "./modules/integrations/kinds/receipt-handlers.js";
 import type { ReceiptProcessor } from "./modules/integrations/inbound-processor.js";
 import { deleteOldFlows } from "./modules/secrets/mcp-oauth-store.js";
@@ -114,6 +115,7 @@ async function run(command: Command, config: Config, log: pino.Logger): Promise<
   // First in, so last out: the spans of everything that stops before it are sent.
   if (config.tracing) stops.push(await startTracing(config.tracing, log));
   const { services, pages } = await startServices(command, config, db, log, stops);
+  stops.push(startHeapTrim(config.heapTrimIntervalMs, log).stop);
   log.info({ command, database: db.kind, services, tracing: config.tracing !== undefined }, startLine(config, pages));
   await signalled;
   const deadline = setTimeout(() => {
