@@ -6,11 +6,11 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { exited, freePort } from "../packages/server/test/support/process.js";
+import { freePort } from "../packages/server/test/support/process.js";
 import { sleep } from "./lib.js";
+import { stopChild } from "./processes.js";
 
 const READY_TIMEOUT_MS = 30_000;
-const STOP_GRACE_MS = 5_000;
 
 export interface Balancer {
   url: string;
@@ -77,7 +77,7 @@ export async function startBalancer(backends: string[], port?: number): Promise<
   child.stderr!.on("data", keep);
   const url = `http://127.0.0.1:${port}`;
   const stop = async () => {
-    await stopProcess(child);
+    await stopChild(child);
     rmSync(dir, { recursive: true, force: true });
   };
   try {
@@ -101,13 +101,4 @@ async function untilServing(url: string, child: ChildProcess, output: () => stri
     await sleep(100);
   }
   throw new Error(`haproxy did not serve /readyz within ${READY_TIMEOUT_MS / 1000} s:\n${output()}`);
-}
-
-async function stopProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const gone = exited(child);
-  child.kill("SIGTERM");
-  const timer = setTimeout(() => child.kill("SIGKILL"), STOP_GRACE_MS);
-  await gone;
-  clearTimeout(timer);
 }

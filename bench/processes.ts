@@ -242,7 +242,7 @@ async function untilReady(child: Spawned, started: Promise<void>): Promise<void>
 }
 
 /** SIGTERM, then SIGKILL after STOP_GRACE_MS: a stop never waits longer than that. */
-async function stopChild(child: ChildProcess): Promise<void> {
+export async function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const gone = exited(child);
   child.kill("SIGTERM");
