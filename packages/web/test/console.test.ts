@@ -8,7 +8,7 @@ import Fastify from "fastify";
 import type { HttpApp } from "../../server/src/platform/http/app.js";
 import { CONSOLE_DIST, consoleRoutes } from "../../server/src/platform/http/console.js";
 import { skillMd, skillZip } from "../../server/test/api/skills-fixtures.js";
-import { expectText, PASSWORD, replaceConfigText, signIn, useConsole } from "./support.js";
+import { expectText, PASSWORD, replaceConfigText, signIn, useConsole, waitForPath } from "./support.js";
 
 const ui = useConsole();
 const provider = useFakeProvider();
@@ -91,7 +91,7 @@ it("signs up, creates an organization, signs out and signs back in", async () =>
   await ui.shot(page, "agents-empty");
 
   await page.getByRole("button", { name: "Sign out" }).click();
-  await page.waitForURL(/\/signin$/);
+  await waitForPath(page, /\/signin$/);
   await page.goto("/tokens");
   await page.waitForURL(/\/signin\?next=%2Ftokens/);
   await page.getByLabel("Email").fill(email);

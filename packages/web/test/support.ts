@@ -106,6 +106,16 @@ export async function signIn(page: Page, email: string): Promise<void> {
   await page.waitForURL((url) => url.pathname !== "/signin");
 }
 
+/** Waits for the page's address to match; a timeout says where the page stayed and what its alerts said. */
+export async function waitForPath(page: Page, path: RegExp): Promise<void> {
+  try {
+    await page.waitForURL(path);
+  } catch (err) {
+    const alerts = await page.getByRole("alert").allTextContents().catch(() => [] as string[]);
+    throw new Error(`the page stayed at ${page.url()} (alerts: ${JSON.stringify(alerts)}): ${(err as Error).message}`);
+  }
+}
+
 export async function expectText(page: Page, text: string): Promise<void> {
   await page.getByText(text, { exact: false }).first().waitFor({ timeout: 30_000 });
 }

@@ -1,4 +1,4 @@
-import { forwardRef, lazy, Suspense, type RefObject } from "react";
+import { forwardRef, lazy, Suspense, useRef, type RefObject } from "react";
 import type { Schemas } from "../api/client";
 
 /** Moves the cursor to an issue's place and focuses the editor. */
@@ -22,14 +22,28 @@ export interface ConfigEditorProps {
   issues?: readonly Schemas["ErrorIssue"][];
 }
 
+/** Where a person was in the stand-in text area when the editor's code arrived: the editor takes over from there. */
+export interface StandIn {
+  focused: boolean;
+  from: number;
+  to: number;
+}
+
 // CodeMirror and the YAML mode load only on pages with a config editor (console-common.md).
 const YamlEditor = lazy(() => import("./yaml-editor"));
 
 /**
  * A YAML agent config editor: completion and hover from svc's config schema, svc's issues at their line
- * and column as you type. Until its code has loaded, a plain text area stands in, so nothing typed is lost.
+ * and column as you type. Until its code has loaded, a plain text area stands in, so nothing typed is lost;
+ * if it had the focus, the editor takes it over with the same selection (the text area's removal would
+ * otherwise drop what is typed next: seen on a loaded machine, where the code arrived between a click in
+ * the text area and the keys after it).
  */
 export const ConfigEditor = forwardRef<ConfigEditorHandle, ConfigEditorProps>(function ConfigEditor(props, ref) {
+  const standIn = useRef<StandIn>({ focused: false, from: 0, to: 0 });
+  const remember = (area: HTMLTextAreaElement, focused: boolean) => {
+    standIn.current = { focused, from: area.selectionStart, to: area.selectionEnd };
+  };
   const fallback = (
     <textarea
       id={props.id}
@@ -39,11 +53,14 @@ export const ConfigEditor = forwardRef<ConfigEditorHandle, ConfigEditorProps>(fu
       rows={Math.max(12, props.value.split("\n").length + 1)}
       disabled={props.disabled}
       onChange={(event) => props.onChange(event.target.value)}
+      onFocus={(event) => remember(event.currentTarget, true)}
+      onSelect={(event) => remember(event.currentTarget, true)}
+      onBlur={(event) => remember(event.currentTarget, false)}
     />
   );
   return (
     <Suspense fallback={fallback}>
-      <YamlEditor ref={ref} {...props} />
+      <YamlEditor ref={ref} {...props} standIn={standIn} />
     </Suspense>
   );
 });

@@ -6,9 +6,9 @@ import { EditorView, gutterLineClass, GutterMarker, hoverTooltip } from "@codemi
 import { HighlightStyle, syntaxHighlighting } from "@codemirror/language";
 import { tags } from "@lezer/highlight";
 import { basicSetup } from "codemirror";
-import { forwardRef, useEffect, useImperativeHandle, useRef, useState } from "react";
+import { forwardRef, useEffect, useImperativeHandle, useRef, useState, type RefObject } from "react";
 import { api, call, type Schemas } from "../api/client";
-import type { ConfigEditorHandle, ConfigEditorProps } from "./index";
+import type { ConfigEditorHandle, ConfigEditorProps, StandIn } from "./index";
 import { contextAt, keyPathAt, schemaAt, suggest, type JsonSchema } from "./schema-path";
 
 type Issue = Schemas["ErrorIssue"];
@@ -95,7 +95,7 @@ function pageNonce(): string {
  * CodeMirror 6 over YAML: completion and hover from svc's config schema, and svc's own validation (the
  * same checks as saving) shown at each issue's line and column while the author types.
  */
-const YamlEditor = forwardRef<ConfigEditorHandle, ConfigEditorProps>(function YamlEditor(props, ref) {
+const YamlEditor = forwardRef<ConfigEditorHandle, ConfigEditorProps & { standIn: RefObject<StandIn> }>(function YamlEditor(props, ref) {
   const host = useRef<HTMLDivElement>(null);
   const view = useRef<EditorView | null>(null);
   const latest = useRef(props);
@@ -212,6 +212,13 @@ const YamlEditor = forwardRef<ConfigEditorHandle, ConfigEditorProps>(function Ya
       }),
     });
     view.current = v;
+    // The stand-in text area had the focus: carry on where the person was.
+    const handOff = latest.current.standIn.current;
+    if (handOff.focused) {
+      const end = v.state.doc.length;
+      v.dispatch({ selection: { anchor: Math.min(handOff.from, end), head: Math.min(handOff.to, end) } });
+      v.focus();
+    }
     return () => {
       v.destroy();
       view.current = null;
