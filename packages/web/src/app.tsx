@@ -195,9 +195,11 @@ declare module "@tanstack/react-router" {
 
 /** Signed-in pages: a sign-in redirect (back here after) when signed out. */
 function Authed({ children }: { children: ReactNode }) {
-  const { me } = useSession();
+  const { me, signedOut } = useSession();
   if (me === undefined) return <p className="loading" role="status">Loading…</p>;
-  if (me === null) return <Redirect to={`/signin?next=${encodeURIComponent(location.pathname + location.search)}`} />;
+  // After signing out, sign-in leads nowhere back: the same address the sign-out button goes to, so where the
+  // page ends does not depend on which of the two navigations comes last.
+  if (me === null) return <Redirect to={signedOut ? "/signin" : `/signin?next=${encodeURIComponent(location.pathname + location.search)}`} />;
   return <>{children}</>;
 }
 

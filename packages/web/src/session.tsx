@@ -6,6 +6,8 @@ export type Me = Schemas["CurrentUser"];
 interface Session {
   /** undefined while loading, null when signed out. */
   me: Me | null | undefined;
+  /** The person signed out here (rather than a session that ended): sign-in then takes them nowhere back. */
+  signedOut: boolean;
   refresh: () => Promise<Me | null>;
   signOut: () => Promise<void>;
 }
@@ -14,9 +16,11 @@ const SessionContext = createContext<Session | null>(null);
 
 export function SessionProvider({ children }: { children: ReactNode }) {
   const [me, setMe] = useState<Me | null | undefined>(undefined);
+  const [signedOut, setSignedOut] = useState(false);
   const refresh = useCallback(async () => {
     try {
       const current = await call(api.GET("/api/v1/me"));
+      setSignedOut(false);
       setMe(current);
       return current;
     } catch (err) {
@@ -27,12 +31,13 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   }, []);
   const signOut = useCallback(async () => {
     await call(api.POST("/api/auth/logout"));
+    setSignedOut(true);
     setMe(null);
   }, []);
   useEffect(() => {
     void refresh().catch(() => setMe(null));
   }, [refresh]);
-  return <SessionContext.Provider value={{ me, refresh, signOut }}>{children}</SessionContext.Provider>;
+  return <SessionContext.Provider value={{ me, signedOut, refresh, signOut }}>{children}</SessionContext.Provider>;
 }
 
 export function useSession(): Session {
