@@ -39,7 +39,14 @@ export const LAUNCH_CONFIG_SEQUENCE = 1;
 export const estimateTokens = (text: string): number => Math.ceil(text.length / 4);
 
 /** The timeline's facts a conversation is built from, for events in (after, watermark]. */
-interface TimelineFacts {
+/** The rows of a conversation up to `watermark`, without their media: see `ConversationLog.readRows`. */
+export interface ConversationRows {
+  checkpoint: { summary: string; through: number } | null;
+  facts: TimelineFacts;
+  watermark: number;
+}
+
+export interface TimelineFacts {
   events: Array<typeof agentEvents.$inferSelect>;
   inputs: InputRow[];
   outputs: OutputRow[];
@@ -97,6 +104,11 @@ export class ConversationLog {
 
   /** Reads the conversation up to `watermark` from the database: the latest checkpoint, then what follows it. */
   static async load(db: AppDb, agentId: string, watermark: number, media: MediaLoader): Promise<ConversationLog> {
+    return ConversationLog.fromRows(agentId, await ConversationLog.readRows(db, agentId, watermark), media);
+  }
+
+  /** The rows `load` reads, without the media they name (a claim reads these in its transaction; bytes wait for the step). */
+  static async readRows(db: AppDb, agentId: string, watermark: number): Promise<ConversationRows> {
     const [checkpoint] = await db
       .select({ summary: contextCheckpoints.summary, through: contextCheckpoints.summarizedThroughEventSequence })
       .from(agentEvents)
@@ -104,8 +116,13 @@ export class ConversationLog {
       .where(and(eq(agentEvents.agentId, agentId), eq(agentEvents.eventKind, "context_checkpoint"), lte(agentEvents.sequence, watermark)))
       .orderBy(desc(agentEvents.sequence))
       .limit(1);
-    const log = new ConversationLog(agentId, checkpoint ?? null, checkpoint?.through ?? 0);
-    await log.apply(await readTimeline(db, agentId, log.through, watermark), watermark, media);
+    return { checkpoint: checkpoint ?? null, facts: await readTimeline(db, agentId, checkpoint?.through ?? 0, watermark), watermark };
+  }
+
+  /** The log of rows read by `readRows`, its inputs' media loaded. */
+  static async fromRows(agentId: string, rows: ConversationRows, media: MediaLoader): Promise<ConversationLog> {
+    const log = new ConversationLog(agentId, rows.checkpoint, rows.checkpoint?.through ?? 0);
+    await log.apply(rows.facts, rows.watermark, media);
     return log;
   }
 
@@ -115,10 +132,21 @@ export class ConversationLog {
    */
   async catchUp(db: AppDb, watermark: number, media: MediaLoader): Promise<boolean> {
     if (this.through === watermark) return true;
-    const facts = await readTimeline(db, this.agentId, this.through, watermark);
-    if (facts.events.some((e) => e.eventKind === "context_checkpoint")) return false;
+    const facts = await this.readAfter(db, watermark);
+    if (!facts) return false;
     await this.apply(facts, watermark, media);
     return true;
+  }
+
+  /** The rows `catchUp` reads; null when they include a newer checkpoint. */
+  async readAfter(db: AppDb, watermark: number): Promise<TimelineFacts | null> {
+    const facts = await readTimeline(db, this.agentId, this.through, watermark);
+    return facts.events.some((e) => e.eventKind === "context_checkpoint") ? null : facts;
+  }
+
+  /** Rows `readAfter` read up to `watermark`, applied when the log is still where it was then. */
+  async applyAfter(facts: TimelineFacts, through: number, watermark: number, media: MediaLoader): Promise<void> {
+    if (this.through === through) await this.apply(facts, watermark, media);
   }
 
   /** Inputs the claim admitted at `sequence`s right after `through`; nothing when the log has a gap before them (a later catch-up reads them). */

@@ -67,3 +67,64 @@ describe("the cost of a fresh agent's first model step", () => {
     });
   });
 });
+
+describe("the cost of an agent's first model step on a new worker (after a restart)", () => {
+  it("is two commits: the claim reads the agent's conversation as well as its definition and endpoint", async () => {
+    const project = await agentProject(server.api, provider.baseUrl);
+    const configId = await createConfig(server.api, project, yamlConfig(project));
+    const agentId = await launch(server.api, project, configId);
+    provider.reset();
+    provider.script({ text: "first answer" }, { text: "second answer" });
+    await send(server.api, project, agentId, "first question");
+    const earlier = startAgentWorker({ db: server.db, services: server.app.services, config: server.config, log: quiet });
+    await eventually(async () => finalOutputs(await events(server.api, project, agentId)).length, (n) => n === 1);
+    await earlier.stop();
+
+    await send(server.api, project, agentId, "second question");
+    // The step commits two events (the admitted input and the output); counted without a request to svc.
+    let committed = 0;
+    const stop = await server.app.services.signals.onEvents(decodeId("agent", agentId)!, () => void (committed += 1));
+    await notificationsSettled(server);
+    const stopCounting = countStatements(server);
+    const restarted = startAgentWorker({ db: server.db, services: server.app.services, config: server.config, log: quiet });
+    await eventually(async () => ({ calls: modelCalls(provider).length, committed }), (s) => s.calls === 2 && s.committed >= 2);
+    await restarted.stop();
+    const count = stopCounting();
+    await stop();
+    expect(finalOutputs(await events(server.api, project, agentId))).toHaveLength(2);
+    // The second call was shown the whole conversation, read by the claim.
+    const text = requestText(provider, 1);
+    for (const said of ["first question", "first answer", "second question"]) expect(text).toContain(said);
+    // The claim's 3 statements, the definition (1), the endpoint (4) and the conversation (the checkpoint,
+    // the events, the inputs and outputs they name, the outputs' tool calls: 5), then the record's 2.
+    expect(commitsOf(count)).toEqual({ statements: 15, transactions: 2, commits: 2 });
+  });
+
+  it("shows the model an image of the earlier conversation, whose bytes the step loads outside the claim", async () => {
+    const project = await agentProject(server.api, provider.baseUrl);
+    const configId = await createConfig(server.api, project, yamlConfig(project));
+    const agentId = await launch(server.api, project, configId);
+    provider.reset();
+    provider.script({ text: "a picture" }, { text: "still a picture" });
+    const png = Buffer.from("89504e470d0a1a0a0000000d4948445200000001", "hex");
+    const input = await server.api.post(
+      `${project.base}/agents/${agentId}/inputs`,
+      { content_blocks: [{ type: "text", text: "what is this?" }, { type: "media", media_type: "image/png", data: png.toString("base64") }], delivery_mode: "queued" },
+      { token: project.token },
+    );
+    expect(input.status, input.text).toBe(201);
+    const earlier = startAgentWorker({ db: server.db, services: server.app.services, config: server.config, log: quiet });
+    await eventually(async () => finalOutputs(await events(server.api, project, agentId)).length, (n) => n === 1);
+    await earlier.stop();
+
+    await send(server.api, project, agentId, "and now?");
+    // On the embedded database a read outside the claim's transaction waits for it to end: were the
+    // bytes loaded inside it, this step would never come.
+    const restarted = startAgentWorker({ db: server.db, services: server.app.services, config: server.config, log: quiet });
+    await eventually(async () => finalOutputs(await events(server.api, project, agentId)).length, (n) => n === 2);
+    await restarted.stop();
+    const text = requestText(provider, 1);
+    expect(text).toContain(png.toString("base64"));
+    expect(text).toContain("and now?");
+  });
+});
