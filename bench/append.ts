@@ -9,7 +9,7 @@ import { benchProject, configChange, launchAgent, progress, summary, type BenchR
 const CONCURRENCY = 8;
 
 /** A raw transaction runner over the same database: one pg client per worker, or the embedded database's client. */
-interface Raw {
+export interface Raw {
   tx(worker: number, statements: (q: (sql: string, params?: unknown[]) => Promise<any[]>) => Promise<void>): Promise<void>;
   /** `name` makes it a named prepared statement on PostgreSQL, as svc's own are (PGlite ignores it). */
   query(sql: string, params?: unknown[], name?: string): Promise<any[]>;

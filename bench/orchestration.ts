@@ -4,7 +4,7 @@
  */
 import { performance } from "node:perf_hooks";
 import type { FakeProvider } from "../packages/server/src/runtime/models/fake-provider/index.js";
-import { rawAccess } from "./append.js";
+import { rawAccess, type Raw } from "./append.js";
 import { inLanes, replayLastRequest } from "./bare-call.js";
 import { benchProject, countStatements, launchAgent, progress, sendInput, sleep, summary, type BenchResult, type BenchServer, type Row } from "./lib.js";
 import { stepIntervals, timedModelClient, type ModelCall } from "./model-timing.js";
@@ -29,6 +29,34 @@ function modelClientShare(calls: ModelCall[], bareMedian: number) {
   const step = summary(stepIntervals(calls)).p50;
   const client = summary(calls.map((c) => c.end - c.start)).p50;
   return { step, client, overhead: step - bareMedian, own: step - client, thinnerSaves: client - bareMedian };
+}
+
+/** The row the step's floor is read from (issue 34: "beside the same run's bare call and a bare four-statement transaction"). */
+export const STEP_FLOOR = "1 agent: step time, median, beside its floor (bare call + 2 bare write transactions)";
+
+/**
+ * The database's floor for one commit: a bare four-statement transaction that writes, as a step's claim
+ * and record do (BEGIN, an INSERT of an event-sized row, an UPDATE of a counter, COMMIT), over a raw
+ * connection to the same database, one after another. On PostgreSQL its COMMIT waits for the WAL flush.
+ */
+async function bareWriteTransactions(raw: Raw, count: number): Promise<number[]> {
+  await raw.query(`CREATE TABLE IF NOT EXISTS bench_floor_events (id bigserial PRIMARY KEY, agent_id uuid NOT NULL, body jsonb NOT NULL)`);
+  await raw.query(`CREATE TABLE IF NOT EXISTS bench_floor_counters (id int PRIMARY KEY, n bigint NOT NULL)`);
+  await raw.query(`INSERT INTO bench_floor_counters VALUES (1, 0) ON CONFLICT DO NOTHING`);
+  const agent = "00000000-0000-4000-8000-000000000001";
+  const one = () =>
+    raw.tx(0, async (q) => {
+      await q(`INSERT INTO bench_floor_events (agent_id, body) VALUES ($1, $2)`, [agent, JSON.stringify({ type: "text", text: "a reply of a few words" })]);
+      await q(`UPDATE bench_floor_counters SET n = n + 1 WHERE id = 1`, []);
+    });
+  for (let i = 0; i < 20; i++) await one();
+  const latencies: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const t = performance.now();
+    await one();
+    latencies.push(performance.now() - t);
+  }
+  return latencies;
 }
 
 /** `agents` picks some of the scenarios (a quick check); the published run has all four. */
@@ -105,9 +133,17 @@ export async function orchestration(server: BenchServer, provider: FakeProvider,
     rows.push({ metric: `${agents} agent${agents > 1 ? "s" : ""}: per-step latency (per busy slot)`, baseline: bare.mean, svc: slotTime, unit: "ms" });
     if (agents > 1) rows.push({ metric: `${agents} agents: time per step seen by one agent`, baseline: (bareWall * lanes) / totalSteps * (agents / lanes), svc: perStep, unit: "ms" });
     if (agents === 1 && share) {
+      const floorTx = summary(await bareWriteTransactions(raw, 200)).p50;
       rows.push(
         { metric: STEP_MEDIAN, baseline: bare.p50, svc: share.step, unit: "ms" },
+        { metric: STEP_FLOOR, baseline: bare.p50 + 2 * floorTx, svc: share.step, unit: "ms" },
         { metric: "1 agent: time inside the model client (AI SDK + guarded fetch), median", baseline: bare.p50, svc: share.client, unit: "ms" },
+        { metric: "bare four-statement write transaction (BEGIN, INSERT, UPDATE, COMMIT), median", baseline: floorTx, svc: floorTx, unit: "ms" },
+      );
+      notes.push(
+        `the floor of a step: the bare call (${bare.p50.toFixed(2)} ms) and two commits, each at least a bare four-statement write transaction ` +
+          `(${floorTx.toFixed(2)} ms at p50, its COMMIT waiting for the write-ahead log's flush on PostgreSQL): ${(bare.p50 + 2 * floorTx).toFixed(2)} ms; ` +
+          `svc's step is ${(share.step - bare.p50 - 2 * floorTx).toFixed(2)} ms above it`,
       );
     }
     notes.push(
