@@ -446,7 +446,7 @@ function loadResult(options: LoadOptions, bare: BareRun, svc: SvcRun): BenchResu
       rssIdleMb: svc.rssIdleMb, rssBeforeMb: svc.rssBeforeMb, rssPeakMb: svc.rssPeakMb, rssAfterMb: svc.rssAfterMb, bareRssMb: bare.rssPeakMb,
       crashed: svc.crash ? 1 : 0, acceptQueuePeak: svc.acceptQueuePeak, bareAcceptQueuePeak: bare.acceptQueuePeak, timeouts, errors, streamFrames: svc.streams.frames, reconnects: svc.streams.reconnects, gaps: svc.streams.gaps, drops: svc.streams.drops,
     },
-    notes: notes(svc, bare),
+    notes: [...notes(svc, bare), closedLoopBound(mix.readers + mix.senders, svcRps, svcRequests.mean, svcRequests.p99)],
   };
 }
 
@@ -510,6 +510,20 @@ function notes(svc: SvcRun, bare: BareRun): string[] {
   const failures = [...describe("svc", svc.clients), ...describe("prober", svc.prober), ...describe("step-counting streams", svc.bookkeeping), ...describe("bare", bare.clients)];
   out.push(failures.length ? `errors: ${failures.join("; ")}` : "errors: none (no timeouts, resets or non-2xx answers)");
   return out;
+}
+
+/**
+ * What bounds the request latency of a closed loop: each of `clients` sends its next request when the last is
+ * answered, so (Little's law) their mean latency is clients ÷ requests per second whatever svc does with a
+ * request, and the p99 is above the mean. A latency target is then a throughput target.
+ */
+function closedLoopBound(clients: number, rps: number, meanMs: number, p99Ms: number): string {
+  const needed = (ms: number) => Math.ceil(clients / (ms / 1000));
+  return (
+    `latency bound of the closed loop: ${clients} clients (readers and senders) at ${rps.toFixed(0)} requests/s wait ${((clients / rps) * 1000).toFixed(0)} ms ` +
+    `per request on average by Little's law (measured mean ${meanMs.toFixed(0)} ms, p99 ${p99Ms.toFixed(0)} ms, ${(p99Ms / meanMs).toFixed(2)}× the mean); ` +
+    `a p99 of 500 ms at that spread needs about ${needed(500 / (p99Ms / meanMs))} requests/s`
+  );
 }
 
 const SLICE_S = 5;

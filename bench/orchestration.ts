@@ -8,6 +8,7 @@ import { rawAccess, type Raw } from "./append.js";
 import { inLanes, replayLastRequest } from "./bare-call.js";
 import { benchProject, countStatements, launchAgent, progress, sendInput, sleep, summary, type BenchResult, type BenchServer, type Row } from "./lib.js";
 import { stepIntervals, timedModelClient, type ModelCall } from "./model-timing.js";
+import { CpuGroup, machineSeconds } from "./cpu.js";
 
 /** [active agents, model steps per agent] */
 const SCENARIOS: Array<[number, number]> = [
@@ -59,6 +60,28 @@ async function bareWriteTransactions(raw: Raw, count: number): Promise<number[]>
   return latencies;
 }
 
+/**
+ * CPU time a scenario used, to say what bounds its steps per second: this process (svc's worker, its HTTP
+ * server, the fake provider and the benchmark; on PGlite the database's thread too), the PostgreSQL
+ * backends of the benchmark's database (/proc, sampled at the start and the end), and the whole machine's
+ * busy share. Stops at the returned function.
+ */
+async function cpuWindow(server: BenchServer, raw: Raw) {
+  const backends = async () =>
+    server.kind === "postgres" ? (await raw.query(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`)).map((r) => Number(r.pid)) : [];
+  const database = new CpuGroup();
+  database.sample(await backends(), true);
+  const machineBefore = machineSeconds();
+  const processBefore = process.cpuUsage();
+  return async () => {
+    const used = process.cpuUsage(processBefore);
+    database.sample(await backends());
+    const machineAfter = machineSeconds();
+    const machineBusy = machineBefore && machineAfter ? (machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total) : NaN;
+    return { processMs: (used.user + used.system) / 1000, databaseMs: server.kind === "postgres" ? database.seconds() * 1000 : NaN, machineBusy };
+  };
+}
+
 /** `agents` picks some of the scenarios (a quick check); the published run has all four. */
 export async function orchestration(server: BenchServer, provider: FakeProvider, agents?: number[]): Promise<BenchResult> {
   const scenarios = SCENARIOS.filter(([n]) => !agents || agents.includes(n));
@@ -78,6 +101,7 @@ export async function orchestration(server: BenchServer, provider: FakeProvider,
 
   const rows: Row[] = [];
   const notes: string[] = [];
+  const cpuRows: string[][] = [];
   let bareSingle = NaN;
   let share: ReturnType<typeof modelClientShare> | undefined;
   for (const [agents, steps] of scenarios) {
@@ -94,6 +118,7 @@ export async function orchestration(server: BenchServer, provider: FakeProvider,
     const callsBefore = provider.requests.length;
 
     const counter = countStatements(server);
+    const cpu = await cpuWindow(server, raw);
     let polls = 0;
     const timed = timedModelClient(server.config);
     const start = performance.now();
@@ -109,11 +134,21 @@ export async function orchestration(server: BenchServer, provider: FakeProvider,
       polls += 1;
     }
     const wallMs = performance.now() - start;
+    const used = await cpu();
     await worker.stop();
     const work = counter();
     if (done < target) throw new Error(`${agents} agents: only ${done - before}/${agents * steps} steps in 60 s`);
     const totalSteps = agents * steps;
     const calls = provider.requests.length - callsBefore;
+    const perStepCpu = used.processMs / totalSteps;
+    cpuRows.push([
+      `${agents}`,
+      (totalSteps / (wallMs / 1000)).toFixed(0),
+      perStepCpu.toFixed(2),
+      Number.isNaN(used.databaseMs) ? "in the process" : (used.databaseMs / totalSteps).toFixed(2),
+      Number.isNaN(used.machineBusy) ? "not measured" : `${(100 * used.machineBusy).toFixed(0)}%`,
+      (1000 / perStepCpu).toFixed(0),
+    ]);
 
     // Baseline: the request svc sent, replayed straight at the provider with as many lanes as the worker had slots.
     const lanes = Math.min(agents, concurrency);
@@ -167,6 +202,10 @@ export async function orchestration(server: BenchServer, provider: FakeProvider,
   }
   return {
     id: "orchestration",
+    table: {
+      columns: ["agents", "steps/s", "CPU ms per step, this process", "CPU ms per step, PostgreSQL", "machine busy", "steps/s one core allows at this process's CPU per step"],
+      rows: cpuRows,
+    },
     title: "Orchestration overhead per model step (zero-latency fake provider)",
     measured:
       "Agents on one project, each with N queued inputs (the worker stopped while they are queued); each input opens a turn that " +
@@ -180,7 +219,11 @@ export async function orchestration(server: BenchServer, provider: FakeProvider,
       "back, so the time between the starts of consecutive model calls is one whole step: its median is the step time; the " +
       "worker's model client (the AI SDK over the guarded fetch, built as `svc serve` builds it) is wrapped to time each call, " +
       "which splits the step into the model client and svc's own SQL and logic. SQL statements, transactions and rows " +
-      "returned per step count everything the worker ran (the benchmark's count queries subtracted).",
+      "returned per step count everything the worker ran (the benchmark's count queries subtracted). The table below the " +
+      "rows says what bounds steps per second: CPU time per step of this one Node process (svc's worker and HTTP server, the " +
+      "fake provider, the benchmark; on PGlite the database's thread too) and of the benchmark database's PostgreSQL " +
+      "backends (/proc), and the machine's busy share of its CPUs; a JavaScript thread runs on one core, so 1000 ÷ the " +
+      "process's CPU ms per step is the most steps per second it can make.",
     baseline:
       "The last request svc sent, replayed to the same fake provider with undici (body read to the end), as many calls as the " +
       `scenario had steps, with min(agents, ${concurrency}) lanes: the bare provider call time and the most the provider can serve. ` +
