@@ -50,6 +50,7 @@ import { toolCatalogRoutes } from "./modules/tool-catalog/routes.js";
 import { createTimelineService } from "./modules/timeline/service.js";
 import { createEventStreams } from "./modules/timeline/stream.js";
 import { createActivityStreams } from "./modules/agents/activity-stream.js";
+import { AccessWatch } from "./platform/http/access-watch.js";
 import { timelineRoutes } from "./modules/timeline/routes.js";
 import { createMachinesService } from "./modules/machines/service.js";
 import { machineRoutes } from "./modules/machines/routes.js";
@@ -142,6 +143,8 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
     },
   });
   const daemonHub = createDaemonHub(services.bus, http.log);
+  const accessWatch = new AccessWatch(config.streamAccessRecheckMs, http.log);
+  http.addHook("onClose", async () => accessWatch.close());
   // Before the services close: sockets end their LISTEN on the bus first.
   http.addHook("preClose", async () => daemonHub.close());
 
@@ -177,7 +180,7 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
       mcpOAuthRoutes(api, { mcpOAuth });
       await skillRoutes(api, { skills: services.skills });
       modelRoutes(api, { models });
-      agentRoutes(api, { agents, activity: createActivityStreams({ db, signals, log: http.log }), db: db.read });
+      agentRoutes(api, { agents, activity: createActivityStreams({ db, signals, log: http.log, accessWatch }), db: db.read });
       inputRoutes(api, { inputs });
       interactionRoutes(api, { interactions });
       toolRoutes(api, { tools });
@@ -205,7 +208,7 @@ export async function buildApp(options: { config: Config; db: Database; logger: 
       skillArchiveRoutes(api, { skillInstalls });
       await failureRoutes(api, { db });
       await daemonTransferRoutes(api, { transfers: createTransferService({ db, artifacts, memory: createMemoryPort({ db }) }) });
-      timelineRoutes(api, { timeline: createTimelineService({ db }), streams: createEventStreams({ db, signals, subscribers: services.metrics.streamSubscribers }) });
+      timelineRoutes(api, { timeline: createTimelineService({ db }), streams: createEventStreams({ db, signals, subscribers: services.metrics.streamSubscribers, accessWatch }) });
       // svc as an MCP server (docs/mcp.md): the project's agents as tools, on the same services and permissions.
       mcpEndpointRoutes(api, {
         mcp: createMcpEndpointService({ db, agents, inputs, interactions, timeline: createTimelineService({ db }), signals, profiles: createAgentProfileService({ db }) }),

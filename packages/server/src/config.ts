@@ -51,6 +51,8 @@ export interface Config {
   readonly authCacheTtlMs: number;
   /** scrypt's cost for new password hashes, as log2 N (see platform/crypto/passwords.ts). */
   readonly passwordHashCost: number;
+  /** How often an open event stream re-checks its caller's access (platform/http/access-watch.ts). */
+  readonly streamAccessRecheckMs: number;
   /** API requests worked on at once; more wait their turn (platform/http/admission.ts). 0: no limit. */
   readonly maxConcurrentRequests: number;
   /** API requests started per turn of the event loop; more start in the next turns (platform/http/pacing.ts). 0: no pacing. */
@@ -268,6 +270,7 @@ export function loadConfig(env: Env = process.env): Config {
     authCacheTtlMs: intVar(env, "SVC_AUTH_CACHE_TTL_MS", 5_000, 0, 60_000),
     // 17 is OWASP's recommendation (128 MiB per hash); above it a burst of sign-ins could exhaust memory.
     passwordHashCost: intVar(env, "SVC_PASSWORD_HASH_COST", DEFAULT_PASSWORD_HASH_COST, 10, 17),
+    streamAccessRecheckMs: intVar(env, "SVC_STREAM_ACCESS_RECHECK_MS", 60_000, 1_000, 3_600_000),
     maxConcurrentRequests: intVar(env, "SVC_MAX_CONCURRENT_REQUESTS", 32, 0, 100_000),
     requestStartsPerTurn: intVar(env, "SVC_REQUEST_STARTS_PER_TURN", 16, 0, 100_000),
     rateLimits: Object.freeze({
@@ -415,6 +418,7 @@ export const KNOWN_SETTINGS: readonly string[] = [
   "SVC_SLACK_API_URL",
   "SVC_SLACK_AUTHORIZE_URL",
   "SVC_SMTP_URL",
+  "SVC_STREAM_ACCESS_RECHECK_MS",
   "SVC_TRUST_PROXY",
   "SVC_WORKER_CONCURRENCY",
   "SVC_WORKER_POLL_MS",

@@ -1162,7 +1162,7 @@ export type paths = {
         };
         /**
          * Follow the project's agents
-         * @description Server-Sent Events (agent.read): an `agent` frame, the agent as the list shows it (its `activity` included), whenever one of the project's agents changes what it is doing, is launched or archived; changes close together arrive as one frame per agent. The stream carries changes only: read the list when connecting, and again on a `resync` frame (hints may have been lost). Comment lines (`: ok`, `: heartbeat`) keep the connection open. Frames have no id: a reconnect reads the list again.
+         * @description Server-Sent Events (agent.read): an `agent` frame, the agent as the list shows it (its `activity` included), whenever one of the project's agents changes what it is doing, is launched or archived; changes close together arrive as one frame per agent. The stream carries changes only: read the list when connecting, and again on a `resync` frame (hints may have been lost). Comment lines (`: ok`, `: heartbeat`) keep the connection open. Frames have no id: a reconnect reads the list again. The caller's access is checked again while the stream is open (SVC_STREAM_ACCESS_RECHECK_MS); when it is gone (a revoked key, an ended session, a removed member) an `error` frame ({error, code}) ends the stream.
          */
         get: operations["streamProjectActivity"];
         put?: never;
@@ -2918,7 +2918,7 @@ export type paths = {
         };
         /**
          * Stream an agent's events
-         * @description Follows the agent's timeline as Server-Sent Events (agent.read). Every saved event after the cursor is sent first, then new ones as they are saved; the SSE event name is the event_kind and the SSE id its sequence. `tool_call_update` ({tool_call_id, state}) and `model_output_delta` frames are live-only and carry no id. Comment lines (`: ok`, `: heartbeat`) keep the connection open. An `error` frame ({error, code}) ends the stream; reconnect with Last-Event-ID.
+         * @description Follows the agent's timeline as Server-Sent Events (agent.read). Every saved event after the cursor is sent first, then new ones as they are saved; the SSE event name is the event_kind and the SSE id its sequence. `tool_call_update` ({tool_call_id, state}) and `model_output_delta` frames are live-only and carry no id. Comment lines (`: ok`, `: heartbeat`) keep the connection open. An `error` frame ({error, code}) ends the stream; reconnect with Last-Event-ID. The caller's access is checked again while the stream is open (SVC_STREAM_ACCESS_RECHECK_MS): when it is gone (a revoked key, an ended session, a removed member) the `error` frame's code is `unauthorized` or `forbidden`.
          */
         get: operations["streamEvents"];
         put?: never;

@@ -3,6 +3,7 @@ import type { FastifyBaseLogger, FastifyReply } from "fastify";
 import type { Database } from "../../platform/db/index.js";
 import { AppError } from "../../platform/errors.js";
 import { sseFrame, startSse } from "../../platform/http/sse.js";
+import { withdrawnFrame, type AccessCheck, type AccessWatch } from "../../platform/http/access-watch.js";
 import type { AgentSignals } from "../../runtime/signals.js";
 import { agentsInProjects } from "./store.js";
 import { agentView } from "./views.js";
@@ -34,6 +35,8 @@ export interface ActivityStreamsOptions {
   windowMs?: number;
   /** Quiet time after which a `: heartbeat` comment is sent. */
   heartbeatMs?: number;
+  /** Re-checks each stream's caller while it is open (`follow`'s `access`). */
+  accessWatch?: AccessWatch;
 }
 
 export interface ProjectScope {
@@ -42,8 +45,12 @@ export interface ProjectScope {
 }
 
 export interface ActivityStreams {
-  /** Streams the project's agent changes on `reply` until the client leaves or the server stops; 503 before anything is sent when hints cannot be subscribed to. */
-  follow(reply: FastifyReply, project: ProjectScope): Promise<void>;
+  /**
+   * Streams the project's agent changes on `reply` until the client leaves or the server stops; 503 before
+   * anything is sent when hints cannot be subscribed to. `access` is asked while it is open, and the stream
+   * ends with an `error` frame when the caller may no longer read the project's agents.
+   */
+  follow(reply: FastifyReply, project: ProjectScope, access?: AccessCheck): Promise<void>;
   /** Ends every open stream (server shutdown); resolves once all have stopped. */
   closeAll(): Promise<void>;
 }
@@ -112,7 +119,7 @@ export function createActivityStreams(options: ActivityStreamsOptions): Activity
   }
 
   return {
-    async follow(reply, project) {
+    async follow(reply, project, access) {
       if (closing) throw new AppError("service_unavailable", "the server is shutting down");
       await subscribe();
       reply.hijack();
@@ -120,9 +127,11 @@ export function createActivityStreams(options: ActivityStreamsOptions): Activity
       let set = followers.get(project.projectId);
       if (!set) followers.set(project.projectId, (set = new Set()));
       set.add(follower);
+      const unwatch = access && options.accessWatch?.watch(access, (refusal) => follower.end(withdrawnFrame(refusal)));
       try {
         await follower.run();
       } finally {
+        unwatch?.();
         set.delete(follower);
         if (set.size === 0 && followers.get(project.projectId) === set) followers.delete(project.projectId);
       }
@@ -184,7 +193,9 @@ class ProjectFollower {
     if (now - this.lastWriteAt >= heartbeatMs) this.write(": heartbeat\n\n");
   }
 
-  end(): void {
+  /** Ends the stream, with `frame` last when given (its access was withdrawn). */
+  end(frame?: string): void {
+    if (frame) this.write(frame);
     this.finish();
   }
 

@@ -17,6 +17,7 @@ import type { AgentsService } from "./service.js";
 import { agentView } from "./views.js";
 import type { ActivityStatus } from "./activity.js";
 import type { ActivityStreams } from "./activity-stream.js";
+import { accessCheck } from "../../platform/http/access-watch.js";
 
 const strict = { additionalProperties: false } as const;
 
@@ -123,13 +124,16 @@ export function agentRoutes(app: HttpApp, deps: { agents: AgentsService; activit
           "one of the project's agents changes what it is doing, is launched or archived; changes close together arrive as one " +
           "frame per agent. The stream carries changes only: read the list when connecting, and again on a `resync` frame (hints " +
           "may have been lost). Comment lines (`: ok`, `: heartbeat`) keep the connection open. Frames have no id: a reconnect " +
-          "reads the list again.",
+          "reads the list again. The caller's access is checked again while the stream is open (SVC_STREAM_ACCESS_RECHECK_MS); " +
+          "when it is gone (a revoked key, an ended session, a removed member) an `error` frame ({error, code}) ends the stream.",
         params: s.ProjectParams,
         response: { 200: { description: "An event stream of `agent` and `resync` frames.", content: { "text/event-stream": { schema: s.Agent } } }, ...errorResponses(503) },
       },
     },
     async (request, reply) => {
-      await activity.follow(reply, await agents.streamScope(request.principal!, ...projectPath(request.params)));
+      const path = projectPath(request.params);
+      const scope = await agents.streamScope(request.principal!, ...path);
+      await activity.follow(reply, scope, accessCheck(() => app.principalAgain(request), (principal) => agents.streamScope(principal, ...path)));
     },
   );
 

@@ -9,6 +9,7 @@ import { EVENT_PAGE, TURN_PAGE, type TimelineService } from "./service.js";
 import type { EventStreams } from "./stream.js";
 import { AgentSnapshot } from "./snapshot.js";
 import * as v from "./views.js";
+import { accessCheck } from "../../platform/http/access-watch.js";
 
 const strict = { additionalProperties: false } as const;
 
@@ -120,7 +121,9 @@ export function timelineRoutes(app: HttpApp, deps: { timeline: TimelineService; 
           "Follows the agent's timeline as Server-Sent Events (agent.read). Every saved event after the cursor is sent first, then " +
           "new ones as they are saved; the SSE event name is the event_kind and the SSE id its sequence. `tool_call_update` " +
           "({tool_call_id, state}) and `model_output_delta` frames are live-only and carry no id. Comment lines (`: ok`, " +
-          "`: heartbeat`) keep the connection open. An `error` frame ({error, code}) ends the stream; reconnect with Last-Event-ID.",
+          "`: heartbeat`) keep the connection open. An `error` frame ({error, code}) ends the stream; reconnect with Last-Event-ID. " +
+          "The caller's access is checked again while the stream is open (SVC_STREAM_ACCESS_RECHECK_MS): when it is gone (a " +
+          "revoked key, an ended session, a removed member) the `error` frame's code is `unauthorized` or `forbidden`.",
         params: AgentParams,
         querystring: StreamQuery,
         headers: StreamHeaders,
@@ -135,7 +138,8 @@ export function timelineRoutes(app: HttpApp, deps: { timeline: TimelineService; 
       const newest = agent.nextEventSequence - 1;
       if (after > newest) throw invalidRequest(`the resume cursor ${after} is past the agent's newest event (${newest})`);
       const snapshot = request.query.snapshot ? () => timeline.snapshot(request.principal!, ...agentPath(request.params)) : undefined;
-      await streams.follow(reply, agent, { after, deltas: request.query.stream_deltas ?? false, ...(snapshot ? { snapshot } : {}) });
+      const access = accessCheck(() => app.principalAgain(request), (principal) => timeline.streamTarget(principal, ...agentPath(request.params)));
+      await streams.follow(reply, agent, { after, deltas: request.query.stream_deltas ?? false, access, ...(snapshot ? { snapshot } : {}) });
     },
   );
 

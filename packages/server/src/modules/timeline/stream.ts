@@ -4,6 +4,7 @@ import type { FastifyBaseLogger, FastifyReply } from "fastify";
 import type { Database } from "../../platform/db/index.js";
 import { AppError } from "../../platform/errors.js";
 import { sseFrame, startSse } from "../../platform/http/sse.js";
+import { withdrawnFrame, type AccessCheck, type AccessWatch } from "../../platform/http/access-watch.js";
 import type { AgentSignals, ToolCallSignal } from "../../runtime/signals.js";
 import { loadEventsBySequence, type AgentScope } from "./views.js";
 
@@ -40,6 +41,8 @@ export interface EventStreamsOptions {
   heartbeatMs?: number;
   /** Counts the streams open in this process (a metrics gauge). */
   subscribers?: { inc(): void; dec(): void };
+  /** Re-checks each stream's caller while it is open (FollowOptions.access). */
+  accessWatch?: AccessWatch;
 }
 
 export interface FollowOptions {
@@ -52,6 +55,8 @@ export interface FollowOptions {
    * so that any change after it reaches the client as a frame; absent, no snapshot is sent.
    */
   snapshot?: () => Promise<unknown>;
+  /** Whether the caller may still read the agent; asked while the stream is open, which ends with an `error` frame when not. */
+  access?: AccessCheck;
 }
 
 export interface EventStreams {
@@ -118,6 +123,7 @@ export function createEventStreams(options: EventStreamsOptions): EventStreams {
       }
       reply.hijack();
       options.subscribers?.inc();
+      if (followOptions.access && options.accessWatch) unsubscribe.push(options.accessWatch.watch(followOptions.access, (refusal) => follower.end(withdrawnFrame(refusal))));
       const done = follower.run(followOptions.after, first).finally(() => {
         options.subscribers?.dec();
         running.delete(follower);
@@ -242,6 +248,12 @@ class Follower implements PageReceiver {
     private readonly agent: AgentScope,
     private readonly readSoon: (follower: Follower) => void,
   ) {}
+
+  /** Ends the stream with `frame` last (its access was withdrawn). */
+  end(frame: string): void {
+    void this.write(frame);
+    this.stop.abort();
+  }
 
   /** Wakes the loop to send a heartbeat when nothing was written for `heartbeatMs`. */
   heartbeatIfQuiet(now: number): void {

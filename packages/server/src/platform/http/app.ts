@@ -97,7 +97,9 @@ export async function createHttpApp(options: HttpAppOptions): Promise<HttpApp> {
   });
   app.addHook("onRoute", documentSecurity);
   app.addHook("onRoute", limitPublicBodies);
-  app.addHook("onRequest", authHook(config, options.authenticator));
+  const authenticate = authHook(config, options.authenticator);
+  app.addHook("onRequest", authenticate);
+  app.decorate("principalAgain", authenticate.principalAgain);
   return app;
 }
 

@@ -51,6 +51,13 @@ declare module "fastify" {
     principal: Principal | null;
     daemon: DaemonPrincipal | null;
   }
+  interface FastifyInstance {
+    /**
+     * The principal `request`'s credentials name now, or null when they no longer name one (a revoked key or
+     * token, an ended session): a long-lived response re-checks its caller with it (access-watch.ts).
+     */
+    principalAgain(request: FastifyRequest): Promise<Principal | null>;
+  }
   interface FastifyContextConfig {
     auth?: AuthMode;
     /**
@@ -71,10 +78,24 @@ export function cookieNames(config: Config) {
   };
 }
 
-/** Resolves the caller for every request and enforces the route's AuthMode and the CSRF rules. */
+/**
+ * Resolves the caller for every request and enforces the route's AuthMode and the CSRF rules; its
+ * `principalAgain` resolves a request's credentials once more, for a stream that outlives the request.
+ */
 export function authHook(config: Config, authenticator: Authenticator) {
   const names = cookieNames(config);
-  return async function authenticate(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
+  return Object.assign(authenticate, { principalAgain });
+
+  async function principalAgain(request: FastifyRequest): Promise<Principal | null> {
+    try {
+      return await resolvePrincipal(request);
+    } catch (err) {
+      if (err instanceof AppError && err.code === "unauthorized") return null;
+      throw err;
+    }
+  }
+
+  async function authenticate(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
     // Routes are authenticated unless they say otherwise; unmatched URLs answer 404 to anyone.
     const matched = request.routeOptions.url !== undefined;
     const mode = matched ? (request.routeOptions.config.auth ?? "principal") : "public";
@@ -95,7 +116,7 @@ export function authHook(config: Config, authenticator: Authenticator) {
     if (mode === "session" && !(principal.kind === "user" && principal.via === "session")) {
       throw forbidden("this action needs a signed-in browser session; API keys cannot perform it");
     }
-  };
+  }
 
   async function resolvePrincipal(request: FastifyRequest): Promise<Principal | null> {
     const header = request.headers.authorization;
