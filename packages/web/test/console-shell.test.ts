@@ -6,7 +6,7 @@ import { expect, it } from "vitest";
 import { agentProject, yamlConfig, type AgentProject } from "../../server/test/support/agents.js";
 import { eventually } from "../../server/test/support/agent-loop.js";
 import { useFakeProvider } from "../../server/test/support/fake-provider.js";
-import { expectText, PASSWORD, sidewaysOverflow, signIn, useConsole } from "./support.js";
+import { expectText, PASSWORD, replaceConfigText, sidewaysOverflow, signIn, useConsole } from "./support.js";
 
 /*
  * The console's frame and its pages as a new user meets them (issue 33): the sidebar, breadcrumbs and
@@ -431,9 +431,7 @@ it("lists the project's configs from the sidebar, opens one in the editor, saves
   await expect.poll(async () => editor.textContent()).toContain("The first config.");
   // Saving is offered once the text has changed; the edit compiles to a third config, which opens.
   expect(await page.getByRole("button", { name: "Save as a new config" }).isDisabled()).toBe(true);
-  await editor.click();
-  await page.keyboard.press("Control+a");
-  await page.keyboard.insertText(yamlConfig(project, "", "An edited config."));
+  await replaceConfigText(page, yamlConfig(project, "", "An edited config."));
   await page.getByRole("button", { name: "Save as a new config" }).click();
   await page.waitForURL((url) => /\/configs\/acfg_/.test(url.pathname) && !url.pathname.endsWith(listed[1]!.id));
   const after = (await ui.api.get(`${project.base}/agent-configs`, auth)).body.data as Array<{ id: string; source: string }>;
