@@ -35,7 +35,7 @@ function modelClientShare(calls: ModelCall[], bareMedian: number) {
 }
 
 /** The row the step's floor is read from (issue 34: "beside the same run's bare call and a bare four-statement transaction"). */
-export const STEP_FLOOR = "1 agent: step time, median, beside its floor (bare call + 2 bare write transactions)";
+const STEP_FLOOR = "1 agent: step time, median, beside its floor (bare call + 2 bare write transactions)";
 
 /**
  * The database's floor for one commit: a bare four-statement transaction that writes, as a step's claim

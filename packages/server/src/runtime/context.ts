@@ -38,7 +38,6 @@ export const LAUNCH_CONFIG_SEQUENCE = 1;
 
 export const estimateTokens = (text: string): number => Math.ceil(text.length / 4);
 
-/** The timeline's facts a conversation is built from, for events in (after, watermark]. */
 /** The rows of a conversation up to `watermark`, without their media: see `ConversationLog.readRows`. */
 export interface ConversationRows {
   checkpoint: { summary: string; through: number } | null;
@@ -46,6 +45,7 @@ export interface ConversationRows {
   watermark: number;
 }
 
+/** The timeline's facts a conversation is built from, for events in (after, watermark]. */
 export interface TimelineFacts {
   events: Array<typeof agentEvents.$inferSelect>;
   inputs: InputRow[];

@@ -68,18 +68,26 @@ describe("the cost of a fresh agent's first model step", () => {
   });
 });
 
+/**
+ * A new agent whose first input (`blocks`) a worker answered and then stopped, as before a restart; the
+ * provider answers with `replies`, the first of them that answer.
+ */
+async function answeredByEarlierWorker(blocks: unknown[], ...replies: Array<{ text: string }>) {
+  const project = await agentProject(server.api, provider.baseUrl);
+  const agentId = await launch(server.api, project, await createConfig(server.api, project, yamlConfig(project)));
+  provider.reset();
+  provider.script(...replies);
+  const input = await server.api.post(`${project.base}/agents/${agentId}/inputs`, { content_blocks: blocks, delivery_mode: "queued" }, { token: project.token });
+  expect(input.status, input.text).toBe(201);
+  const earlier = startAgentWorker({ db: server.db, services: server.app.services, config: server.config, log: quiet });
+  await eventually(async () => finalOutputs(await events(server.api, project, agentId)).length, (n) => n === 1);
+  await earlier.stop();
+  return { project, agentId };
+}
+
 describe("the cost of an agent's first model step on a new worker (after a restart)", () => {
   it("is two commits: the claim reads the agent's conversation as well as its definition and endpoint", async () => {
-    const project = await agentProject(server.api, provider.baseUrl);
-    const configId = await createConfig(server.api, project, yamlConfig(project));
-    const agentId = await launch(server.api, project, configId);
-    provider.reset();
-    provider.script({ text: "first answer" }, { text: "second answer" });
-    await send(server.api, project, agentId, "first question");
-    const earlier = startAgentWorker({ db: server.db, services: server.app.services, config: server.config, log: quiet });
-    await eventually(async () => finalOutputs(await events(server.api, project, agentId)).length, (n) => n === 1);
-    await earlier.stop();
-
+    const { project, agentId } = await answeredByEarlierWorker([{ type: "text", text: "first question" }], { text: "first answer" }, { text: "second answer" });
     await send(server.api, project, agentId, "second question");
     // The step commits two events (the admitted input and the output); counted without a request to svc.
     let committed = 0;
@@ -101,22 +109,9 @@ describe("the cost of an agent's first model step on a new worker (after a resta
   });
 
   it("shows the model an image of the earlier conversation, whose bytes the step loads outside the claim", async () => {
-    const project = await agentProject(server.api, provider.baseUrl);
-    const configId = await createConfig(server.api, project, yamlConfig(project));
-    const agentId = await launch(server.api, project, configId);
-    provider.reset();
-    provider.script({ text: "a picture" }, { text: "still a picture" });
     const png = Buffer.from("89504e470d0a1a0a0000000d4948445200000001", "hex");
-    const input = await server.api.post(
-      `${project.base}/agents/${agentId}/inputs`,
-      { content_blocks: [{ type: "text", text: "what is this?" }, { type: "media", media_type: "image/png", data: png.toString("base64") }], delivery_mode: "queued" },
-      { token: project.token },
-    );
-    expect(input.status, input.text).toBe(201);
-    const earlier = startAgentWorker({ db: server.db, services: server.app.services, config: server.config, log: quiet });
-    await eventually(async () => finalOutputs(await events(server.api, project, agentId)).length, (n) => n === 1);
-    await earlier.stop();
-
+    const question = [{ type: "text", text: "what is this?" }, { type: "media", media_type: "image/png", data: png.toString("base64") }];
+    const { project, agentId } = await answeredByEarlierWorker(question, { text: "a picture" }, { text: "still a picture" });
     await send(server.api, project, agentId, "and now?");
     // On the embedded database a read outside the claim's transaction waits for it to end: were the
     // bytes loaded inside it, this step would never come.
